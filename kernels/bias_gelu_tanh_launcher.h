@@ -1,0 +1,39 @@
+// bias_gelu_tanh_launcher.h: validating launcher for out = gelu_tanh(round_T(x + bias)), on CUDA or the CPU emulation.
+#pragma once
+
+#include <string>
+
+#include "tensor_view.h"
+
+namespace fuseproof {
+
+/// Bytes per vector load/store: 16 before Blackwell, 32 on sm_100+; kAuto picks by the device (emulation: 16).
+enum class VectorPolicy : int { kAuto = 0, kBytes16 = 16, kBytes32 = 32 };
+
+struct BiasGeluOptions {
+  VectorPolicy vector = VectorPolicy::kAuto;
+  bool pdl = true;               ///< programmatic dependent launch on sm_90+ (CUDA only)
+  void* stream = nullptr;        ///< cudaStream_t; nullptr = legacy default stream
+  int emulated_sms = 132;        ///< CPU emulation: simulated SM count for the grid size
+};
+
+/// Result of validation or launch: ok, or a one-line message naming argument, rule and value.
+struct LaunchStatus {
+  bool ok = true;
+  std::string message;
+  explicit operator bool() const { return ok; }
+};
+
+/// Checks every rule (dtype, rank, shape, contiguity, alignment, devices, overlap, overflow) without touching memory.
+LaunchStatus bias_gelu_tanh_can_implement(const TensorView& out, const TensorView& x, const TensorView& bias,
+                                          const BiasGeluOptions& options = {});
+
+/// Validates, then runs on x's device: CUDA kernel for DeviceKind::kCuda, CPU emulation for kCpu.
+/// On rejection nothing is launched and `out` is untouched.
+LaunchStatus bias_gelu_tanh(const TensorView& out, const TensorView& x, const TensorView& bias,
+                            const BiasGeluOptions& options = {});
+
+/// True when a CUDA device is usable in this process (false when CUDA was not built or no device/driver).
+bool cuda_device_available();
+
+}  // namespace fuseproof
