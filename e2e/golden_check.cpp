@@ -1,0 +1,156 @@
+// golden_check.cpp: frame-hash gates (TestFloat-style failure lines: first few, then the total) and golden assembly.
+#include "golden_check.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "run_manifest.h"
+
+namespace fuseproof::e2e {
+namespace {
+
+constexpr int kMaxFailureLines = 5;
+
+struct Gate {
+  CheckReport& report;
+  void add(const std::string& name, const std::string& status, const std::string& detail, CheckOutcome fail_as) {
+    report.lines.push_back(status + " " + name + (detail.empty() ? "" : ": " + detail));
+    report.json["gates"].push_back({{"gate", name}, {"status", status}, {"detail", detail}});
+    if (status == "FAIL" && static_cast<int>(fail_as) > static_cast<int>(report.outcome)) report.outcome = fail_as;
+  }
+};
+
+const nlohmann::json* mode_of(const nlohmann::json& run, const std::string& mode) {
+  if (!run.contains("runs") || !run["runs"].contains(mode)) return nullptr;
+  return &run["runs"][mode];
+}
+
+/// Compares two frame descriptions; returns "" when identical, else the count and the first differing frames.
+std::string diff_frames(const nlohmann::json& a, const nlohmann::json& b, const std::string& a_name,
+                        const std::string& b_name) {
+  for (const char* key : {"frames", "width", "height"}) {
+    if (a.at(key) != b.at(key)) {
+      return std::string(key) + " differ: " + a_name + " " + a.at(key).dump() + ", " + b_name + " " + b.at(key).dump();
+    }
+  }
+  const auto& ha = a.at("frame_sha256");
+  const auto& hb = b.at("frame_sha256");
+  if (ha.size() != hb.size()) return "frame_sha256 lengths differ";
+  std::string out;
+  int bad = 0;
+  for (size_t i = 0; i < ha.size(); ++i) {
+    if (ha[i] == hb[i]) continue;
+    if (bad < kMaxFailureLines) {
+      out += (bad ? "; " : "") + std::string("frame ") + std::to_string(i) + " " + ha[i].get<std::string>().substr(0, 16) +
+             " vs " + hb[i].get<std::string>().substr(0, 16);
+    }
+    ++bad;
+  }
+  if (bad == 0) return "";
+  return std::to_string(bad) + " of " + std::to_string(ha.size()) + " frames differ (" + out +
+         (bad > kMaxFailureLines ? "; ..." : "") + ")";
+}
+
+}  // namespace
+
+CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden) {
+  CheckReport r;
+  r.json["gates"] = nlohmann::json::array();
+  Gate g{r};
+  try {
+    const nlohmann::json* lossless = mode_of(run, "lossless");
+    const nlohmann::json* high = mode_of(run, "high");
+    const nlohmann::json* high_eager = mode_of(run, "high-eager");
+    const nlohmann::json* remount = mode_of(run, kLosslessAfterUnmount);
+    if (!lossless || !high || !high_eager) {
+      g.add("run", "FAIL", "run.json must hold modes lossless, high and high-eager", CheckOutcome::kError);
+      return r;
+    }
+    std::string d = diff_frames(*high, *high_eager, "high", "high-eager");
+    g.add("high == high-eager (fused bias+GELU is lossless)", d.empty() ? "PASS" : "FAIL",
+          d.empty() ? std::to_string(high->at("frames").get<int>()) + " frames bit-identical" : d,
+          CheckOutcome::kMismatch);
+    if (remount) {
+      d = diff_frames(*lossless, *remount, "lossless", kLosslessAfterUnmount);
+      g.add("mount -> run -> unmount -> run == lossless", d.empty() ? "PASS" : "FAIL",
+            d.empty() ? "bit-identical" : d, CheckOutcome::kMismatch);
+    } else {
+      g.add("mount -> run -> unmount -> run == lossless", "SKIP", "mode lossless-after-unmount not run",
+            CheckOutcome::kPass);
+    }
+    d = diff_frames(*lossless, *high, "lossless", "high");
+    g.add("lossless != high (negative control)", d.empty() ? "FAIL" : "PASS",
+          d.empty() ? "lossless and high are bit-identical: NVFP4 had no effect, so the identity gate cannot fail" : d,
+          CheckOutcome::kMismatch);
+    if (golden == nullptr) return r;
+    if (golden->value("schema", "") != kGoldenSchema) {
+      g.add("golden", "FAIL", std::string("schema must be ") + kGoldenSchema + ", got '" + golden->value("schema", "") +
+                                  "'", CheckOutcome::kError);
+      return r;
+    }
+    if (golden->at("config") != run.at("config")) {
+      g.add("config", "FAIL", "run config differs from the golden config (" + golden->at("config").dump() + ")",
+            CheckOutcome::kError);
+      return r;
+    }
+    d = diff_frames(golden->at("high"), *high, "golden", "run");
+    g.add("high per-frame SHA-256 == golden", d.empty() ? "PASS" : "FAIL", d.empty() ? "all frames" : d,
+          CheckOutcome::kMismatch);
+    if (golden->contains("lossless")) {
+      d = diff_frames(golden->at("lossless"), *lossless, "golden", "run");
+      g.add("lossless per-frame SHA-256 == golden", d.empty() ? "PASS" : "FAIL", d.empty() ? "all frames" : d,
+            CheckOutcome::kMismatch);
+    }
+    const auto& gh = golden->at("high");
+    if (gh.contains("mp4_sha256") && high->contains("mp4_sha256") &&
+        gh.value("mp4_encoder", "") == high->value("mp4_encoder", "")) {
+      const bool same = gh["mp4_sha256"] == high->at("mp4_sha256");
+      g.add("high MP4 SHA-256 == golden", same ? "PASS" : "FAIL",
+            same ? gh["mp4_sha256"].get<std::string>()
+                 : gh["mp4_sha256"].get<std::string>() + " vs " + high->at("mp4_sha256").get<std::string>(),
+            CheckOutcome::kMismatch);
+    } else {
+      g.add("high MP4 SHA-256 == golden", "SKIP",
+            "needs an MP4 from the same encoder build (" + gh.value("mp4_encoder", std::string("none")) +
+                "); per-frame RGB24 hashes are the identity gate",
+            CheckOutcome::kPass);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    g.add("manifest", "FAIL", std::string("malformed run or golden JSON: ") + e.what(), CheckOutcome::kError);
+  }
+  return r;
+}
+
+nlohmann::json make_golden(const nlohmann::json& run, const std::string& arch, const nlohmann::json& comparison,
+                           const nlohmann::json& provenance) {
+  const nlohmann::json* high = mode_of(run, "high");
+  const nlohmann::json* lossless = mode_of(run, "lossless");
+  if (!high || !lossless) throw std::runtime_error("bless: run.json must hold modes lossless and high");
+  const auto identity = [](const nlohmann::json& m) {
+    nlohmann::json j;
+    for (const char* k : {"frames", "width", "height", "rgb24_sha256", "frame_sha256", "mp4_sha256", "mp4_encoder"}) {
+      if (m.contains(k)) j[k] = m[k];
+    }
+    return j;
+  };
+  nlohmann::json g = {{"schema", kGoldenSchema},
+                      {"arch", arch},
+                      {"config", run.at("config")},
+                      {"device", run.value("device", "")},
+                      {"kernel_path", run.value("kernel_path", "")},
+                      {"torch_version", run.value("torch_version", "")},
+                      {"high", identity(*high)},
+                      {"lossless", identity(*lossless)}};
+  if (!comparison.is_null()) {
+    nlohmann::json c;
+    for (const char* k : {"ssim_min", "ssim_mean", "ssim_luma_min", "ssim_luma_mean", "psnr_min", "psnr_mean",
+                          "container_sha256_equal", "frames_identical", "baseline", "candidate"}) {
+      if (comparison.contains(k)) c[k] = comparison[k];
+    }
+    g["lossless_vs_high"] = c;
+  }
+  if (!provenance.is_null()) g["provenance"] = provenance;
+  return g;
+}
+
+}  // namespace fuseproof::e2e

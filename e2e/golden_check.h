@@ -1,0 +1,31 @@
+// golden_check.h: the nightly gates over a run directory's manifest, against the golden file of the GPU's architecture.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fuseproof::e2e {
+
+/// Exit statuses of `e2e check` and scripts/nightly_e2e.sh.
+enum class CheckOutcome : int { kPass = 0, kMismatch = 1, kError = 2, kNoGolden = 3 };
+
+struct CheckReport {
+  CheckOutcome outcome = CheckOutcome::kPass;
+  std::vector<std::string> lines;  ///< one line per gate: "PASS ...", "FAIL ...", "SKIP ..."
+  nlohmann::json json;             ///< the same, machine-readable
+};
+
+/// Gates, in order: high == high-eager frame for frame (the fusion is lossless); lossless-after-unmount == lossless
+/// (unmount restores eager exactly); lossless != high (negative control: the gate can fail); then, with a golden file:
+/// same config, high's and lossless's per-frame SHA-256 equal the golden ones, and the MP4 SHA-256 when both sides
+/// have one from the same encoder build. `golden` may be null: then only the run's own gates are checked.
+CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden);
+
+/// A golden file from a run manifest: config, per-frame and MP4 SHA-256 of high (and lossless), the lossless-vs-high
+/// comparison (from `fuseproof video compare --json`, may be null) and provenance (may be null).
+nlohmann::json make_golden(const nlohmann::json& run, const std::string& arch, const nlohmann::json& comparison,
+                           const nlohmann::json& provenance);
+
+}  // namespace fuseproof::e2e

@@ -1,0 +1,58 @@
+// pipeline_config.h: sizes of the Wan-style stand-in pipeline (small for CI on 2 CPU cores, default for GPU runs) and its quality modes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace fuseproof::e2e {
+
+/// Everything that decides the pipeline's numbers; two configs with equal JSON give equal frames on one device.
+struct PipelineConfig {
+  std::string name;
+  uint64_t seed = 0x5EED2025;
+  int latent_channels = 16;  ///< Wan's VAE latent channels
+  int latent_frames = 21;    ///< 81 output frames = 1 + 4 * (21 - 1): Wan's VAE compresses time 4x plus one
+  int latent_height = 8;
+  int latent_width = 8;
+  int patch = 2;             ///< spatial patch (1 x patch x patch), as Wan's patch embedding
+  int dim = 64;
+  int heads = 4;
+  int ffn_dim = 256;
+  int blocks = 2;
+  int steps = 3;             ///< flow-matching Euler steps
+  int freq_dim = 32;         ///< sinusoidal timestep embedding width
+  double flow_shift = 5.0;   ///< Wan's sigma shift: s' = shift * s / (1 + (shift - 1) * s)
+  int vae_spatial = 8;       ///< decoder upsampling factor
+  int vae_temporal = 4;      ///< decoder frames per latent frame after the first
+  int fps = 16;
+  std::vector<bool> fc_in_bias;  ///< per block; empty means every block's fc_in has a bias (tests clear one)
+
+  int output_frames() const { return 1 + vae_temporal * (latent_frames - 1); }
+  int output_height() const { return latent_height * vae_spatial; }
+  int output_width() const { return latent_width * vae_spatial; }
+  int tokens() const { return latent_frames * (latent_height / patch) * (latent_width / patch); }
+  bool block_has_fc_in_bias(int b) const { return fc_in_bias.empty() || fc_in_bias.at(static_cast<size_t>(b)); }
+};
+
+/// 21 x 8 x 8 latent (336 tokens), dim 64, 2 blocks, 3 steps: 81 frames of 64 x 64 in about a second on one CPU core.
+PipelineConfig small_config();
+/// 21 x 24 x 40 latent (5040 tokens), dim 512, 4 blocks, 8 steps: 81 frames of 320 x 192 for GPU runs.
+PipelineConfig default_config();
+/// "small" or "default"; throws std::invalid_argument naming the value otherwise.
+PipelineConfig config_by_name(std::string_view name);
+/// Throws std::invalid_argument with a one-line reason when a size rule is broken (divisibility, NVFP4 blocks).
+void validate(const PipelineConfig& c);
+
+nlohmann::json to_json(const PipelineConfig& c);
+
+/// The three quality modes of the upstream design.
+enum class Quality { kLossless, kHigh, kHighEager };
+const char* quality_name(Quality q);  ///< "lossless", "high", "high-eager"
+/// Throws std::invalid_argument: "mode must be one of lossless, high, high-eager, got 'x'".
+Quality parse_quality(std::string_view name);
+
+}  // namespace fuseproof::e2e

@@ -1,0 +1,121 @@
+// video_cli.cpp: argument handling for `fuseproof video`; the maths is in video_compare.cpp and video_metrics.cpp.
+#include "video_cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "comparison_plot.h"
+#include "mp4_writer.h"
+#include "run_manifest.h"
+#include "sha256.h"
+#include "video_compare.h"
+#include "video_reader.h"
+#include "y4m_writer.h"
+
+namespace fuseproof::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void fail(const std::string& line, int code = 2) {
+  std::cerr << line << '\n';
+  throw CLI::RuntimeError(code);
+}
+
+struct CompareArgs {
+  std::string baseline, candidate, json, plot, markdown_file;
+  bool markdown = false;
+  int expect_frames = -1;
+};
+
+void compare_command(const CompareArgs& a) {
+  try {
+    const DecodedVideo base = read_video(a.baseline);
+    const DecodedVideo cand = read_video(a.candidate);
+    const VideoComparison c = compare_videos(base, cand, a.baseline, a.candidate, a.expect_frames);
+    if (a.markdown) {
+      std::cout << to_markdown(c);
+    } else {
+      std::cout << to_terminal(c);
+    }
+    if (!a.markdown_file.empty()) {
+      std::ofstream md(a.markdown_file);
+      if (!(md << to_markdown(c))) fail("video compare: --markdown-file: cannot write '" + a.markdown_file + "'");
+    }
+    if (!a.json.empty()) write_json_file(a.json, to_json(c));
+    if (!a.plot.empty()) write_comparison_plot(a.plot, c, base.frames, cand.frames);
+    if (!c.frames_identical) throw CLI::RuntimeError(1);
+  } catch (const CLI::RuntimeError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(std::string("video compare: ") + e.what());
+  }
+}
+
+void encode_command(const std::string& run_dir, const std::string& modes_csv, bool y4m) {
+  try {
+    const std::string manifest = (fs::path(run_dir) / "run.json").string();
+    nlohmann::json run = read_json_file(manifest);
+    const int fps = run.at("config").at("fps").get<int>();
+    for (auto& [mode, m] : run.at("runs").items()) {
+      if (!modes_csv.empty() && ("," + modes_csv + ",").find("," + mode + ",") == std::string::npos) continue;
+      if (!m.contains("files") || !m["files"].contains("rgb24")) continue;
+      const std::string raw = (fs::path(run_dir) / m["files"]["rgb24"].get<std::string>()).string();
+      const VideoFrames f = read_rgb24(raw, m.at("width").get<int>(), m.at("height").get<int>(), m.at("frames").get<int>());
+      if (sha256_hex(f.rgb.data(), f.rgb.size()) != m.at("rgb24_sha256").get<std::string>()) {
+        fail("video encode: '" + raw + "' does not match rgb24_sha256 in " + manifest);
+      }
+      const std::string mp4 = (fs::path(run_dir) / (mode + ".mp4")).string();
+      m["mp4_encoder"] = write_mp4(mp4, f, fps);
+      m["mp4_sha256"] = sha256_file_hex(mp4);
+      m["files"]["mp4"] = mode + ".mp4";
+      if (y4m) {
+        write_y4m((fs::path(run_dir) / (mode + ".y4m")).string(), f, fps);
+        m["files"]["y4m"] = mode + ".y4m";
+      }
+      std::cout << mode << ".mp4 sha256 " << m["mp4_sha256"].get<std::string>() << '\n';
+    }
+    write_json_file(manifest, run);
+  } catch (const CLI::RuntimeError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(std::string("video encode: ") + e.what());
+  }
+}
+
+}  // namespace
+
+void add_video_commands(CLI::App& app) {
+  auto ca = std::make_shared<CompareArgs>();
+  CLI::App* compare = app.add_subcommand(
+      "compare", "Compare two videos: container and per-frame RGB24 SHA-256, SSIM, PSNR (0 identical, 1 different, 2 error)");
+  compare->add_option("BASELINE", ca->baseline, "baseline video (MP4, Y4M, ...)")->required();
+  compare->add_option("CANDIDATE", ca->candidate, "candidate video")->required();
+  compare->add_option("--expect-frames", ca->expect_frames, "fail (exit 2) unless both have this many frames");
+  compare->add_option("--json", ca->json, "write the full report, per frame, as JSON");
+  compare->add_flag("--markdown", ca->markdown, "print a Markdown table for a pull request instead of the summary");
+  compare->add_option("--markdown-file", ca->markdown_file, "also write the Markdown table to this file");
+  compare->add_option("--plot", ca->plot, "write a PNG: per-frame SSIM and PSNR, worst frame's difference heat map");
+  compare->callback([ca] { compare_command(*ca); });
+
+  auto ea = std::make_shared<std::pair<std::string, std::string>>();
+  auto ey = std::make_shared<bool>(false);
+  CLI::App* encode = app.add_subcommand(
+      "encode", "Encode a run directory's RGB24 frames (e.g. from a GPU without FFmpeg) to lossless MP4; updates run.json");
+  encode->add_option("--run-dir", ea->first, "directory written by `fuseproof e2e run`")->required();
+  encode->add_option("--modes", ea->second, "comma list of modes to encode (default: every mode with rgb24 frames)");
+  encode->add_flag("--y4m", *ey, "also write Y4M");
+  encode->callback([ea, ey] { encode_command(ea->first, ea->second, *ey); });
+}
+
+void add_video_subcommand(CLI::App& app) {
+  CLI::App* video = app.add_subcommand("video", "Video comparator (SHA-256, SSIM, PSNR) and lossless MP4 encoder");
+  video->require_subcommand(1);
+  add_video_commands(*video);
+}
+
+}  // namespace fuseproof::e2e

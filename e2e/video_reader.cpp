@@ -1,0 +1,147 @@
+// video_reader.cpp: libavformat demux + libavcodec decode + swscale to RGB24, validating every step.
+#include "video_reader.h"
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/error.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+}
+
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include "sha256.h"
+
+namespace fuseproof::e2e {
+namespace {
+
+std::string av_error(int err) {
+  char buf[AV_ERROR_MAX_STRING_SIZE] = {0};
+  av_strerror(err, buf, sizeof(buf));
+  return buf;
+}
+
+struct Reader {
+  std::string path;
+  AVFormatContext* fc = nullptr;
+  AVCodecContext* dec = nullptr;
+  SwsContext* sws = nullptr;
+  AVPacket* pkt = av_packet_alloc();
+  AVFrame* frame = av_frame_alloc();
+  int width = 0, height = 0;
+  AVPixelFormat fmt = AV_PIX_FMT_NONE;
+  DecodedVideo out;
+
+  ~Reader() {
+    sws_freeContext(sws);
+    av_frame_free(&frame);
+    av_packet_free(&pkt);
+    avcodec_free_context(&dec);
+    avformat_close_input(&fc);
+  }
+
+  [[noreturn]] void fail(const std::string& why) const { throw VideoError("'" + path + "': " + why); }
+
+  void take_frame() {
+    if (out.frames.count == 0) {
+      width = frame->width;
+      height = frame->height;
+      fmt = static_cast<AVPixelFormat>(frame->format);
+      if (width < 1 || height < 1 || fmt == AV_PIX_FMT_NONE) fail("decoded frame has no size or pixel format");
+      const char* name = av_get_pix_fmt_name(fmt);
+      out.pixel_format = name ? name : "unknown";
+      out.frames.width = width;
+      out.frames.height = height;
+      sws = sws_getContext(width, height, fmt, width, height, AV_PIX_FMT_RGB24,
+                           SWS_POINT | SWS_ACCURATE_RND | SWS_BITEXACT | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr);
+      if (!sws) fail("cannot convert pixel format " + out.pixel_format + " to rgb24");
+    } else if (frame->width != width || frame->height != height || frame->format != fmt) {
+      fail("frame " + std::to_string(out.frames.count) + " changes size or pixel format");
+    }
+    const size_t bytes = out.frames.frame_bytes();
+    out.frames.rgb.resize(bytes * static_cast<size_t>(out.frames.count + 1));
+    uint8_t* dst[4] = {out.frames.rgb.data() + bytes * static_cast<size_t>(out.frames.count), nullptr, nullptr, nullptr};
+    int dst_stride[4] = {width * 3, 0, 0, 0};
+    if (sws_scale(sws, frame->data, frame->linesize, 0, height, dst, dst_stride) != height) {
+      fail("rgb24 conversion failed at frame " + std::to_string(out.frames.count));
+    }
+    ++out.frames.count;
+  }
+
+  void receive() {
+    for (;;) {
+      const int err = avcodec_receive_frame(dec, frame);
+      if (err == AVERROR(EAGAIN) || err == AVERROR_EOF) return;
+      if (err < 0) fail("decode error after frame " + std::to_string(out.frames.count) + ": " + av_error(err));
+      if (frame->decode_error_flags || (frame->flags & AV_FRAME_FLAG_CORRUPT)) {
+        fail("corrupt frame " + std::to_string(out.frames.count));
+      }
+      take_frame();
+      av_frame_unref(frame);
+    }
+  }
+};
+
+}  // namespace
+
+DecodedVideo read_video(const std::string& path) {
+  av_log_set_level(AV_LOG_QUIET);
+  Reader r;
+  r.path = path;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) r.fail("no such file");
+  if (!std::filesystem::is_regular_file(path, ec)) r.fail("not a regular file");
+  if (std::filesystem::file_size(path, ec) == 0) r.fail("file is empty");
+  if (!r.pkt || !r.frame) r.fail("out of memory");
+  try {
+    r.out.container_sha256 = sha256_file_hex(path);
+  } catch (const std::exception& e) {
+    throw VideoError(e.what());
+  }
+  int err = avformat_open_input(&r.fc, path.c_str(), nullptr, nullptr);
+  if (err < 0) r.fail("not a readable video (" + av_error(err) + ")");
+  err = avformat_find_stream_info(r.fc, nullptr);
+  if (err < 0) r.fail("cannot read stream info (" + av_error(err) + ")");
+  r.out.container = r.fc->iformat->name;
+  const AVCodec* codec = nullptr;
+  const int si = av_find_best_stream(r.fc, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+  if (si < 0 || !codec) r.fail(si == AVERROR_DECODER_NOT_FOUND ? "no decoder for its video stream" : "no video stream");
+  const AVStream* st = r.fc->streams[si];
+  r.out.codec = codec->name;
+  r.dec = avcodec_alloc_context3(codec);
+  if (!r.dec) r.fail("out of memory");
+  if ((err = avcodec_parameters_to_context(r.dec, st->codecpar)) < 0) r.fail("bad codec parameters (" + av_error(err) + ")");
+  r.dec->thread_count = 1;
+  r.dec->flags |= AV_CODEC_FLAG_BITEXACT;
+  r.dec->err_recognition = AV_EF_EXPLODE | AV_EF_CRCCHECK | AV_EF_BITSTREAM;  // a damaged stream is an error
+  if ((err = avcodec_open2(r.dec, codec, nullptr)) < 0) r.fail("cannot open decoder (" + av_error(err) + ")");
+  int64_t packets = 0;
+  for (;;) {
+    err = av_read_frame(r.fc, r.pkt);
+    if (err == AVERROR_EOF) break;
+    if (err < 0) r.fail("read error after " + std::to_string(packets) + " packets (" + av_error(err) + ")");
+    if (r.pkt->stream_index == si) {
+      ++packets;
+      if (r.pkt->flags & AV_PKT_FLAG_CORRUPT) r.fail("corrupt packet " + std::to_string(packets));
+      err = avcodec_send_packet(r.dec, r.pkt);
+      if (err < 0 && err != AVERROR(EAGAIN)) {
+        r.fail("decode error at packet " + std::to_string(packets) + " (" + av_error(err) + ")");
+      }
+      r.receive();
+    }
+    av_packet_unref(r.pkt);
+  }
+  avcodec_send_packet(r.dec, nullptr);
+  r.receive();
+  if (r.out.frames.count == 0) r.fail("no frames decoded");
+  if (st->nb_frames > 0 && st->nb_frames != r.out.frames.count) {
+    r.fail("truncated: the container lists " + std::to_string(st->nb_frames) + " frames, " +
+           std::to_string(r.out.frames.count) + " decoded");
+  }
+  return std::move(r.out);
+}
+
+}  // namespace fuseproof::e2e

@@ -1,0 +1,368 @@
+// wan_pipeline.cpp: the libtorch implementation of the Wan-style stand-in; the only pipeline TU that includes libtorch.
+#include "wan_pipeline.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
+#include <torch/version.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "nvfp4.h"
+#include "seeded_generator.h"
+#include "torch_view.h"
+
+namespace fuseproof::e2e {
+namespace {
+
+// Decoder contrast: rgb = 127.5 + 127.5 * tanh(kDecoderGain * projection).
+constexpr double kDecoderGain = 0.7;
+constexpr double kLayerNormEps = 1e-6;
+
+at::Tensor host_tensor(const std::vector<float>& v, at::IntArrayRef sizes) {
+  return at::from_blob(const_cast<float*>(v.data()), sizes, at::TensorOptions().dtype(at::kFloat)).clone();
+}
+
+/// A linear layer whose weights are bf16 values held in float32 (so every GEMM is an FP32-accumulate GEMM of
+/// bf16 operands, on any device and libtorch version); optionally also an NVFP4 copy of the weights.
+struct Linear {
+  at::Tensor wt;        ///< [in, out] float32, bf16-exact (the "checkpoint")
+  at::Tensor wt_nvfp4;  ///< [in, out] float32, e2m1 * e4m3 (exact); undefined until quantised
+  float tensor_scale = 1.0f;
+  at::Tensor bias;      ///< [out] bf16, or undefined
+  at::Tensor bias_f32;  ///< the same values in float32, for the epilogue of non-site linears
+  bool use_nvfp4 = false;
+};
+
+Linear make_linear(uint64_t seed, const std::string& name, int64_t in, int64_t out, bool has_bias, float bias_scale,
+                   bool quantise, const at::Device& device) {
+  Linear l;
+  // The checkpoint is bf16: round the seeded float32 values once, on the CPU, then keep them exactly.
+  const at::Tensor w = host_tensor(seeded_normal(seed, name + ".weight", static_cast<size_t>(out * in),
+                                                 1.0f / std::sqrt(static_cast<float>(in))),
+                                   {out, in})
+                           .to(at::kBFloat16)
+                           .to(at::kFloat)
+                           .contiguous();
+  l.wt = w.t().contiguous().to(device);
+  if (quantise) {
+    const Nvfp4Matrix q = quantize_nvfp4(w.data_ptr<float>(), out, in);
+    l.tensor_scale = q.tensor_scale;
+    l.wt_nvfp4 = host_tensor(dequantize_nvfp4_unscaled(q), {out, in}).t().contiguous().to(device);
+  }
+  if (has_bias) {
+    l.bias = host_tensor(seeded_normal(seed, name + ".bias", static_cast<size_t>(out), bias_scale), {out})
+                 .to(at::kBFloat16)
+                 .to(device);
+    l.bias_f32 = l.bias.to(at::kFloat);
+  }
+  return l;
+}
+
+/// FP32-accumulate GEMM of bf16 operands, rounded once to bf16; no bias. NVFP4 applies its tensor scale to the
+/// FP32 accumulator, as NVFP4 GEMMs do in their epilogue.
+at::Tensor gemm(const Linear& l, const at::Tensor& x) {
+  at::Tensor acc = at::matmul(x.to(at::kFloat), l.use_nvfp4 ? l.wt_nvfp4 : l.wt);
+  if (l.use_nvfp4) acc = acc * static_cast<double>(l.tensor_scale);
+  return acc.to(at::kBFloat16);
+}
+
+/// A linear layer with its bias in the FP32 epilogue (every linear that is not a fusion site).
+at::Tensor linear(const Linear& l, const at::Tensor& x) {
+  at::Tensor acc = at::matmul(x.to(at::kFloat), l.wt);
+  if (l.bias.defined()) acc = acc + l.bias_f32;
+  return acc.to(at::kBFloat16);
+}
+
+struct Site {
+  std::string name;
+  bool gelu_target = false;
+  Linear* fc_in = nullptr;
+  bool mounted = false;
+  FusedBiasGelu op;
+};
+
+struct Block {
+  Linear modulation, qkv, attn_out, fc_in, fc_out;
+};
+
+}  // namespace
+
+struct WanPipeline::Impl {
+  PipelineConfig config;
+  at::Device device{at::kCPU};
+  Linear patch_embed, time_in, time_out, head;
+  std::vector<Block> blocks;
+  std::vector<Site> sites;  // blocks.<i>.ffn ..., time_embedding
+  at::Tensor pos;           // [tokens, dim] bf16
+  at::Tensor dec_wt;        // [channels, 3] float32
+  at::Tensor up_h, up_wt;   // bilinear upsampling matrices [H, h] and [w, W]
+  at::Tensor frame_idx0, frame_idx1, frame_w0, frame_w1;
+  bool nvfp4 = false;
+
+  Site* find(const std::string& name) {
+    for (Site& s : sites) {
+      if (s.name == name) return &s;
+    }
+    return nullptr;
+  }
+
+  at::Tensor apply_site(const Site& s, const at::Tensor& h) {
+    const at::Tensor u = gemm(*s.fc_in, h);  // the bias is deferred to the site
+    if (s.mounted) {
+      at::Tensor out = at::empty_like(u);
+      const LaunchStatus st = s.op(torch_view(out), torch_view(u), torch_view(s.fc_in->bias));
+      if (!st.ok) throw std::runtime_error("site " + s.name + ": " + st.message);
+      return out;
+    }
+    const at::Tensor pre = s.fc_in->bias.defined() ? u + s.fc_in->bias : u;  // eager bf16 add: one rounding
+    if (!s.gelu_target) return at::silu(pre);
+    if (pre.is_cuda()) return at::gelu(pre, "tanh");  // CUDA eager: opmath float inside, one rounding to bf16
+    // libtorch's CPU bf16 GELU (1.13) rounds every intermediate to bf16 and differs from CUDA eager on 1015 of the
+    // 65282 non-NaN bf16 inputs; computing in float and rounding once is CUDA eager's arithmetic (docs/E2E.md).
+    return at::gelu(pre.to(at::kFloat), "tanh").to(at::kBFloat16);
+  }
+
+  at::Tensor timestep_sinusoid(double t) const {
+    const int half = config.freq_dim / 2;
+    std::vector<float> e(static_cast<size_t>(config.freq_dim));
+    for (int i = 0; i < half; ++i) {
+      const double arg = t * std::exp(-std::log(10000.0) * i / half);
+      e[static_cast<size_t>(i)] = static_cast<float>(std::cos(arg));
+      e[static_cast<size_t>(half + i)] = static_cast<float>(std::sin(arg));
+    }
+    return host_tensor(e, {1, config.freq_dim}).to(at::kBFloat16).to(device);
+  }
+
+  at::Tensor velocity(const at::Tensor& latent, double sigma) {
+    const PipelineConfig& c = config;
+    const int64_t C = c.latent_channels, F = c.latent_frames, p = c.patch, H = c.latent_height / p,
+                  W = c.latent_width / p, T = F * H * W, D = c.dim, dh = c.dim / c.heads;
+    const at::Tensor tok = latent.reshape({C, F, H, p, W, p}).permute({1, 2, 4, 0, 3, 5}).reshape({T, C * p * p});
+    at::Tensor x = linear(patch_embed, tok.to(at::kBFloat16)) + pos;
+    const at::Tensor temb = at::silu(linear(time_out, apply_site(sites.back(), timestep_sinusoid(sigma * 1000.0))));
+    const double attn_scale = 1.0 / std::sqrt(static_cast<double>(dh));
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      const Block& blk = blocks[b];
+      const std::vector<at::Tensor> mod = linear(blk.modulation, temb).to(at::kFloat).chunk(4, 1);
+      const at::Tensor h = (at::layer_norm(x.to(at::kFloat), {D}, {}, {}, kLayerNormEps) * (mod[1] + 1.0) + mod[0])
+                               .to(at::kBFloat16);
+      const at::Tensor qkv = linear(blk.qkv, h).to(at::kFloat).reshape({T, 3, c.heads, dh}).permute({1, 2, 0, 3});
+      const at::Tensor att = at::softmax(at::matmul(qkv[0], qkv[1].transpose(1, 2)) * attn_scale, -1);
+      const at::Tensor o = at::matmul(att, qkv[2]).permute({1, 0, 2}).reshape({T, D}).to(at::kBFloat16);
+      x = x + linear(blk.attn_out, o);
+      const at::Tensor h2 = (at::layer_norm(x.to(at::kFloat), {D}, {}, {}, kLayerNormEps) * (mod[3] + 1.0) + mod[2])
+                                .to(at::kBFloat16);
+      x = x + linear(blk.fc_out, apply_site(sites[b], h2));
+    }
+    const at::Tensor out =
+        linear(head, at::layer_norm(x.to(at::kFloat), {D}, {}, {}, kLayerNormEps).to(at::kBFloat16)).to(at::kFloat);
+    return out.reshape({F, H, W, C, p, p}).permute({3, 0, 1, 4, 2, 5}).reshape({C, F, H * p, W * p});
+  }
+
+  VideoFrames decode(const at::Tensor& latent) {
+    const at::Tensor a = latent.index_select(1, frame_idx0);
+    const at::Tensor b = latent.index_select(1, frame_idx1);
+    const at::Tensor mix = a * frame_w0.view({1, -1, 1, 1}) + b * frame_w1.view({1, -1, 1, 1});  // [C, 81, h, w]
+    const at::Tensor proj = at::matmul(mix.permute({1, 2, 3, 0}), dec_wt).permute({0, 3, 1, 2});  // [81, 3, h, w]
+    const at::Tensor up = at::matmul(at::matmul(up_h, proj), up_wt);                               // [81, 3, H, W]
+    const at::Tensor u8 = (at::tanh(up * kDecoderGain) * 127.5 + 127.5)
+                              .round()
+                              .clamp(0.0, 255.0)
+                              .to(at::kByte)
+                              .permute({0, 2, 3, 1})
+                              .contiguous()
+                              .cpu();
+    VideoFrames v;
+    v.count = static_cast<int>(u8.size(0));
+    v.height = static_cast<int>(u8.size(1));
+    v.width = static_cast<int>(u8.size(2));
+    v.rgb.assign(u8.data_ptr<uint8_t>(), u8.data_ptr<uint8_t>() + u8.numel());
+    return v;
+  }
+};
+
+namespace {
+
+/// Bilinear interpolation matrix [n * factor, n] with align_corners = false and edge clamping (PyTorch's convention).
+std::vector<float> bilinear_matrix(int n, int factor) {
+  const int m = n * factor;
+  std::vector<float> a(static_cast<size_t>(m) * static_cast<size_t>(n), 0.0f);
+  for (int i = 0; i < m; ++i) {
+    const double src = std::max((i + 0.5) / factor - 0.5, 0.0);
+    const int i0 = std::min(static_cast<int>(src), n - 1);
+    const int i1 = std::min(i0 + 1, n - 1);
+    const double l = src - i0;
+    a[static_cast<size_t>(i) * n + i0] += static_cast<float>(1.0 - l);
+    a[static_cast<size_t>(i) * n + i1] += static_cast<float>(l);
+  }
+  return a;
+}
+
+}  // namespace
+
+FusedBiasGelu kernel_bias_gelu_tanh() {
+  return [](const TensorView& out, const TensorView& x, const TensorView& bias) {
+    return bias_gelu_tanh(out, x, bias);
+  };
+}
+
+WanPipeline::WanPipeline(const PipelineConfig& config, ComputeDevice device) : impl_(std::make_unique<Impl>()) {
+  validate(config);
+  c10::InferenceMode guard;
+  Impl& m = *impl_;
+  m.config = config;
+  if (device == ComputeDevice::kCuda) {
+    if (!torch_cuda_available()) throw std::runtime_error("device: cuda requested but libtorch sees no CUDA device");
+    m.device = at::Device(at::kCUDA, 0);
+  } else {
+    // One thread: CPU GEMM blocking, and so the bits, must not depend on the core count.
+    at::set_num_threads(1);
+  }
+  const PipelineConfig& c = config;
+  const uint64_t s = c.seed;
+  const int64_t pp = static_cast<int64_t>(c.latent_channels) * c.patch * c.patch;
+  m.patch_embed = make_linear(s, "patch_embed", pp, c.dim, true, 0.1f, false, m.device);
+  m.time_in = make_linear(s, "time_embedding.fc_in", c.freq_dim, c.dim, true, 0.5f, false, m.device);
+  m.time_out = make_linear(s, "time_embedding.fc_out", c.dim, c.dim, true, 0.1f, false, m.device);
+  m.head = make_linear(s, "head", c.dim, pp, true, 0.1f, false, m.device);
+  m.blocks.resize(static_cast<size_t>(c.blocks));
+  for (int b = 0; b < c.blocks; ++b) {
+    const std::string n = "blocks." + std::to_string(b);
+    Block& blk = m.blocks[static_cast<size_t>(b)];
+    blk.modulation = make_linear(s, n + ".modulation", c.dim, 4 * c.dim, true, 0.1f, false, m.device);
+    blk.qkv = make_linear(s, n + ".qkv", c.dim, 3 * c.dim, true, 0.1f, false, m.device);
+    blk.attn_out = make_linear(s, n + ".attn_out", c.dim, c.dim, true, 0.1f, false, m.device);
+    blk.fc_in = make_linear(s, n + ".ffn.fc_in", c.dim, c.ffn_dim, c.block_has_fc_in_bias(b), 0.5f, true, m.device);
+    blk.fc_out = make_linear(s, n + ".ffn.fc_out", c.ffn_dim, c.dim, true, 0.1f, false, m.device);
+  }
+  for (int b = 0; b < c.blocks; ++b) {
+    Linear* fc_in = &m.blocks[static_cast<size_t>(b)].fc_in;
+    m.sites.push_back(Site{"blocks." + std::to_string(b) + ".ffn", true, fc_in, false, nullptr});
+  }
+  m.sites.push_back(Site{"time_embedding", false, &m.time_in, false, nullptr});  // SiLU: never a fused-GELU target
+
+  const int64_t F = c.latent_frames, H = c.latent_height / c.patch, W = c.latent_width / c.patch;
+  const at::Tensor pf = host_tensor(seeded_normal(s, "pos.frame", static_cast<size_t>(F * c.dim), 0.5f), {F, 1, 1, c.dim});
+  const at::Tensor ph = host_tensor(seeded_normal(s, "pos.row", static_cast<size_t>(H * c.dim), 0.5f), {1, H, 1, c.dim});
+  const at::Tensor pw = host_tensor(seeded_normal(s, "pos.col", static_cast<size_t>(W * c.dim), 0.5f), {1, 1, W, c.dim});
+  m.pos = (pf + ph + pw).reshape({F * H * W, c.dim}).to(at::kBFloat16).to(m.device);
+
+  m.dec_wt = host_tensor(seeded_normal(s, "decoder.rgb", static_cast<size_t>(3 * c.latent_channels),
+                                       1.0f / std::sqrt(static_cast<float>(c.latent_channels))),
+                         {3, c.latent_channels})
+                 .t()
+                 .contiguous()
+                 .to(m.device);
+  m.up_h = host_tensor(bilinear_matrix(c.latent_height, c.vae_spatial), {c.output_height(), c.latent_height}).to(m.device);
+  m.up_wt = host_tensor(bilinear_matrix(c.latent_width, c.vae_spatial), {c.output_width(), c.latent_width})
+                .t()
+                .contiguous()
+                .to(m.device);
+  // Output frame k > 0 interpolates latent frames f - 1 and f, f = (k - 1) / T + 1, weight ((k - 1) % T + 1) / T.
+  const int n_out = c.output_frames();
+  std::vector<int64_t> i0(static_cast<size_t>(n_out)), i1(static_cast<size_t>(n_out));
+  std::vector<float> w0(static_cast<size_t>(n_out)), w1(static_cast<size_t>(n_out));
+  for (int k = 0; k < n_out; ++k) {
+    const int f = k == 0 ? 0 : (k - 1) / c.vae_temporal + 1;
+    const float t = k == 0 ? 1.0f : static_cast<float>((k - 1) % c.vae_temporal + 1) / static_cast<float>(c.vae_temporal);
+    i0[static_cast<size_t>(k)] = k == 0 ? 0 : f - 1;
+    i1[static_cast<size_t>(k)] = f;
+    w1[static_cast<size_t>(k)] = t;
+    w0[static_cast<size_t>(k)] = 1.0f - t;
+  }
+  const auto i64 = at::TensorOptions().dtype(at::kLong);
+  m.frame_idx0 = at::from_blob(i0.data(), {n_out}, i64).clone().to(m.device);
+  m.frame_idx1 = at::from_blob(i1.data(), {n_out}, i64).clone().to(m.device);
+  m.frame_w0 = host_tensor(w0, {n_out}).to(m.device);
+  m.frame_w1 = host_tensor(w1, {n_out}).to(m.device);
+}
+
+WanPipeline::~WanPipeline() = default;
+WanPipeline::WanPipeline(WanPipeline&&) noexcept = default;
+WanPipeline& WanPipeline::operator=(WanPipeline&&) noexcept = default;
+
+void WanPipeline::set_fc_in_nvfp4(bool nvfp4) {
+  impl_->nvfp4 = nvfp4;
+  for (Block& b : impl_->blocks) b.fc_in.use_nvfp4 = nvfp4;
+  if (!nvfp4) unmount_all();
+}
+
+bool WanPipeline::fc_in_nvfp4() const { return impl_->nvfp4; }
+
+std::vector<SiteInfo> WanPipeline::sites() const {
+  std::vector<SiteInfo> out;
+  for (const Site& s : impl_->sites) {
+    out.push_back(SiteInfo{s.name, s.gelu_target, s.fc_in->use_nvfp4, s.fc_in->bias.defined(), s.mounted});
+  }
+  return out;
+}
+
+MountStatus WanPipeline::mount(const std::string& site, FusedBiasGelu op) {
+  Site* s = impl_->find(site);
+  const auto reject = [&](const char* why) { return MountStatus{false, "mount " + site + ": " + why}; };
+  if (s == nullptr) return reject("no such site");
+  if (!s->gelu_target) return reject("site is not a fused-GELU target");
+  if (!s->fc_in->use_nvfp4) return reject("fc_in is not NVFP4");
+  if (!s->fc_in->bias.defined()) return reject("fc_in has no bias");
+  if (!op) return reject("no op given");
+  s->op = std::move(op);
+  s->mounted = true;
+  return MountStatus{};
+}
+
+void WanPipeline::unmount(const std::string& site) {
+  if (Site* s = impl_->find(site)) {
+    s->mounted = false;
+    s->op = nullptr;
+  }
+}
+
+void WanPipeline::unmount_all() {
+  for (Site& s : impl_->sites) unmount(s.name);
+}
+
+VideoFrames WanPipeline::run() {
+  c10::InferenceMode guard;
+  Impl& m = *impl_;
+  const PipelineConfig& c = m.config;
+  at::Tensor latent =
+      host_tensor(seeded_normal(c.seed, "latent",
+                                static_cast<size_t>(c.latent_channels) * c.latent_frames * c.latent_height * c.latent_width,
+                                1.0f),
+                  {c.latent_channels, c.latent_frames, c.latent_height, c.latent_width})
+          .to(m.device);
+  for (int i = 0; i < c.steps; ++i) {
+    // Wan's shifted flow-matching schedule from sigma 1 to 0; host doubles, so every device sees the same sigmas.
+    const auto sigma = [&](int k) {
+      const double u = 1.0 - static_cast<double>(k) / c.steps;
+      return c.flow_shift * u / (1.0 + (c.flow_shift - 1.0) * u);
+    };
+    const double s0 = sigma(i), s1 = sigma(i + 1);
+    latent = latent + m.velocity(latent, s0) * (s1 - s0);
+  }
+  return m.decode(latent);
+}
+
+const PipelineConfig& WanPipeline::config() const { return impl_->config; }
+
+std::string WanPipeline::device_name() const {
+  return impl_->device.is_cuda() ? "cuda:" + std::to_string(impl_->device.index()) : "cpu";
+}
+
+std::vector<MountStatus> apply_quality(WanPipeline& p, Quality q) {
+  p.unmount_all();
+  p.set_fc_in_nvfp4(q != Quality::kLossless);
+  std::vector<MountStatus> results;
+  if (q == Quality::kHigh) {
+    for (const SiteInfo& s : p.sites()) results.push_back(p.mount(s.name));
+  }
+  return results;
+}
+
+std::string torch_version() { return TORCH_VERSION; }
+
+bool torch_cuda_available() { return at::hasCUDA(); }
+
+}  // namespace fuseproof::e2e

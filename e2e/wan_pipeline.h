@@ -1,0 +1,83 @@
+// wan_pipeline.h: the deterministic Wan-style video diffusion stand-in, its fused-GELU sites and their mount/unmount API.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bias_gelu_tanh_launcher.h"
+#include "pipeline_config.h"
+#include "video_frames.h"
+
+namespace fuseproof::e2e {
+
+enum class ComputeDevice { kCpu, kCuda };
+
+/// A fused bias + GELU(tanh) op over bf16 views: out = gelu_tanh(round_bf16(x + bias)). Returns ok or a one-line reason.
+using FusedBiasGelu = std::function<LaunchStatus(const TensorView& out, const TensorView& x, const TensorView& bias)>;
+/// The fuseproof kernel through its launcher: the CUDA kernel for CUDA views, the CPU emulation for CPU views.
+FusedBiasGelu kernel_bias_gelu_tanh();
+
+/// One MLP whose activation follows fc_in: a candidate fusion site.
+struct SiteInfo {
+  std::string name;          ///< "blocks.<i>.ffn" or "time_embedding"
+  bool gelu_target = false;  ///< activation is bias + GELU(tanh) (the time embedding uses SiLU)
+  bool fc_in_nvfp4 = false;
+  bool fc_in_bias = false;
+  bool mounted = false;
+  bool eligible() const { return gelu_target && fc_in_nvfp4 && fc_in_bias; }
+};
+
+/// Result of mount(): ok, or "mount <site>: <reason>" with reason one of "fc_in is not NVFP4", "fc_in has no bias",
+/// "site is not a fused-GELU target", "no such site".
+struct MountStatus {
+  bool ok = true;
+  std::string message;
+  explicit operator bool() const { return ok; }
+};
+
+/// Seeded weights and latent (fuseproof's own generator, not libtorch's RNG), bf16 activations, FP32-accumulate GEMMs,
+/// attention over every token of the 21-frame latent, flow-matching Euler steps, a fixed decoder to RGB24 frames.
+class WanPipeline {
+ public:
+  /// Throws std::invalid_argument for a bad config, std::runtime_error when kCuda is asked for and no device is usable.
+  WanPipeline(const PipelineConfig& config, ComputeDevice device);
+  ~WanPipeline();
+  WanPipeline(WanPipeline&&) noexcept;
+  WanPipeline& operator=(WanPipeline&&) noexcept;
+
+  /// fc_in weights of the FFN sites: bf16 (lossless) or NVFP4 (high). Switching to bf16 unmounts every site, which
+  /// then no longer qualifies; the bf16 weights are kept, so switching back and forth is exact.
+  void set_fc_in_nvfp4(bool nvfp4);
+  bool fc_in_nvfp4() const;
+
+  std::vector<SiteInfo> sites() const;
+  /// Mounts `op` at `site` if the site is eligible; otherwise leaves it eager and says why.
+  MountStatus mount(const std::string& site, FusedBiasGelu op = kernel_bias_gelu_tanh());
+  /// Restores the eager path (deferred bias added in bf16, then at::gelu tanh). Unknown or unmounted sites: no-op.
+  void unmount(const std::string& site);
+  void unmount_all();
+
+  /// Denoises the seeded latent and decodes it. Throws std::runtime_error if a mounted op rejects its inputs.
+  VideoFrames run();
+
+  const PipelineConfig& config() const;
+  /// "cpu" or "cuda:<index>".
+  std::string device_name() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Sets `p` up for a quality mode: lossless = bf16 fc_in, nothing mounted; high = NVFP4 fc_in and the kernel mounted at
+/// every eligible site; high-eager = NVFP4 fc_in, nothing mounted. Returns the mount results (high) for reporting.
+std::vector<MountStatus> apply_quality(WanPipeline& p, Quality q);
+
+/// The libtorch version the pipeline was built against ("1.13.0").
+std::string torch_version();
+/// True when libtorch sees a CUDA device.
+bool torch_cuda_available();
+
+}  // namespace fuseproof::e2e
