@@ -15,6 +15,7 @@ struct BiasGeluOptions {
   bool pdl = true;               ///< programmatic dependent launch on sm_90+ (CUDA only)
   void* stream = nullptr;        ///< cudaStream_t; nullptr = legacy default stream
   int emulated_sms = 132;        ///< CPU emulation: simulated SM count for the grid size
+  bool pdl_skip_wait_for_test = false;  ///< negative control only: PDL launch without griddepcontrol.wait (stale reads)
 };
 
 /// Result of validation or launch: ok, or a one-line message naming argument, rule and value.
@@ -32,6 +33,12 @@ LaunchStatus bias_gelu_tanh_can_implement(const TensorView& out, const TensorVie
 /// On rejection nothing is launched and `out` is untouched.
 LaunchStatus bias_gelu_tanh(const TensorView& out, const TensorView& x, const TensorView& bias,
                             const BiasGeluOptions& options = {});
+
+/// The policy a launch on `device` uses: kAuto becomes kBytes32 on sm_100+ and kBytes16 otherwise (CPU: kBytes16).
+VectorPolicy bias_gelu_tanh_resolve_vector(const Device& device, VectorPolicy requested);
+
+/// Elements per vector (bytes / element size); a width is valid when it is a positive multiple of this.
+int bias_gelu_tanh_vector_elems(ScalarType dtype, VectorPolicy resolved);
 
 /// True when a CUDA device is usable in this process (false when CUDA was not built or no device/driver).
 bool cuda_device_available();

@@ -1,0 +1,122 @@
+// bias_gelu_tanh_body.h: the fused kernel's per-element, per-vector and per-thread body, compiled for device and host.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "half_convert.h"
+
+namespace fuseproof::kernel {
+
+// --- binary32 steps, one rounding each. The device spells them as intrinsics so that nvcc cannot contract them; the
+// --- host relies on -ffp-contract=off -fno-fast-math (kernels/CMakeLists.txt) and std::fma.
+FUSEPROOF_HD float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+FUSEPROOF_HD float add_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+FUSEPROOF_HD float fma_rn(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+/// Precise tanhf: CUDA's on the device, the host C library's in the emulation.
+FUSEPROOF_HD float tanh_f32(float a) {
+#if defined(__CUDA_ARCH__)
+  return tanhf(a);
+#else
+  return ::tanhf(a);
+#endif
+}
+
+/// GELU(tanh) in binary32 with eager's op order (aten/src/ATen/native/cuda/ActivationGeluKernel.cu, opmath float,
+/// nvcc contracting `x + kKappa * x_cube` into one FMA):
+///   x_cube = (x * x) * x;  inner = kBeta * fma(kKappa, x_cube, x);  y = (0.5 * x) * (1 + tanh(inner))
+FUSEPROOF_HD float gelu_tanh_f32(float x) {
+  constexpr float kBeta = float(1.41421356237309504880 * 1.12837916709551257390 * 0.5);  // M_SQRT2 * M_2_SQRTPI * 0.5
+  constexpr float kKappa = 0.044715f;
+  const float x_cube = mul_rn(mul_rn(x, x), x);
+  const float inner = mul_rn(kBeta, fma_rn(kKappa, x_cube, x));
+  return mul_rn(mul_rn(0.5f, x), add_rn(1.0f, tanh_f32(inner)));
+}
+
+/// out = gelu_tanh(round_T(x + bias)): eager's `x + bias` rounds the binary32 sum to T before GELU widens it again.
+/// kRoundSum = false skips that rounding; it exists only as a negative control for the tests.
+template <Half D, bool kRoundSum = true>
+FUSEPROOF_HD uint16_t bias_gelu_tanh_element(uint16_t x, uint16_t bias) {
+  const float sum = add_rn(half_to_float<D>(x), half_to_float<D>(bias));
+  const float g = kRoundSum ? gelu_tanh_f32(half_to_float<D>(float_to_half_rn<D>(sum))) : gelu_tanh_f32(sum);
+  return float_to_half_rn<D>(g);
+}
+
+/// One vector of kBytes (16 or 32) bytes; loads and stores move it whole.
+template <int kBytes>
+struct alignas(kBytes) HalfVec {
+  static constexpr int kElems = kBytes / 2;
+  uint16_t h[kElems];
+};
+
+template <int kBytes>
+FUSEPROOF_HD HalfVec<kBytes> load_vec(const uint16_t* p) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const HalfVec<kBytes>*>(p);
+#else
+  HalfVec<kBytes> v;
+  std::memcpy(&v, p, kBytes);
+  return v;
+#endif
+}
+
+template <int kBytes>
+FUSEPROOF_HD void store_vec(uint16_t* p, const HalfVec<kBytes>& v) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<HalfVec<kBytes>*>(p) = v;
+#else
+  std::memcpy(p, &v, kBytes);
+#endif
+}
+
+/// What every thread needs; counts are in vectors. width_vectors divides the row, so no vector straddles two rows.
+struct BodyArgs {
+  uint16_t* out;
+  const uint16_t* x;
+  const uint16_t* bias;
+  int64_t n_vectors;      ///< rows * width / elems
+  int64_t width_vectors;  ///< width / elems
+};
+
+/// The grid-stride loop of one thread: vectors first, first + stride, ... with 64-bit indices. The bias column is
+/// advanced by `stride mod width` instead of a division per vector.
+template <Half D, int kBytes, bool kRoundSum = true>
+FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, int64_t first, int64_t stride) {
+  constexpr int kElems = HalfVec<kBytes>::kElems;
+  if (first >= a.n_vectors) return;
+  int64_t col = first % a.width_vectors;
+  const int64_t col_step = stride % a.width_vectors;
+  for (int64_t v = first; v < a.n_vectors; v += stride) {
+    const HalfVec<kBytes> xv = load_vec<kBytes>(a.x + v * kElems);
+    const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + col * kElems);
+    HalfVec<kBytes> ov;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int i = 0; i < kElems; ++i) ov.h[i] = bias_gelu_tanh_element<D, kRoundSum>(xv.h[i], bv.h[i]);
+    store_vec<kBytes>(a.out + v * kElems, ov);
+    col += col_step;
+    if (col >= a.width_vectors) col -= a.width_vectors;
+  }
+}
+
+}  // namespace fuseproof::kernel

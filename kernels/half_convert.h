@@ -1,0 +1,104 @@
+// half_convert.h: bf16/fp16 <-> binary32 for the kernel body: CUDA intrinsics on the device, bit code on the host.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#define FUSEPROOF_HD __host__ __device__ __forceinline__
+#else
+#define FUSEPROOF_HD inline
+#endif
+
+namespace fuseproof::kernel {
+
+/// The two 16-bit formats the fused kernel accepts, as a compile-time tag.
+enum class Half : int { kBf16, kFp16 };
+
+/// The pattern `cvt.rn.{bf16,f16}.f32` gives for every NaN on sm_80+ (the host emulation copies it).
+constexpr uint16_t kCvtRnNan = 0x7FFF;
+
+#if !defined(__CUDA_ARCH__)
+namespace host {
+inline uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+inline float float_of(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/// bf16 | S |EEEEEEEE|MMMMMMM| is the top half of binary32: widening is a shift.
+inline float bf16_to_float(uint16_t h) { return float_of(uint32_t(h) << 16); }
+
+/// fp16 | S |EEEEE|MMMMMMMMMM| (bias 15) -> binary32 (bias 127), exact; subnormals scale by 2^-24.
+inline float fp16_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1Fu;
+  const uint32_t mant = h & 0x3FFu;
+  if (exp == 0) {
+    // mant * 2^-24 is exact in binary32 (at most 10 significant bits).
+    const float mag = float(mant) * float_of(0x33800000u);  // 2^-24
+    return float_of(bits_of(mag) | sign);
+  }
+  if (exp == 0x1F) return float_of(sign | 0x7F800000u | (mant << 13));
+  return float_of(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+/// Round to nearest even from the bits; NaN -> 0x7FFF as cvt.rn.bf16.f32 does.
+inline uint16_t float_to_bf16_rn(float f) {
+  const uint32_t u = bits_of(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return kCvtRnNan;
+  // Add just under half an ulp of the kept part, plus its LSB so that exact halves round to even.
+  return uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+/// Round to nearest even; overflow to +-Inf from 65520 up; subnormals exact; NaN -> 0x7FFF as cvt.rn.f16.f32 does.
+inline uint16_t float_to_fp16_rn(float f) {
+  const uint32_t u = bits_of(f);
+  const uint16_t sign = uint16_t((u >> 16) & 0x8000u);
+  const uint32_t a = u & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return kCvtRnNan;
+  if (a >= 0x477FF000u) return uint16_t(sign | 0x7C00u);  // >= 65520 = 65504 + ulp/2, a tie that rounds up to Inf
+  if (a >= 0x38800000u) {                                   // >= 2^-14: a normal fp16
+    // Rebias the exponent (127 -> 15) and round the 13 dropped mantissa bits; a carry bumps the exponent.
+    const uint32_t lsb = (a >> 13) & 1u;
+    return uint16_t(sign | ((a - (112u << 23) + 0xFFFu + lsb) >> 13));
+  }
+  // Below 2^-14: adding 0.5 (ulp 2^-24) rounds |f| to a multiple of 2^-24 with the FPU's ties-to-even.
+  const float rounded = float_of(a) + 0.5f;
+  return uint16_t(sign | (bits_of(rounded) - 0x3F000000u));
+}
+}  // namespace host
+#endif
+
+/// Exact widening of a 16-bit pattern of format D.
+template <Half D>
+FUSEPROOF_HD float half_to_float(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (D == Half::kBf16) return __bfloat162float(__ushort_as_bfloat16(h));
+  else return __half2float(__ushort_as_half(h));
+#else
+  if constexpr (D == Half::kBf16) return host::bf16_to_float(h);
+  else return host::fp16_to_float(h);
+#endif
+}
+
+/// Round-to-nearest-even narrowing to format D (`__float2bfloat16_rn` / `__float2half_rn` on the device).
+template <Half D>
+FUSEPROOF_HD uint16_t float_to_half_rn(float f) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (D == Half::kBf16) return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+  else return __half_as_ushort(__float2half_rn(f));
+#else
+  if constexpr (D == Half::kBf16) return host::float_to_bf16_rn(f);
+  else return host::float_to_fp16_rn(f);
+#endif
+}
+
+}  // namespace fuseproof::kernel
