@@ -9,6 +9,7 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -119,12 +120,14 @@ DecodedVideo read_video(const std::string& path) {
   r.dec->err_recognition = AV_EF_EXPLODE | AV_EF_CRCCHECK | AV_EF_BITSTREAM;  // a damaged stream is an error
   if ((err = avcodec_open2(r.dec, codec, nullptr)) < 0) r.fail("cannot open decoder (" + av_error(err) + ")");
   int64_t packets = 0;
+  int64_t consumed = 0;  // end of the last packet in the file, for raw containers' truncation check
   for (;;) {
     err = av_read_frame(r.fc, r.pkt);
     if (err == AVERROR_EOF) break;
     if (err < 0) r.fail("read error after " + std::to_string(packets) + " packets (" + av_error(err) + ")");
     if (r.pkt->stream_index == si) {
       ++packets;
+      if (r.pkt->pos >= 0) consumed = std::max<int64_t>(consumed, r.pkt->pos + r.pkt->size);
       if (r.pkt->flags & AV_PKT_FLAG_CORRUPT) r.fail("corrupt packet " + std::to_string(packets));
       err = avcodec_send_packet(r.dec, r.pkt);
       if (err < 0 && err != AVERROR(EAGAIN)) {
@@ -137,6 +140,15 @@ DecodedVideo read_video(const std::string& path) {
   avcodec_send_packet(r.dec, nullptr);
   r.receive();
   if (r.out.frames.count == 0) r.fail("no frames decoded");
+  // Raw containers (Y4M) end silently at a partial frame: bytes left after the last whole frame mean truncation.
+  const std::string demuxer = r.out.container;
+  if (demuxer == "yuv4mpegpipe" || demuxer == "rawvideo") {
+    const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+    if (!ec && size > consumed) {
+      r.fail("truncated: " + std::to_string(size - consumed) + " bytes after frame " +
+             std::to_string(r.out.frames.count) + " do not form a whole frame");
+    }
+  }
   if (st->nb_frames > 0 && st->nb_frames != r.out.frames.count) {
     r.fail("truncated: the container lists " + std::to_string(st->nb_frames) + " frames, " +
            std::to_string(r.out.frames.count) + " decoded");
