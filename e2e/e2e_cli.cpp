@@ -214,14 +214,16 @@ void bless_command(const std::string& run_dir, const std::string& arch, const st
 void sites_command(const std::string& config_name, const std::string& mode) {
   try {
     WanPipeline p(config_by_name(config_name), ComputeDevice::kCpu);
-    const std::vector<MountStatus> mounts = apply_quality(p, parse_quality(mode));
+    apply_quality(p, parse_quality(mode));
     for (const SiteInfo& s : p.sites()) {
       std::string why;
-      for (const MountStatus& m : mounts) {
-        if (!m.ok && m.message.find(" " + s.name + ":") != std::string::npos) why = m.message;
+      if (!s.mounted) {
+        // Ask the pipeline: a rejection says why; an accepted probe is undone (the mode leaves the site eager).
+        const MountStatus probe = p.mount(s.name);
+        why = probe.ok ? "eligible; " + mode + " leaves it eager" : probe.message;
+        if (probe.ok) p.unmount(s.name);
       }
-      std::cout << s.name << ": " << (s.mounted ? "mounted" : "eager") << (why.empty() ? "" : " (" + why + ")")
-                << '\n';
+      std::cout << s.name << ": " << (s.mounted ? "mounted" : "eager (" + why + ")") << '\n';
     }
   } catch (const std::exception& e) {
     fail(std::string("e2e sites: ") + e.what());
