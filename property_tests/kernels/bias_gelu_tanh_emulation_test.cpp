@@ -1,0 +1,212 @@
+// bias_gelu_tanh_emulation_test.cpp: the CPU emulation of the fused kernel equals the reference (libm tanh) bit for bit.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+
+#include "kernels/bias_gelu_tanh_emulation.h"
+#include "property_tests/kernels/bias_gelu_tanh_testbed.h"
+#include "property_tests/support/bit_patterns.h"
+#include "property_tests/support/golden_paths.h"
+#include "reference/add_round.h"
+
+namespace fuseproof::test {
+namespace {
+
+struct Shape {
+  int64_t rows, width;
+  VectorPolicy vector;
+  int emulated_sms;
+  uint64_t seed;
+};
+
+void showValue(const Shape& s, std::ostream& os) {
+  os << "rows=" << s.rows << " width=" << s.width << " vector=" << static_cast<int>(s.vector)
+     << " emulated_sms=" << s.emulated_sms << " seed=" << s.seed;
+}
+
+/// Random rows, a valid width for a random vector policy (small, production, or any multiple up to 2048 vectors),
+/// and a small simulated SM count so that most threads loop more than once.
+rc::Gen<Shape> gen_shape() {
+  return rc::gen::exec([] {
+    Shape s;
+    s.vector = *rc::gen::element(VectorPolicy::kBytes16, VectorPolicy::kBytes32);
+    const int64_t elems = static_cast<int>(s.vector) / 2;
+    const auto& prod = production_widths();
+    s.width = *rc::gen::weightedOneOf<int64_t>({
+        {3, rc::gen::map(rc::gen::inRange<int64_t>(1, 9), [elems](int64_t k) { return k * elems; })},
+        {2, rc::gen::elementOf(prod)},
+        {2, rc::gen::map(rc::gen::inRange<int64_t>(1, 2049), [elems](int64_t k) { return k * elems; })},
+    });
+    s.rows = *rc::gen::inRange<int64_t>(1, s.width > 4096 ? 4 : 17);
+    s.emulated_sms = *rc::gen::element(1, 2, 3, 7, 132);
+    s.seed = *rc::gen::arbitrary<uint64_t>();
+    return s;
+  });
+}
+
+/// initialize(seed) -> run() -> verify(): one emulated launch against the libm oracle.
+void check_random_shape(ScalarType t, const Shape& s) {
+  const ref::Dtype d = ref_dtype(t);
+  GuardedBuffer x{size_t(s.rows * s.width)}, bias{size_t(s.width)}, out{size_t(s.rows * s.width)};
+  fill_half_bits(x.data(), x.size(), d, s.seed);
+  fill_half_bits(bias.data(), bias.size(), d, s.seed ^ 0x9E3779B97F4A7C15ull);
+  BiasGeluOptions opt;
+  opt.vector = s.vector;
+  opt.emulated_sms = s.emulated_sms;
+  const LaunchStatus st = bias_gelu_tanh(contiguous_view(out.data(), t, {s.rows, s.width}),
+                                         contiguous_view(x.data(), t, {s.rows, s.width}),
+                                         contiguous_view(bias.data(), t, {s.width}), opt);
+  RC_ASSERT(st.ok);
+  RC_ASSERT(out.check_guards().empty());
+  MismatchLog log("bias_gelu_tanh", d);
+  verify_bias_gelu(log, BiasGeluOracle::libm(d), s.rows, s.width, x.data(), bias.data(), out.data());
+  if (!log.clean()) RC_FAIL(log.report(uint64_t(s.rows * s.width)));
+  // Small shapes may legitimately be all NaN (every bias -Inf or NaN); large ones cannot.
+  RC_ASSERT(!output_is_trivial(out.data(), out.size()) || s.width < 256);
+}
+
+RC_GTEST_PROP(Emulated_BiasGeluTanh_bf16, BitExactVsReference_RandomShapes, ()) {
+  check_random_shape(ScalarType::kBf16, *gen_shape());
+}
+RC_GTEST_PROP(Emulated_BiasGeluTanh_fp16, BitExactVsReference_RandomShapes, ()) {
+  check_random_shape(ScalarType::kFp16, *gen_shape());
+}
+
+/// Scalar pairs from the bit-pattern generators (NaN, +-Inf, subnormals, +-0), broadcast over a 2 x 32 tensor.
+void check_pair(ScalarType t, uint16_t xb, uint16_t bb) {
+  const ref::Dtype d = ref_dtype(t);
+  constexpr int64_t kRows = 2, kWidth = 32;
+  GuardedBuffer x(kRows * kWidth), bias(kWidth), out(kRows * kWidth);
+  std::fill(x.data(), x.data() + x.size(), xb);
+  std::fill(bias.data(), bias.data() + bias.size(), bb);
+  RC_ASSERT(bias_gelu_tanh(contiguous_view(out.data(), t, {kRows, kWidth}),
+                           contiguous_view(x.data(), t, {kRows, kWidth}), contiguous_view(bias.data(), t, {kWidth}))
+                .ok);
+  const uint16_t expected = BiasGeluOracle::libm(d)(xb, bb);
+  for (size_t i = 0; i < out.size(); ++i) RC_ASSERT(out.data()[i] == expected);
+}
+
+RC_GTEST_PROP(Emulated_BiasGeluTanh_bf16, BitExactVsReference_SpecialPairs, ()) {
+  const ref::Dtype d = ref::Dtype::kBf16;
+  check_pair(ScalarType::kBf16, *gen_half_bits(d), *gen_half_bits(d));
+}
+RC_GTEST_PROP(Emulated_BiasGeluTanh_fp16, BitExactVsReference_SpecialPairs, ()) {
+  const ref::Dtype d = ref::Dtype::kFp16;
+  check_pair(ScalarType::kFp16, *gen_half_bits(d), *gen_half_bits(d));
+}
+
+/// Each special x (NaN, +-Inf, +-0, subnormals ...) against every bias pattern, both vector policies.
+void special_x_against_every_bias(ScalarType t) {
+  const ref::Dtype d = ref_dtype(t);
+  const std::vector<uint16_t> specials = special_half_patterns(d);
+  const int64_t rows = int64_t(specials.size()), width = 65536;
+  GuardedBuffer x{size_t(rows * width)}, bias{size_t(width)}, out{size_t(rows * width)};
+  for (int64_t r = 0; r < rows; ++r) std::fill(x.data() + r * width, x.data() + (r + 1) * width, specials[size_t(r)]);
+  for (int64_t c = 0; c < width; ++c) bias.data()[c] = uint16_t(c);
+  for (VectorPolicy v : {VectorPolicy::kBytes16, VectorPolicy::kBytes32}) {
+    BiasGeluOptions opt;
+    opt.vector = v;
+    out.poison();
+    ASSERT_TRUE(bias_gelu_tanh(contiguous_view(out.data(), t, {rows, width}), contiguous_view(x.data(), t, {rows, width}),
+                               contiguous_view(bias.data(), t, {width}), opt)
+                    .ok);
+    MismatchLog log("bias_gelu_tanh", d);
+    const uint64_t cases = verify_bias_gelu(log, BiasGeluOracle::libm(d), rows, width, x.data(), bias.data(), out.data());
+    FUSEPROOF_EXPECT_CLEAN(log, cases);
+    EXPECT_TRUE(out.check_guards().empty()) << out.check_guards();
+  }
+}
+
+/// Exact in-place (out is x) is supported: every vector is read before the same thread overwrites it.
+void in_place(ScalarType t) {
+  const ref::Dtype d = ref_dtype(t);
+  const int64_t rows = 37, width = 3072;
+  GuardedBuffer x{size_t(rows * width)}, bias{size_t(width)};
+  fill_half_bits(x.data(), x.size(), d, 7);
+  fill_half_bits(bias.data(), bias.size(), d, 8);
+  const std::vector<uint16_t> x0(x.data(), x.data() + x.size());
+  BiasGeluOptions opt;
+  opt.emulated_sms = 3;
+  const TensorView xv = contiguous_view(x.data(), t, {rows, width});
+  ASSERT_TRUE(bias_gelu_tanh(xv, xv, contiguous_view(bias.data(), t, {width}), opt).ok);
+  MismatchLog log("bias_gelu_tanh", d);
+  const uint64_t cases = verify_bias_gelu(log, BiasGeluOracle::libm(d), rows, width, x0.data(), bias.data(), x.data());
+  FUSEPROOF_EXPECT_CLEAN(log, cases);
+}
+
+/// The emulation's tanhf is the host's: over every x at bias +0 it equals the libm model everywhere, and differs from
+/// the CUDA model exactly where libm and the device disagree (none in bf16; 0xB3FE and 0xC007 in fp16).
+void host_tanhf_is_libm(ScalarType t) {
+  const ref::Dtype d = ref_dtype(t);
+  const int64_t width = 65536;
+  GuardedBuffer x{size_t(width)}, bias{size_t(width)}, out{size_t(width)};
+  for (int64_t c = 0; c < width; ++c) x.data()[c] = uint16_t(c);
+  std::fill(bias.data(), bias.data() + width, uint16_t(0));
+  ASSERT_TRUE(bias_gelu_tanh(contiguous_view(out.data(), t, {1, width}), contiguous_view(x.data(), t, {1, width}),
+                             contiguous_view(bias.data(), t, {width}))
+                  .ok);
+  MismatchLog libm("bias_gelu_tanh", d);
+  FUSEPROOF_EXPECT_CLEAN(libm, verify_bias_gelu(libm, BiasGeluOracle::libm(d), 1, width, x.data(), bias.data(),
+                                                out.data()));
+  std::vector<uint16_t> differ;
+  const BiasGeluOracle& cuda = BiasGeluOracle::cuda(d);
+  for (int64_t c = 0; c < width; ++c)
+    if (out.data()[c] != cuda(x.data()[c], 0)) differ.push_back(uint16_t(c));
+  const std::vector<uint16_t> expected =
+      d == ref::Dtype::kFp16 ? std::vector<uint16_t>{0xB3FE, 0xC007} : std::vector<uint16_t>{};
+  EXPECT_EQ(differ, expected) << "x patterns where host tanhf and the CUDA model disagree";
+}
+
+/// Negative control: the body without round_T of the sum (GELU of the binary32 sum) must be caught.
+void unrounded_sum_is_reported(ScalarType t) {
+  const ref::Dtype d = ref_dtype(t);
+  const int64_t rows = 16, width = 4096;
+  GuardedBuffer x{size_t(rows * width)}, bias{size_t(width)}, out{size_t(rows * width)};
+  fill_half_bits(x.data(), x.size(), d, 11);
+  fill_half_bits(bias.data(), bias.size(), d, 12);
+  ASSERT_TRUE(bias_gelu_tanh_emulate(contiguous_view(out.data(), t, {rows, width}),
+                                     contiguous_view(x.data(), t, {rows, width}),
+                                     contiguous_view(bias.data(), t, {width}), {}, EmulatedBody::kUnroundedSum)
+                  .ok);
+  MismatchLog log("bias_gelu_tanh", d);
+  verify_bias_gelu(log, BiasGeluOracle::libm(d), rows, width, x.data(), bias.data(), out.data());
+  EXPECT_GT(log.count(), 0u) << "an unrounded sum went unnoticed: the comparison cannot see the rounding boundary";
+  std::printf("negative control: %llu of %lld elements differ without round_T(x + bias); first: %s\n",
+              static_cast<unsigned long long>(log.count()), static_cast<long long>(rows * width),
+              log.lines().empty() ? "-" : log.lines()[0].c_str());
+}
+
+/// Negative control: a reference table with one wrong entry is reported at exactly the elements that use it.
+void corrupted_reference_is_reported(ScalarType t) {
+  const ref::Dtype d = ref_dtype(t);
+  const int64_t rows = 4, width = 256;
+  GuardedBuffer x{size_t(rows * width)}, bias{size_t(width)}, out{size_t(rows * width)};
+  fill_half_bits(x.data(), x.size(), d, 21);
+  fill_half_bits(bias.data(), bias.size(), d, 22);
+  ASSERT_TRUE(bias_gelu_tanh(contiguous_view(out.data(), t, {rows, width}), contiguous_view(x.data(), t, {rows, width}),
+                             contiguous_view(bias.data(), t, {width}))
+                  .ok);
+  const BiasGeluOracle& good = BiasGeluOracle::libm(d);
+  std::vector<uint16_t> table = good.table();
+  const uint16_t victim = ref::add_round(d, x.data()[5], bias.data()[5], ref::NanPolicy::kCudaCvtRn);
+  table[victim] ^= 1;  // one ulp (or a NaN payload bit) off
+  const BiasGeluOracle bad(d, table, "libm, one entry corrupted");
+  uint64_t users = 0;
+  for (int64_t i = 0; i < rows * width; ++i)
+    users += ref::add_round(d, x.data()[i], bias.data()[i % width], ref::NanPolicy::kCudaCvtRn) == victim;
+  MismatchLog log("bias_gelu_tanh", d);
+  verify_bias_gelu(log, bad, rows, width, x.data(), bias.data(), out.data());
+  EXPECT_EQ(log.count(), users);
+  EXPECT_GE(users, 1u);
+}
+
+FUSEPROOF_BOTH_DTYPES(Emulated, BitExactVsReference_SpecialXAgainstEveryBias, special_x_against_every_bias)
+FUSEPROOF_BOTH_DTYPES(Emulated, BitExactVsReference_InPlace, in_place)
+FUSEPROOF_BOTH_DTYPES(Emulated, HostTanhfIsTheLibmModel, host_tanhf_is_libm)
+FUSEPROOF_BOTH_DTYPES(Emulated, NegativeControl_UnroundedSumIsReported, unrounded_sum_is_reported)
+FUSEPROOF_BOTH_DTYPES(Emulated, NegativeControl_CorruptedReferenceIsReported, corrupted_reference_is_reported)
+
+}  // namespace
+}  // namespace fuseproof::test
