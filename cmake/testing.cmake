@@ -9,9 +9,11 @@ function(fuseproof_add_test)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 1500)
   endif()
+  # A list inside PROPERTIES must be escaped, or its second element is read as a property name.
+  string(REPLACE ";" "\\;" _labels "${T_LABELS}")
   gtest_discover_tests(${T_NAME}
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
-               ENVIRONMENT "FUSEPROOF_GOLDEN_DIR=${FUSEPROOF_GOLDEN_DIR};FUSEPROOF_GOLDEN_BUILD_DIR=${FUSEPROOF_GOLDEN_BUILD_DIR}")
+    PROPERTIES LABELS "${_labels}" TIMEOUT ${T_TIMEOUT}
+               ENVIRONMENT "FUSEPROOF_GOLDEN_DIR=${FUSEPROOF_GOLDEN_DIR}\\;FUSEPROOF_GOLDEN_BUILD_DIR=${FUSEPROOF_GOLDEN_BUILD_DIR}")
 endfunction()

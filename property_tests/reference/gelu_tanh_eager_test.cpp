@@ -1,0 +1,116 @@
+// gelu_tanh_eager_test.cpp: tests reference/gelu_tanh_eager.h and the tanh models against golden/sm_90.
+#include <cmath>
+#include <cstdio>
+
+#include <gtest/gtest.h>
+
+#include "property_tests/support/golden_paths.h"
+#include "property_tests/support/mismatch_log.h"
+#include "reference/gelu_table.h"
+#include "reference/half_codec.h"
+
+namespace fuseproof::ref {
+namespace {
+
+GeluConfig cuda_cfg() { return GeluConfig{TanhModel::kCuda, Contraction::kFma, NanPolicy::kCudaCvtRn, &test::sm90_mufu()}; }
+
+std::vector<uint16_t> golden_table(Dtype d) {
+  return read_u16_table(test::golden_dir() + "/sm_90/gelu_tanh_" + dtype_name(d) + ".bin");
+}
+
+/// Compares two tables entry by entry; returns the log.
+test::MismatchLog compare_tables(const std::string& op, Dtype d, const std::vector<uint16_t>& got,
+                                 const std::vector<uint16_t>& want) {
+  test::MismatchLog log(op, d);
+  for (size_t i = 0; i < kPatterns; ++i) log.check("", uint16_t(i), 0, got[i], want[i], false);
+  return log;
+}
+
+TEST(Reference_GeluTanhEager_constants, BetaAndKappa) {
+  // kBeta = float(M_SQRT2 * M_2_SQRTPI * 0.5) = 0.7978845608... ; kKappa = 0.044715f.
+  EXPECT_EQ(f32_bits(float(1.41421356237309504880 * 1.12837916709551257390 * 0.5)), 0x3F4C422Au);
+  EXPECT_EQ(f32_bits(0.044715f), 0x3D372713u);
+}
+
+TEST(Reference_GeluTanhEager_both, SpecialValuesAsEager) {
+  const GeluConfig cfg = cuda_cfg();
+  EXPECT_TRUE(std::isnan(gelu_tanh_eager_f32(-INFINITY, cfg))) << "eager gelu(-inf) is (-inf) * 0 = NaN";
+  EXPECT_EQ(gelu_tanh_eager_f32(INFINITY, cfg), INFINITY);
+  EXPECT_EQ(f32_bits(gelu_tanh_eager_f32(0.0f, cfg)), 0u);
+  EXPECT_EQ(f32_bits(gelu_tanh_eager_f32(-0.0f, cfg)), 0x80000000u);
+  EXPECT_TRUE(std::isnan(gelu_tanh_eager_f32(NAN, cfg)));
+  EXPECT_EQ(gelu_tanh_eager(Dtype::kBf16, 0xFF80, cfg), 0x7FFF);
+  EXPECT_EQ(gelu_tanh_eager(Dtype::kFp16, 0xFC00, cfg), 0x7FFF);
+}
+
+TEST(Reference_GeluTanhEager_both, ContractionSwitchChangesTheBinary32Value) {
+  // The FMA and the separate multiply-add must differ somewhere, or the switch models nothing.
+  GeluConfig fma = cuda_cfg(), sep = cuda_cfg();
+  sep.contraction = Contraction::kSeparate;
+  int differ = 0;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float x = bf16_to_f32(uint16_t(h));
+    if (std::isnan(x)) continue;
+    differ += f32_bits(gelu_tanh_eager_f32(x, fma)) != f32_bits(gelu_tanh_eager_f32(x, sep));
+  }
+  std::printf("binary32 GELU values where FMA and separate multiply-add differ (bf16 inputs): %d\n", differ);
+  EXPECT_GT(differ, 0);
+}
+
+TEST(Reference_GeluTanhEager_both, CudaModelReproducesGoldenSm90AllInputs) {
+  for (Dtype d : kAllDtypes) {
+    auto log = compare_tables("gelu_tanh", d, gelu_tanh_table(d, cuda_cfg()), golden_table(d));
+    FUSEPROOF_EXPECT_CLEAN(log, kPatterns);
+  }
+}
+
+TEST(Reference_GeluTanhEager_both, OtherTanhModelsVsGoldenSm90Reported) {
+  // Not an exactness claim: the count of inputs the exact and libm models get wrong is reported.
+  for (Dtype d : kAllDtypes) {
+    for (TanhModel m : {TanhModel::kExact, TanhModel::kLibm}) {
+      for (Contraction c : {Contraction::kFma, Contraction::kSeparate}) {
+        GeluConfig cfg = cuda_cfg();
+        cfg.tanh = m;
+        cfg.contraction = c;
+        auto log = compare_tables(std::string("gelu_tanh/") + tanh_model_name(m), d, gelu_tanh_table(d, cfg), golden_table(d));
+        std::printf("tanh=%s contraction=%s %s: %llu of 65536 inputs differ from golden/sm_90\n%s\n", tanh_model_name(m),
+                    c == Contraction::kFma ? "fma" : "separate", dtype_name(d), (unsigned long long)log.count(),
+                    log.report(kPatterns).c_str());
+      }
+    }
+  }
+}
+
+TEST(Reference_GeluTanhEager_both, NegativeControlCorruptedGoldenIsReported) {
+  for (Dtype d : kAllDtypes) {
+    auto want = golden_table(d);
+    want[0x3F80] ^= 1;  // one flipped bit in one entry
+    auto log = compare_tables("gelu_tanh", d, gelu_tanh_table(d, cuda_cfg()), want);
+    EXPECT_EQ(log.count(), 1u);
+    ASSERT_EQ(log.lines().size(), 1u);
+    EXPECT_NE(log.lines()[0].find("x=0x3F80"), std::string::npos) << log.lines()[0];
+    EXPECT_NE(log.lines()[0].find("(1 ulp)"), std::string::npos) << log.lines()[0];
+  }
+}
+
+TEST(Reference_MufuModel_sm90, RefusesInputsOutsideTheCapturedRange) {
+  const MufuModel& m = test::sm90_mufu();
+  EXPECT_THROW(m.ex2_approx_ftz(0.5f), std::domain_error);
+  EXPECT_THROW(m.ex2_approx_ftz(32.0f), std::domain_error);
+  EXPECT_THROW(m.rcp_approx_ftz(0.75f), std::domain_error);
+  EXPECT_THROW(m.rcp_approx_ftz(NAN), std::domain_error);
+  EXPECT_EQ(m.rcp_approx_ftz(1.0f), 1.0f);
+  EXPECT_EQ(m.ex2_approx_ftz(1.0f), 2.0f);
+  EXPECT_THROW(MufuModel::load("/nonexistent"), std::runtime_error);
+}
+
+TEST(Reference_TanhModels_both, CudaModelSaturatesAndKeepsSign) {
+  const MufuModel& m = test::sm90_mufu();
+  EXPECT_EQ(tanhf_cuda_model(9.5f, m), 1.0f);
+  EXPECT_EQ(tanhf_cuda_model(-INFINITY, m), -1.0f);
+  EXPECT_EQ(f32_bits(tanhf_cuda_model(-0.0f, m)), 0x80000000u);
+  EXPECT_TRUE(std::isnan(tanhf_cuda_model(NAN, m)));
+}
+
+}  // namespace
+}  // namespace fuseproof::ref
