@@ -1,0 +1,105 @@
+// audit_report.cpp: Markdown and JSON renderings of an AuditResult.
+#include "audit/audit_report.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace fuseproof::audit {
+
+nlohmann::json report_json(const AuditResult& r) {
+  nlohmann::json j;
+  j["tool"] = "fuseproof audit";
+  j["command"] = r.command;
+  j["op"] = r.plugin.op;
+  j["kernel"] = {{"name", r.plugin.kernel_name},
+                 {"plugin", r.plugin.path},
+                 {"plugin_sha256", r.plugin.sha256},
+                 {"abi_version", r.plugin.abi_version},
+                 {"memory", memory_name(r.plugin.memory)},
+                 {"vector_bytes", r.plugin.vector_bytes}};
+  j["backend"] = r.backend;
+  j["hardware"] = r.hardware;
+  j["reference"] = r.models;
+  j["seed"] = r.seed;
+  j["verdict"] = r.passed ? "pass" : "fail";
+  j["seconds"] = r.seconds;
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& c : r.checks) {
+    checks.push_back({{"class", check_class_name(c.cls)},
+                      {"dtype", ref::dtype_name(c.dtype)},
+                      {"status", c.status},
+                      {"cases", c.cases},
+                      {"mismatches", c.mismatches},
+                      {"stopped_early", c.stopped_early},
+                      {"distinct_expected", c.distinct_expected},
+                      {"scope", c.scope},
+                      {"note", c.note},
+                      {"records", c.records},
+                      {"reproduce", c.reproduce},
+                      {"seconds", c.seconds}});
+  }
+  j["checks"] = checks;
+  if (const CheckResult* k = r.killed_by())
+    j["killed_by"] = {{"class", check_class_name(k->cls)}, {"dtype", ref::dtype_name(k->dtype)},
+                      {"mismatches", k->mismatches}, {"stopped_early", k->stopped_early}};
+  else
+    j["killed_by"] = nullptr;
+  return j;
+}
+
+std::string report_markdown(const AuditResult& r) {
+  std::ostringstream md;
+  md << "# fuseproof audit: " << r.plugin.kernel_name << "\n\n";
+  md << "**Verdict: " << (r.passed ? "PASS" : "FAIL") << "**";
+  if (const CheckResult* k = r.killed_by())
+    md << " (first failure: `" << check_class_name(k->cls) << "` " << ref::dtype_name(k->dtype) << ", "
+       << k->mismatches << (k->stopped_early ? "+" : "") << " mismatches)";
+  md << "\n\n";
+  md << "| | |\n|---|---|\n";
+  md << "| op | `" << r.plugin.op << "` |\n";
+  md << "| plugin | `" << r.plugin.path << "` (sha256 `" << r.plugin.sha256.substr(0, 16) << "…`) |\n";
+  md << "| ABI | version " << r.plugin.abi_version << ", " << memory_name(r.plugin.memory) << " memory, "
+     << r.plugin.vector_bytes << "-byte vectors |\n";
+  md << "| backend | " << r.backend << " |\n";
+  md << "| hardware | " << r.hardware << " |\n";
+  md << "| seed | " << r.seed << " |\n";
+  md << "| command | `" << r.command << "` |\n";
+  md << "| time | " << r.seconds << " s |\n\n";
+  md << "## Reference model and golden data\n\n";
+  for (const auto& m : r.models) md << "- " << m << "\n";
+  md << "\n## Checks\n\n| class | dtype | status | cases | mismatches | time (s) | scope |\n|---|---|---|---:|---:|---:|---|\n";
+  for (const auto& c : r.checks)
+    md << "| " << check_class_name(c.cls) << " | " << ref::dtype_name(c.dtype) << " | "
+       << (c.status == "fail" ? "**fail**" : c.status) << " | " << c.cases << " | " << c.mismatches
+       << (c.stopped_early ? " (stopped)" : "") << " | " << c.seconds << " | " << c.scope
+       << (c.note.empty() ? "" : "; " + c.note) << " |\n";
+  bool any = false;
+  for (const auto& c : r.checks) {
+    if (c.status != "fail") continue;
+    if (!any) md << "\n## Failures\n";
+    any = true;
+    md << "\n### " << check_class_name(c.cls) << " " << ref::dtype_name(c.dtype) << ": " << c.mismatches
+       << " mismatches in " << c.cases << " cases\n\n```\n";
+    for (const auto& l : c.records) md << l << "\n";
+    if (c.mismatches > c.records.size()) md << "... and " << (c.mismatches - c.records.size()) << " more\n";
+    md << "```\n\nReproduce: `" << c.reproduce << "`\n";
+  }
+  return md.str();
+}
+
+void ensure_writable(const std::string& path) {
+  std::ofstream out(path, std::ios::app);
+  if (!out) throw std::runtime_error("audit: cannot write report " + path + ": " + std::strerror(errno));
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.flush();
+  if (!out) throw std::runtime_error("audit: cannot write report " + path + ": " + std::strerror(errno));
+}
+
+}  // namespace fuseproof::audit

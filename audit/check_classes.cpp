@@ -1,0 +1,356 @@
+// check_classes.cpp: the check classes; each compares encodings (never values) against the reference model.
+#include "audit/check_classes.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "audit/audit_inputs.h"
+#include "audit/mismatch_record.h"
+#include "reference/domain_sweep.h"
+
+namespace fuseproof::audit {
+
+namespace {
+
+/// Per-check comparison state: counts, the first records, the distinct-expected guard, the early stop.
+class Tally {
+ public:
+  Tally(const CheckContext& ctx, CheckResult& r) : ctx_(ctx), r_(r), seen_(65536, false) {}
+
+  /// Compares one element; false once the check should stop.
+  bool element(const std::string& where, uint16_t x, uint16_t b, uint16_t got, uint16_t expected) {
+    ++r_.cases;
+    if (!seen_[expected]) seen_[expected] = true, ++r_.distinct_expected;
+    if (got != expected) {
+      ++r_.mismatches;
+      if (r_.records.size() < ctx_.options.records)
+        r_.records.push_back(format_record(ctx_.options.op, ctx_.model.dtype, where, x, b, got, expected));
+    }
+    return !stop();
+  }
+  /// Counts an expected output towards the distinct-output guard without a comparison record.
+  void seen(uint16_t expected) {
+    if (!seen_[expected]) seen_[expected] = true, ++r_.distinct_expected;
+  }
+  /// A failure that is not an element comparison (a refused valid call, a guard write, a probe accepted).
+  void failure(const std::string& line, uint64_t count = 1) {
+    r_.mismatches += count;
+    if (r_.records.size() < ctx_.options.records) r_.records.push_back(line);
+  }
+  bool stop() {
+    if (ctx_.options.stop_after && r_.mismatches >= ctx_.options.stop_after) r_.stopped_early = true;
+    return r_.stopped_early;
+  }
+
+ private:
+  const CheckContext& ctx_;
+  CheckResult& r_;
+  std::vector<bool> seen_;
+};
+
+std::string shape(int64_t rows, int64_t width) {
+  return "rows=" + std::to_string(rows) + ",width=" + std::to_string(width);
+}
+
+/// Runs a valid call and compares every element; checks the return code, the guards and the inputs.
+/// False once the check should stop (or the backend faulted, which throws).
+bool run_valid(const CheckContext& ctx, Tally& t, CallSpec spec, const std::string& label,
+               std::optional<CallOutcome> pre_run = std::nullopt) {
+  const CallOutcome o = pre_run ? std::move(*pre_run) : ctx.runner.call(spec);
+  if (!o.fault.empty()) throw std::runtime_error("audit: backend failure in " + label + ": " + o.fault);
+  const std::string head = ctx.options.op + " " + ref::dtype_name(ctx.model.dtype) + " [" + shape(spec.rows, spec.width) + "]";
+  if (o.rc != 0) {
+    t.failure(head + " valid call rejected: " + o.message, uint64_t(spec.rows * spec.width));
+    return !t.stop();
+  }
+  if (o.guard_writes) t.failure(head + " wrote " + std::to_string(o.guard_writes) + " guard bytes outside out", o.guard_writes);
+  if (!o.inputs_intact) t.failure(head + " modified x or bias");
+  for (int64_t r = 0; r < spec.rows; ++r)
+    for (int64_t c = 0; c < spec.width; ++c) {
+      const size_t i = size_t(r * spec.width + c);
+      const uint16_t x = spec.x[i], b = spec.bias[size_t(c)];
+      if (!t.element("r=" + std::to_string(r) + ",c=" + std::to_string(c), x, b, o.out[i], ctx.model.expected(x, b)))
+        return false;
+    }
+  return !t.stop();
+}
+
+CallSpec make_spec(const CheckContext& ctx, int64_t rows, int64_t width) {
+  CallSpec s;
+  s.rows = rows;
+  s.width = width;
+  s.dtype = ctx.abi_dtype;
+  s.x.resize(size_t(rows * width));
+  s.bias.resize(size_t(width));
+  s.out_elems = size_t(rows * width);
+  return s;
+}
+
+void fill_random(const CheckContext& ctx, CallSpec& s, std::mt19937_64& rng) {
+  for (auto& v : s.x) v = random_pattern(ctx.model.dtype, rng);
+  for (auto& v : s.bias) v = random_pattern(ctx.model.dtype, rng);
+}
+
+uint64_t class_seed(const CheckContext& ctx, CheckClass c) {
+  return ctx.options.seed * 0x9E3779B97F4A7C15ull + uint64_t(c) * 1000003u + uint64_t(ctx.model.dtype) * 7919u;
+}
+
+}  // namespace
+
+void check_rejection(const CheckContext& ctx, CheckResult& r) {
+  const int64_t v = ctx.plugin.info().vector_elems();
+  struct Probe {
+    std::string what;
+    CallSpec spec;
+    bool may_accept = false;  // an empty call may be a no-op instead of a rejection; it must still write nothing
+  };
+  std::vector<Probe> probes;
+  std::mt19937_64 rng(class_seed(ctx, CheckClass::kRejection));
+  auto base = [&](int64_t rows, int64_t width, size_t elems) {
+    CallSpec s;
+    s.rows = rows;
+    s.width = width;
+    s.dtype = ctx.abi_dtype;
+    s.x.resize(elems);
+    s.bias.resize(std::max<size_t>(size_t(std::max<int64_t>(width, 0)), 1));
+    s.out_elems = elems;
+    for (auto& e : s.x) e = random_pattern(ctx.model.dtype, rng);
+    for (auto& e : s.bias) e = random_pattern(ctx.model.dtype, rng);
+    return s;
+  };
+  // Widths that are not multiples of the vector; the buffers hold exactly rows * width, so an honest elementwise
+  // kernel stays in bounds and a vector kernel that rounds up runs into the guards.
+  std::vector<int64_t> bad_widths{1, v - 1, v + 1, v + v / 2, 3 * v - 1, 64 * v + 1};
+  std::sort(bad_widths.begin(), bad_widths.end());
+  bad_widths.erase(std::unique(bad_widths.begin(), bad_widths.end()), bad_widths.end());
+  for (int64_t w : bad_widths) {
+    if (w < 1 || w % v == 0) continue;
+    for (int64_t rows : {int64_t(1), int64_t(3)})
+      probes.push_back({"width " + std::to_string(w) + " not a multiple of " + std::to_string(v) + ", rows " +
+                            std::to_string(rows), base(rows, w, size_t(rows * w))});
+  }
+  probes.push_back({"width 0", base(2, 0, 16), true});
+  probes.push_back({"width -" + std::to_string(v), base(2, -v, 16)});
+  probes.push_back({"rows 0", base(0, 4 * v, 16), true});
+  probes.push_back({"rows -1", base(-1, 4 * v, 16)});
+  probes.push_back({"rows * width overflows int64", base(INT64_MAX / 4, 4 * v, size_t(4 * v))});
+  for (int32_t dt : {int32_t(FUSEPROOF_DTYPE_FLOAT32), int32_t(FUSEPROOF_DTYPE_INT16), int32_t(-1), int32_t(7)}) {
+    Probe p{"dtype code " + std::to_string(dt), base(2, 4 * v, size_t(8 * v))};
+    p.spec.dtype = dt;
+    probes.push_back(p);
+  }
+  for (int k = 0; k < 3; ++k) {
+    Probe p{std::string(k == 0 ? "out" : k == 1 ? "x" : "bias") + " null", base(2, 4 * v, size_t(8 * v))};
+    (k == 0 ? p.spec.null_out : k == 1 ? p.spec.null_x : p.spec.null_bias) = true;
+    probes.push_back(p);
+  }
+  if (ctx.plugin.info().vector_bytes > 2) {
+    for (int k = 0; k < 3; ++k) {
+      Probe p{std::string(k == 0 ? "out" : k == 1 ? "x" : "bias") + " misaligned by 2 bytes",
+              base(2, 4 * v, size_t(8 * v))};
+      (k == 0 ? p.spec.out_misalign : k == 1 ? p.spec.x_misalign : p.spec.bias_misalign) = 2;
+      probes.push_back(p);
+    }
+  }
+  Tally t(ctx, r);
+  for (const Probe& p : probes) {
+    ++r.cases;
+    const CallOutcome o = ctx.runner.call(p.spec);
+    if (!o.fault.empty()) throw std::runtime_error("audit: backend failure in rejection probe " + p.what + ": " + o.fault);
+    uint64_t written = 0;
+    for (uint16_t e : o.out) written += e != kPoison;
+    const std::string head = ctx.options.op + " " + ref::dtype_name(ctx.model.dtype) + " reject " + p.what + " [" +
+                             shape(p.spec.rows, p.spec.width) + ",dtype=" + std::to_string(p.spec.dtype) + "]: ";
+    std::string why;
+    if (o.rc == 0 && !p.may_accept) why += "returned 0 (accepted); ";
+    if (o.rc != 0 && (o.message.empty() || o.message.find('\n') != std::string::npos))
+      why += "rejection message must be one non-empty line; ";
+    if (written) why += "wrote " + std::to_string(written) + " of " + std::to_string(o.out.size()) + " out elements; ";
+    if (o.guard_writes) why += "wrote " + std::to_string(o.guard_writes) + " guard bytes; ";
+    if (!o.inputs_intact) why += "modified x or bias; ";
+    if (!why.empty()) t.failure(head + why.substr(0, why.size() - 2));
+  }
+  r.distinct_expected = 0;
+  r.scope = std::to_string(probes.size()) + " invalid calls (widths not a multiple of " + std::to_string(v) +
+            ", empty and negative shapes, int64 overflow, 4 invalid dtype codes, null and misaligned pointers), out "
+            "poisoned with 0xFFA5 and " + std::to_string(kGuardElems) + " guard elements around every buffer";
+}
+
+void check_extreme(const CheckContext& ctx, CheckResult& r) {
+  const ref::Dtype d = ctx.model.dtype;
+  const int64_t v = ctx.plugin.info().vector_elems();
+  Tally t(ctx, r);
+  // Every pair of extreme patterns: x down the rows, bias across the columns (padded to the vector by repetition).
+  const std::vector<uint16_t> s = extreme_patterns(d);
+  const int64_t width = (int64_t(s.size()) + v - 1) / v * v;
+  CallSpec spec = make_spec(ctx, int64_t(s.size()), width);
+  for (size_t i = 0; i < s.size(); ++i)
+    for (int64_t c = 0; c < width; ++c) spec.x[i * size_t(width) + size_t(c)] = s[i];
+  for (int64_t c = 0; c < width; ++c) spec.bias[size_t(c)] = s[size_t(c) % s.size()];
+  if (!run_valid(ctx, t, spec, "extreme pairs")) return;
+  // Ties: x + bias exactly halfway between two patterns (and one step either side), every binade.
+  uint64_t tie_cases = 0;
+  for (int e = min_normal_exponent(d); e <= max_exponent(d); ++e) {
+    const std::vector<uint16_t> b = tie_biases(d, e);
+    if (b.empty()) continue;
+    const std::vector<uint16_t> xs = binade_patterns(d, e);
+    const int64_t w = (int64_t(b.size()) + v - 1) / v * v;
+    CallSpec ts = make_spec(ctx, int64_t(xs.size()), w);
+    for (size_t i = 0; i < xs.size(); ++i)
+      for (int64_t c = 0; c < w; ++c) ts.x[i * size_t(w) + size_t(c)] = xs[i];
+    for (int64_t c = 0; c < w; ++c) ts.bias[size_t(c)] = b[size_t(c) % b.size()];
+    tie_cases += uint64_t(xs.size()) * uint64_t(w);
+    if (!run_valid(ctx, t, ts, "rounding ties")) return;
+  }
+  r.scope = std::to_string(s.size()) + " x " + std::to_string(s.size()) +
+            " pairs of extreme patterns (NaN payloads, +-Inf, subnormals, +-0, max finite) and " +
+            std::to_string(tie_cases) + " rounding ties of x + bias and their neighbours in every binade";
+}
+
+void check_property(const CheckContext& ctx, CheckResult& r) {
+  const int64_t v = ctx.plugin.info().vector_elems();
+  Tally t(ctx, r);
+  const uint64_t seed = class_seed(ctx, CheckClass::kProperty);
+  std::mt19937_64 rng(seed);
+  const int64_t max_vecs = std::max<int64_t>(1, 4096 / v);
+  for (uint32_t i = 0; i < ctx.options.property_cases; ++i) {
+    const int64_t rows = 1 + int64_t(rng() % 4);
+    const int64_t width = v * (1 + int64_t(rng() % uint64_t(max_vecs)));
+    CallSpec s = make_spec(ctx, rows, width);
+    fill_random(ctx, s, rng);
+    if (!run_valid(ctx, t, s, "property case " + std::to_string(i))) break;
+  }
+  r.scope = std::to_string(ctx.options.property_cases) + " random shapes (rows 1..4, widths " + std::to_string(v) +
+            ".." + std::to_string(max_vecs * v) + " in steps of " + std::to_string(v) +
+            "), weighted random patterns, std::mt19937_64 seeded from --seed " + std::to_string(ctx.options.seed);
+}
+
+void check_widths(const CheckContext& ctx, CheckResult& r) {
+  const int64_t v = ctx.plugin.info().vector_elems();
+  Tally t(ctx, r);
+  std::mt19937_64 rng(class_seed(ctx, CheckClass::kWidths));
+  for (int64_t w = v; w <= ctx.max_width; w += v) {
+    CallSpec s = make_spec(ctx, 3, w);
+    fill_random(ctx, s, rng);
+    if (!run_valid(ctx, t, s, "width " + std::to_string(w))) break;
+  }
+  r.scope = "every valid width " + std::to_string(v) + ".." + std::to_string(ctx.max_width) + " (" +
+            std::to_string(ctx.max_width / v) + " widths), 3 rows each, random patterns";
+}
+
+void check_domain(const CheckContext& ctx, CheckResult& r) {
+  const ref::Dtype d = ctx.model.dtype;
+  const int64_t v = ctx.plugin.info().vector_elems();
+  const bool full = ctx.domain_biases >= 65536;
+  std::vector<uint16_t> biases;
+  if (full) {
+    biases.resize(65536);
+    for (uint32_t i = 0; i < 65536; ++i) biases[i] = uint16_t(i);
+  } else {
+    biases = domain_subset_biases(d, ctx.domain_biases, class_seed(ctx, CheckClass::kDomain));
+  }
+  Tally t(ctx, r);
+  EVP_MD_CTX* sha = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(sha, EVP_sha256(), nullptr);
+  const size_t block = full ? 256 : 128;
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<uint16_t> expected;
+  bool stopped = false;
+  for (size_t b0 = 0; b0 < biases.size() && !stopped; b0 += block) {
+    const size_t n = std::min(block, biases.size() - b0);
+    std::vector<uint16_t> cols(biases.begin() + long(b0), biases.begin() + long(b0 + n));
+    while (int64_t(cols.size()) % v) cols.push_back(cols[cols.size() % n]);  // pad to the vector; padding not compared
+    const DomainBlock got = ctx.runner.domain_block(ctx.abi_dtype, cols);
+    if (!got.fault.empty()) throw std::runtime_error("audit: backend failure in the domain class: " + got.fault);
+    if (got.rc != 0) {
+      t.failure(ctx.options.op + " " + ref::dtype_name(d) + " [rows=65536,width=" + std::to_string(cols.size()) +
+                    "] valid call rejected: " + got.message,
+                uint64_t(n) * 65536);
+      break;
+    }
+    // The reference rows, computed in parallel; then compared (and hashed) in canonical order.
+    expected.resize(n * 65536);
+    std::vector<std::thread> pool;
+    for (unsigned k = 0; k < threads; ++k)
+      pool.emplace_back([&, k] {
+        for (size_t c = k; c < n; c += threads)
+          ref::sweep_row(d, ctx.model.gelu_table.data(), ref::NanPolicy::kCudaCvtRn, cols[c], expected.data() + c * 65536);
+      });
+    for (auto& th : pool) th.join();
+    if (full) EVP_DigestUpdate(sha, got.out_canonical.data(), n * 65536 * 2);  // little-endian host
+    for (size_t c = 0; c < n && !stopped; ++c) {
+      const uint16_t* e = expected.data() + c * 65536;
+      const uint16_t* g = got.out_canonical.data() + c * 65536;
+      if (std::memcmp(e, g, 65536 * 2) == 0) {
+        r.cases += 65536;
+        if (r.distinct_expected < 65536)
+          for (uint32_t x = 0; x < 65536; x += 7) t.seen(e[x]);
+        continue;
+      }
+      for (uint32_t x = 0; x < 65536; ++x)
+        if (!t.element("x=all,b=" + std::to_string(c + b0), uint16_t(x), cols[c], g[x], e[x])) {
+          stopped = true;
+          break;
+        }
+    }
+  }
+  unsigned char md[32];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(sha, md, &len);
+  EVP_MD_CTX_free(sha);
+  if (full) {
+    std::string hex;
+    char buf[3];
+    for (unsigned i = 0; i < len; ++i) std::snprintf(buf, sizeof buf, "%02x", md[i]), hex += buf;
+    if (stopped) {
+      r.note = "digest not computed (stopped early)";
+    } else if (ctx.model.digest_applies) {
+      const bool ok = hex == ctx.model.golden_digest;
+      r.note = "SHA-256 of all 2^32 outputs " + hex + (ok ? " equals" : " DIFFERS from") +
+               " golden/sm_90/digests.json bias_gelu_tanh." + ref::dtype_name(d);
+      if (!ok) t.failure(ctx.options.op + " " + ref::dtype_name(d) + " 2^32-domain digest " + hex + " expected " +
+                         ctx.model.golden_digest);
+    } else {
+      r.note = "SHA-256 of all 2^32 outputs " + hex + " (the golden digest is of the CUDA tanh model; not compared)";
+    }
+    r.scope = "the whole 2^32 (x, bias) domain, canonical order (bias outer, x inner)";
+  } else {
+    r.scope = "stratified subset: all 65536 x for " + std::to_string(biases.size()) +
+              " biases (every extreme pattern, one per binade and sign, the rest uniform random) = " +
+              std::to_string(uint64_t(biases.size()) * 65536) + " of 2^32 pairs";
+  }
+}
+
+void check_pdl(const CheckContext& ctx, CheckResult& r) {
+  if (!ctx.plugin.info().cuda()) {
+    r.status = "skipped";
+    r.note = "host-memory plugin: no stream ordering to check";
+    return;
+  }
+  const int64_t v = ctx.plugin.info().vector_elems();
+  Tally t(ctx, r);
+  std::mt19937_64 rng(class_seed(ctx, CheckClass::kPdl));
+  const int64_t rows = 256, width = std::max<int64_t>(v, 2048 / v * v);
+  for (int trial = 0; trial < 3; ++trial) {
+    CallSpec s = make_spec(ctx, rows, width);
+    fill_random(ctx, s, rng);
+    // Stale inputs differ from the real ones in every element (bit 0 of the mantissa, or more).
+    std::vector<uint16_t> stale_x(s.x), stale_b(s.bias);
+    for (auto& e : stale_x) e = uint16_t(e ^ 0x0A5A);
+    for (auto& e : stale_b) e = uint16_t(e ^ 0x05A5);
+    auto o = ctx.runner.call_after_producer(s, stale_x, stale_b, ctx.options.pdl_delay_ms);
+    if (!run_valid(ctx, t, s, "pdl trial " + std::to_string(trial), std::move(o))) break;
+  }
+  r.scope = "3 launches of " + std::to_string(rows) + " x " + std::to_string(width) +
+            " after a producer kernel on the same stream that releases dependents at once "
+            "(griddepcontrol.launch_dependents) and writes x and bias " +
+            std::to_string(ctx.options.pdl_delay_ms) + " ms later";
+}
+
+}  // namespace fuseproof::audit
