@@ -1,0 +1,38 @@
+// reference_audit.h: the reference self-audit — does the CPU oracle predict the captured GPU bit for bit?
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace CLI { class App; }
+
+namespace fuseproof::cli {
+
+/// One row of the verdict table.
+struct VerdictRow {
+  std::string check;
+  std::string dtype;
+  uint64_t cases = 0;
+  uint64_t mismatches = 0;
+  std::string verdict;  ///< PASS, FAIL, INFO (reported, not asserted) or MISSING (no golden data for the arch)
+  std::string detail;
+};
+
+struct ReferenceAuditOptions {
+  std::string golden_dir;
+  std::string golden_build_dir;
+  bool whole_domain = true;  ///< the two 2^32 digests per dtype (about 25 s on 2 cores)
+  bool progress = false;
+};
+
+/// Runs every reference check against every captured architecture's golden data.
+std::vector<VerdictRow> run_reference_audit(const ReferenceAuditOptions& options);
+
+/// Prints rows as an aligned table; returns true when no row is FAIL.
+bool print_verdict_table(const std::string& title, const std::vector<VerdictRow>& rows);
+
+/// `fuseproof reference-audit`.
+void add_reference_audit_command(CLI::App& app);
+
+}  // namespace fuseproof::cli
