@@ -34,8 +34,12 @@ configure() {
     args+=(-DOPENSSL_INCLUDE_DIR="$PWD/.deps/openssl/include" -DOPENSSL_CRYPTO_LIBRARY="$crypto")
   fi
   log "cmake ${args[*]}"
-  cmake "${args[@]}" 2>&1 | tee "$OUT/gpu_configure.log" | grep -E "fuseproof|Error|error" || true
-  [ "${PIPESTATUS[0]}" -eq 0 ] || { log "configure failed, see $OUT/gpu_configure.log"; exit 1; }
+  if ! cmake "${args[@]}" > "$OUT/gpu_configure.log" 2>&1; then
+    tail -n 30 "$OUT/gpu_configure.log" >&2
+    log "configure failed, see $OUT/gpu_configure.log"
+    exit 1
+  fi
+  grep -E "^-- fuseproof" "$OUT/gpu_configure.log" || true
 }
 
 build() {
