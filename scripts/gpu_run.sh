@@ -3,7 +3,8 @@
 #   scripts/gpu_run.sh [all|build|test]          (default all; build and test can be separate calls on a warm machine)
 # Environment: OUT (summary folder, default build-gpu), BUILD_DIR (default build-gpu), ARCHS (default "90;100;103"),
 #   JOBS (default nproc), TARGETS (build only these; default everything), LABEL (ctest -L, default gpu),
-#   TESTS (ctest -R regex, default all), CTEST_TIMEOUT (per test, default 300 s).
+#   TESTS (ctest -R regex, default all), CTEST_TIMEOUT (per test, default 300 s),
+#   EXTRA_CMAKE_ARGS (appended to the configure line, e.g. "-DFUSEPROOF_CUDART=Shared").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-all}"
@@ -33,6 +34,8 @@ configure() {
     crypto="$(ls /usr/lib/x86_64-linux-gnu/libcrypto.so /usr/lib/x86_64-linux-gnu/libcrypto.so.3 2>/dev/null | head -1)"
     args+=(-DOPENSSL_INCLUDE_DIR="$PWD/.deps/openssl/include" -DOPENSSL_CRYPTO_LIBRARY="$crypto")
   fi
+  # shellcheck disable=SC2206
+  [ -n "${EXTRA_CMAKE_ARGS:-}" ] && args+=(${EXTRA_CMAKE_ARGS})
   log "cmake ${args[*]}"
   if ! cmake "${args[@]}" > "$OUT/gpu_configure.log" 2>&1; then
     tail -n 30 "$OUT/gpu_configure.log" >&2
