@@ -1,8 +1,6 @@
 // check_classes.cpp: the check classes; each compares encodings (never values) against the reference model.
 #include "audit/check_classes.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -12,6 +10,7 @@
 
 #include "audit/audit_inputs.h"
 #include "audit/mismatch_record.h"
+#include "common/sha256.h"
 #include "reference/domain_sweep.h"
 
 namespace fuseproof::audit {
@@ -256,8 +255,7 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
     biases = domain_subset_biases(d, ctx.domain_biases, class_seed(ctx, CheckClass::kDomain));
   }
   Tally t(ctx, r);
-  EVP_MD_CTX* sha = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(sha, EVP_sha256(), nullptr);
+  Sha256 sha;
   const size_t block = full ? 256 : 128;
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::vector<uint16_t> expected;
@@ -283,7 +281,7 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
           ref::sweep_row(d, ctx.model.gelu_table.data(), ref::NanPolicy::kCudaCvtRn, cols[c], expected.data() + c * 65536);
       });
     for (auto& th : pool) th.join();
-    if (full) EVP_DigestUpdate(sha, got.out_canonical.data(), n * 65536 * 2);  // little-endian host
+    if (full) sha.update(got.out_canonical.data(), n * 65536 * 2);  // little-endian host
     for (size_t c = 0; c < n && !stopped; ++c) {
       const uint16_t* e = expected.data() + c * 65536;
       const uint16_t* g = got.out_canonical.data() + c * 65536;
@@ -300,14 +298,8 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
         }
     }
   }
-  unsigned char md[32];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(sha, md, &len);
-  EVP_MD_CTX_free(sha);
   if (full) {
-    std::string hex;
-    char buf[3];
-    for (unsigned i = 0; i < len; ++i) std::snprintf(buf, sizeof buf, "%02x", md[i]), hex += buf;
+    const std::string hex = sha.hex();
     if (stopped) {
       r.note = "digest not computed (stopped early)";
     } else if (ctx.model.digest_applies) {

@@ -1,13 +1,13 @@
 // plugin_loader.cpp: dlopen, dlsym and descriptor checks.
 #include "audit/plugin_loader.h"
 
+#include "common/sha256.h"
+
 #include <dlfcn.h>
-#include <openssl/evp.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <vector>
 
 namespace fuseproof::audit {
 
@@ -16,23 +16,11 @@ namespace fs = std::filesystem;
 const char* memory_name(int32_t memory) { return memory == FUSEPROOF_MEMORY_CUDA ? "cuda" : "host"; }
 
 std::string file_sha256(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
-  std::vector<char> buf(1 << 16);
-  while (in) {
-    in.read(buf.data(), std::streamsize(buf.size()));
-    EVP_DigestUpdate(ctx, buf.data(), size_t(in.gcount()));
+  try {
+    return Sha256::of_file(path);
+  } catch (const std::exception&) {
+    return "";
   }
-  unsigned char md[32];
-  unsigned int n = 0;
-  EVP_DigestFinal_ex(ctx, md, &n);
-  EVP_MD_CTX_free(ctx);
-  static const char* kHex = "0123456789abcdef";
-  std::string s;
-  for (unsigned i = 0; i < n; ++i) s += {kHex[md[i] >> 4], kHex[md[i] & 15]};
-  return s;
 }
 
 Plugin Plugin::load(const std::string& path, const std::string& expected_op) {
