@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# device_session.sh: one bounded GPU session: build once (gpu preset), then the GPU tests, the CUDA audit and mutants,
+# and the e2e nightly export; packs every report into $OUT/results.tar.xz (the e2e frames stay beside it).
+#   OUT=<dir> BUDGET=570 scripts/device_session.sh [steps...]   steps: build tests audit e2e bench (default: all but bench)
+# A step starts only if the session budget leaves it time; each runs under `timeout`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:?OUT must name the folder that comes back}
+BUDGET=${BUDGET:-570}
+W=$OUT/work
+mkdir -p "$W"
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(build tests audit e2e)
+start=$SECONDS
+pack() {
+  tar -C "$W" -cJf "$OUT/results.tar.xz" . 2>/dev/null
+  echo "device_session: packed $(du -sh "$OUT/results.tar.xz" | cut -f1) after $((SECONDS - start)) s"
+}
+trap pack EXIT
+left() { echo $((BUDGET - (SECONDS - start))); }
+run_step() {  # run_step NAME MIN_SECONDS CMD...
+  local name=$1 need=$2
+  shift 2
+  local budget
+  budget=$(left)
+  if [ "$budget" -lt "$need" ]; then
+    echo "device_session: skipping $name: $budget s left, needs $need" | tee -a "$W/session.log"
+    return
+  fi
+  local t0=$SECONDS
+  timeout -k 5 "$((budget - 15))" "$@" > "$W/$name.log" 2>&1
+  local rc=$?
+  echo "device_session: $name exit $rc in $((SECONDS - t0)) s" | tee -a "$W/session.log"
+  tail -n 15 "$W/$name.log"
+}
+nvidia-smi --query-gpu=name,driver_version,compute_cap,clocks.sm,clocks.mem --format=csv > "$W/gpu.txt" 2>&1
+for s in "${steps[@]}"; do
+  case "$s" in
+    build) run_step build 120 env OUT="$W/build" ARCHS="${ARCHS:-90}" JOBS="$(nproc)" scripts/gpu_run.sh build ;;
+    tests) run_step tests 60 env OUT="$W/tests" TESTS="${TESTS:-BiasGeluTanh}" scripts/gpu_run.sh test ;;
+    audit) run_step audit 60 env BUILD=build-gpu OUT="$W/audit" scripts/gpu_audit.sh ;;
+    e2e)
+      ln -sfn build-gpu build-gpu-e2e
+      run_step e2e 60 scripts/nightly_e2e.sh --skip-build --out "$W/e2e" --export "$W/e2e_export"
+      for f in lossless.rgb24 high.rgb24; do [ -f "$W/e2e_export/$f" ] && mv "$W/e2e_export/$f" "$OUT/$f"; done ;;
+    bench) run_step bench 60 env OUT="$W/bench" scripts/gpu_bench.sh ;;
+    *) echo "device_session: unknown step $s" ;;
+  esac
+done
