@@ -9,11 +9,15 @@ function(fuseproof_add_test)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 1500)
   endif()
-  # A list inside PROPERTIES must be escaped, or its second element is read as a property name.
-  string(REPLACE ";" "\\;" _labels "${T_LABELS}")
+  # gtest_discover_tests splits a list given in PROPERTIES (the second label would be read as a property name), so
+  # the labels are set by a script that ctest includes after discovery, on the tests discovery listed.
   gtest_discover_tests(${T_NAME}
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${_labels}" TIMEOUT ${T_TIMEOUT}
-               ENVIRONMENT "FUSEPROOF_GOLDEN_DIR=${FUSEPROOF_GOLDEN_DIR}\\;FUSEPROOF_GOLDEN_BUILD_DIR=${FUSEPROOF_GOLDEN_BUILD_DIR}")
+    TEST_LIST ${T_NAME}_TESTS
+    PROPERTIES TIMEOUT ${T_TIMEOUT})
+  set(_labels_file "${CMAKE_CURRENT_BINARY_DIR}/${T_NAME}_labels.cmake")
+  file(WRITE "${_labels_file}"
+    "if(${T_NAME}_TESTS)\n  set_tests_properties(\${${T_NAME}_TESTS} PROPERTIES LABELS \"${T_LABELS}\")\nendif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${_labels_file}")
 endfunction()

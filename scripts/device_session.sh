@@ -13,8 +13,10 @@ steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(build tests audit e2e)
 start=$SECONDS
 pack() {
-  tar -C "$W" -cJf "$OUT/results.tar.xz" . 2>/dev/null
+  # At most 8 files come back: everything but the frames goes into one archive, and the work folder is removed.
+  tar -C "$W" --exclude='*.rgb24' -cJf "$OUT/results.tar.xz" . 2>/dev/null
   echo "device_session: packed $(du -sh "$OUT/results.tar.xz" | cut -f1) after $((SECONDS - start)) s"
+  rm -rf "$W"
 }
 trap pack EXIT
 left() { echo $((BUDGET - (SECONDS - start))); }
