@@ -9,6 +9,7 @@
 #include "audit/audit_engine.h"
 #include "audit/audit_report.h"
 #include "audit/mutation_driver.h"
+#include "audit/reference_audit.h"
 
 namespace fuseproof::audit {
 
@@ -22,6 +23,8 @@ struct CliState {
   std::string report_json;
   std::string mutants;
   int mutant_timeout = 300;
+  bool reference = true;       ///< run the reference self-audit first (built-in kernel only)
+  bool reference_domain = true;  ///< include its two 2^32 digests per dtype
   std::vector<std::string> raw_args;
 };
 
@@ -68,10 +71,30 @@ void run(CliState& s, CLI::App& sub) {
       if (m.killed != m.total) throw CLI::RuntimeError(1);
       return;
     }
+    // The oracle first: a kernel audit means something only if the reference predicts the captured GPUs.
+    std::vector<VerdictRow> rows;
+    bool reference_ok = true;
+    if (s.reference && o.plugin.empty() && !o.only) {
+      ReferenceAuditOptions ro;
+      ro.golden_dir = o.golden.dir;
+      ro.golden_build_dir = o.golden.build_dir;
+      ro.whole_domain = s.reference_domain;
+      ro.progress = false;
+      rows = run_reference_audit(ro);
+      reference_ok = print_verdict_table("reference self-audit (the oracle against golden data from GPUs)", rows);
+      std::printf("\n");
+    }
     const AuditResult r = run_audit(o);
     if (!s.report_md.empty()) write_text_file(s.report_md, report_markdown(r));
     if (!s.report_json.empty()) write_text_file(s.report_json, report_json(r).dump(2) + "\n");
-    if (!r.passed) throw CLI::RuntimeError(1);
+    std::vector<VerdictRow> verdicts;
+    for (const CheckResult& c : r.checks)
+      verdicts.push_back({check_class_name(c.cls), ref::dtype_name(c.dtype), c.cases, c.mismatches,
+                          c.status == "pass" ? "PASS" : c.status == "fail" ? "FAIL" : "SKIPPED",
+                          c.status == "skipped" ? c.note : c.scope.substr(0, 72) + (c.scope.size() > 72 ? "..." : "")});
+    print_verdict_table("kernel audit: " + r.plugin.kernel_name + ", backend " + r.backend, verdicts);
+    std::printf("\nverdict: %s\n", r.passed && reference_ok ? "PASS" : "FAIL");
+    if (!r.passed || !reference_ok) throw CLI::RuntimeError(1);
   } catch (const CLI::RuntimeError&) {
     throw;
   } catch (const std::exception& e) {
@@ -86,7 +109,9 @@ void add_audit_subcommand(CLI::App& app) {
   auto state = std::make_shared<CliState>();
   CLI::App* sub = app.add_subcommand("audit", "Run the whole battery on a fused kernel (built in, or a plugin .so)");
   AuditOptions& o = state->opt;
-  sub->add_option("--op", o.op, "Op to audit (bias_gelu_tanh)")->required();
+  sub->add_option("--op", o.op, "Op to audit (bias_gelu_tanh)")->capture_default_str();
+  sub->add_flag("!--no-reference", state->reference, "Skip the reference self-audit that runs before the built-in kernel's");
+  sub->add_flag("!--quick", state->reference_domain, "Reference self-audit without its 2^32-pair digests");
   sub->add_option("--plugin", o.plugin, "Kernel plugin .so (kernels/fuseproof_kernel_abi.h); default: the built-in");
   sub->add_option("--backend", o.backend, "cuda or emulated; default: the plugin's memory, else cuda when a GPU works");
   sub->add_option("--dtype", state->dtype, "bf16, fp16 or all")->capture_default_str();

@@ -5,11 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/gelu_table_command.h"
-#include "cli/reference_audit.h"
+#include "audit/reference_audit.h"
 #include "cli/sweep_command.h"
-#if FUSEPROOF_WITH_AUDIT_CLI
 #include "audit/audit_cli.h"
-#endif
 #if FUSEPROOF_WITH_E2E_CLI
 #include "e2e/e2e_cli.h"
 #endif
@@ -20,12 +18,10 @@
 int main(int argc, char** argv) {
   CLI::App app{"fuseproof: prove a fused GPU kernel changes not one output bit against eager PyTorch", "fuseproof"};
   app.require_subcommand(1);
-  fuseproof::cli::add_reference_audit_command(app);
+  fuseproof::audit::add_reference_audit_command(app);
   fuseproof::cli::add_gelu_table_command(app);
   fuseproof::cli::add_sweep_command(app);
-#if FUSEPROOF_WITH_AUDIT_CLI
   fuseproof::audit::add_audit_subcommand(app);
-#endif
 #if FUSEPROOF_WITH_E2E_CLI
   fuseproof::e2e::add_e2e_subcommand(app);
 #endif

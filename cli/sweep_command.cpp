@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/golden_store.h"
+#include "audit/golden_store.h"
 #include "cli/reference_options.h"
 #include "cli/torch_cpu_backend.h"
 #include "common/sha256.h"
@@ -19,6 +19,12 @@
 #include "reference/gelu_table.h"
 
 namespace fuseproof::cli {
+
+using audit::can_write;
+using audit::default_golden_build_dir;
+using audit::default_golden_dir;
+using audit::golden_digest;
+using audit::golden_gelu_table_path;
 
 namespace {
 

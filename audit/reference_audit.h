@@ -7,7 +7,7 @@
 
 namespace CLI { class App; }
 
-namespace fuseproof::cli {
+namespace fuseproof::audit {
 
 /// One row of the verdict table.
 struct VerdictRow {
@@ -35,4 +35,4 @@ bool print_verdict_table(const std::string& title, const std::vector<VerdictRow>
 /// `fuseproof reference-audit`.
 void add_reference_audit_command(CLI::App& app);
 
-}  // namespace fuseproof::cli
+}  // namespace fuseproof::audit

@@ -7,7 +7,7 @@
 
 #include "reference/dtype.h"
 
-namespace fuseproof::cli {
+namespace fuseproof::audit {
 
 /// golden/ in the source tree: $FUSEPROOF_GOLDEN_DIR, else the path configured at build time.
 std::string default_golden_dir();
@@ -28,4 +28,4 @@ std::string golden_gelu_table_path(const std::string& golden_dir, const std::str
 /// True when `path` can be created or truncated for writing (checked before long work starts).
 bool can_write(const std::string& path, std::string* why);
 
-}  // namespace fuseproof::cli
+}  // namespace fuseproof::audit

@@ -1,5 +1,5 @@
 // golden_store.cpp: golden data lookup.
-#include "cli/golden_store.h"
+#include "audit/golden_store.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace fuseproof::cli {
+namespace fuseproof::audit {
 
 std::string default_golden_dir() {
   const char* e = std::getenv("FUSEPROOF_GOLDEN_DIR");
@@ -66,4 +66,4 @@ bool can_write(const std::string& path, std::string* why) {
   return true;
 }
 
-}  // namespace fuseproof::cli
+}  // namespace fuseproof::audit

@@ -1,5 +1,5 @@
 // reference_audit.cpp: the oracle checked against golden data captured on GPUs.
-#include "cli/reference_audit.h"
+#include "audit/reference_audit.h"
 
 #include <unistd.h>
 
@@ -13,13 +13,13 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/golden_store.h"
+#include "audit/golden_store.h"
 #include "common/sha256.h"
 #include "reference/domain_sweep.h"
 #include "reference/gelu_table.h"
 #include "reference/half_codec.h"
 
-namespace fuseproof::cli {
+namespace fuseproof::audit {
 
 namespace {
 
@@ -172,4 +172,4 @@ void add_reference_audit_command(CLI::App& app) {
   });
 }
 
-}  // namespace fuseproof::cli
+}  // namespace fuseproof::audit
