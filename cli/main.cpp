@@ -1,4 +1,5 @@
-// main.cpp: the `fuseproof` command: conformance audits, reference tables, domain sweeps, video and e2e tools.
+// main.cpp: the `fuseproof` command: conformance audits, reference tables, domain sweeps, the kernel benchmark, video
+// and e2e tools.
 #include <cstdio>
 #include <exception>
 
@@ -7,6 +8,9 @@
 #include "cli/gelu_table_command.h"
 #include "audit/reference_audit.h"
 #include "cli/sweep_command.h"
+#if FUSEPROOF_WITH_BENCH_CLI
+#include "cli/bench_command.h"
+#endif
 #include "audit/audit_cli.h"
 #if FUSEPROOF_WITH_E2E_CLI
 #include "e2e/e2e_cli.h"
@@ -21,6 +25,9 @@ int main(int argc, char** argv) {
   fuseproof::audit::add_reference_audit_command(app);
   fuseproof::cli::add_gelu_table_command(app);
   fuseproof::cli::add_sweep_command(app);
+#if FUSEPROOF_WITH_BENCH_CLI
+  fuseproof::cli::add_bench_command(app);
+#endif
   fuseproof::audit::add_audit_subcommand(app);
 #if FUSEPROOF_WITH_E2E_CLI
   fuseproof::e2e::add_e2e_subcommand(app);

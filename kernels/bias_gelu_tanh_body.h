@@ -52,13 +52,20 @@ FUSEPROOF_HD float gelu_tanh_f32(float x) {
   return mul_rn(mul_rn(0.5f, x), add_rn(1.0f, tanh_f32(inner)));
 }
 
+/// round_T(gelu_tanh(float(p))) for one pattern p of format D: entry p of the GELU table (kernels/bias_gelu_tanh.cu
+/// fills it on the device with this very function; the emulation on the host), and the tail of the direct element.
+template <Half D>
+FUSEPROOF_HD uint16_t gelu_tanh_half(uint16_t p) {
+  return float_to_half_rn<D>(gelu_tanh_f32(half_to_float<D>(p)));
+}
+
 /// out = gelu_tanh(round_T(x + bias)): eager's `x + bias` rounds the binary32 sum to T before GELU widens it again.
 /// kRoundSum = false skips that rounding; it exists only as a negative control for the tests.
 template <Half D, bool kRoundSum = true>
 FUSEPROOF_HD uint16_t bias_gelu_tanh_element(uint16_t x, uint16_t bias) {
   const float sum = add_rn(half_to_float<D>(x), half_to_float<D>(bias));
-  const float g = kRoundSum ? gelu_tanh_f32(half_to_float<D>(float_to_half_rn<D>(sum))) : gelu_tanh_f32(sum);
-  return float_to_half_rn<D>(g);
+  if constexpr (kRoundSum) return gelu_tanh_half<D>(float_to_half_rn<D>(sum));
+  else return float_to_half_rn<D>(gelu_tanh_f32(sum));
 }
 
 /// One vector of kBytes (16 or 32) bytes; loads and stores move it whole.
@@ -114,6 +121,76 @@ FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, int64_t first, int64_
 #endif
     for (int i = 0; i < kElems; ++i) ov.h[i] = bias_gelu_tanh_element<D, kRoundSum>(xv.h[i], bv.h[i]);
     store_vec<kBytes>(a.out + v * kElems, ov);
+    col += col_step;
+    if (col >= a.width_vectors) col -= a.width_vectors;
+  }
+}
+
+/// Entries of the GELU table: one per 16-bit pattern.
+inline constexpr int kGeluTableEntries = 65536;
+inline constexpr int kGeluTableBytes = kGeluTableEntries * 2;
+
+/// Vectors each thread of the table kernel loads before it uses the first: 64 bytes of x (and of bias) in flight per
+/// thread, so one 1,024-thread block per SM keeps 64 KiB of reads outstanding.
+template <int kBytes>
+inline constexpr int kTableUnroll = 64 / kBytes;
+
+/// One vector through the table: per pair of elements two exact widenings, two binary32 adds, one packed rounding to
+/// T (the eager `x + bias` tensor) and two table lookups (the eager GELU of that tensor).
+template <Half D, int kBytes>
+FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_table_vec(const HalfVec<kBytes>& xv, const HalfVec<kBytes>& bv,
+                                                      const uint16_t* table) {
+  constexpr int kWords = kBytes / 4;
+  uint32_t xw[kWords], bw[kWords], ow[kWords];
+  std::memcpy(xw, xv.h, kBytes);
+  std::memcpy(bw, bv.h, kBytes);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 0; i < kWords; ++i) {
+    float x0, x1, b0, b1;
+    half2_to_float2<D>(xw[i], x0, x1);
+    half2_to_float2<D>(bw[i], b0, b1);
+    const uint32_t s = float2_to_half2_rn<D>(add_rn(x0, b0), add_rn(x1, b1));
+    ow[i] = uint32_t(table[s & 0xFFFFu]) | (uint32_t(table[s >> 16]) << 16);
+  }
+  HalfVec<kBytes> ov;
+  std::memcpy(ov.h, ow, kBytes);
+  return ov;
+}
+
+/// The table kernel's thread: the same grid-stride order as bias_gelu_tanh_thread, kUnroll vectors (v, v + stride,
+/// ...) loaded before any is computed, then a remainder loop. `table` holds gelu_tanh_half<D>(p) at p (shared memory
+/// on the device).
+template <Half D, int kBytes, int kUnroll = kTableUnroll<kBytes>>
+FUSEPROOF_HD void bias_gelu_tanh_table_thread(const BodyArgs& a, const uint16_t* table, int64_t first,
+                                              int64_t stride) {
+  constexpr int kElems = HalfVec<kBytes>::kElems;
+  if (first >= a.n_vectors) return;
+  int64_t col = first % a.width_vectors;
+  const int64_t col_step = stride % a.width_vectors;
+  int64_t v = first;
+  for (; v + (kUnroll - 1) * stride < a.n_vectors; v += kUnroll * stride) {
+    HalfVec<kBytes> xv[kUnroll], bv[kUnroll];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int u = 0; u < kUnroll; ++u) {
+      xv[u] = load_vec<kBytes>(a.x + (v + u * stride) * kElems);
+      bv[u] = load_vec<kBytes>(a.bias + col * kElems);
+      col += col_step;
+      if (col >= a.width_vectors) col -= a.width_vectors;
+    }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int u = 0; u < kUnroll; ++u)
+      store_vec<kBytes>(a.out + (v + u * stride) * kElems, bias_gelu_tanh_table_vec<D, kBytes>(xv[u], bv[u], table));
+  }
+  for (; v < a.n_vectors; v += stride) {
+    const HalfVec<kBytes> xv = load_vec<kBytes>(a.x + v * kElems);
+    const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + col * kElems);
+    store_vec<kBytes>(a.out + v * kElems, bias_gelu_tanh_table_vec<D, kBytes>(xv, bv, table));
     col += col_step;
     if (col >= a.width_vectors) col -= a.width_vectors;
   }

@@ -18,6 +18,23 @@ void run_grid(const kernel::BodyArgs& args, int64_t grid) {
   }
 }
 
+template <kernel::Half D, int kBytes>
+void run_table_grid(const kernel::BodyArgs& args, const uint16_t* table, int64_t grid) {
+  const int64_t stride = grid * kernel::kTableBlockThreads;
+  for (int64_t block = 0; block < grid; ++block) {
+    for (int thread = 0; thread < kernel::kTableBlockThreads; ++thread) {
+      kernel::bias_gelu_tanh_table_thread<D, kBytes>(args, table, block * kernel::kTableBlockThreads + thread, stride);
+    }
+  }
+}
+
+template <kernel::Half D>
+std::vector<uint16_t> make_table() {
+  std::vector<uint16_t> t(kernel::kGeluTableEntries);
+  for (int p = 0; p < kernel::kGeluTableEntries; ++p) t[size_t(p)] = kernel::gelu_tanh_half<D>(uint16_t(p));
+  return t;
+}
+
 template <kernel::Half D, bool kRoundSum>
 void dispatch_bytes(const kernel::BodyArgs& args, int64_t grid, int vector_bytes) {
   if (vector_bytes == 32) run_grid<D, 32, kRoundSum>(args, grid);
@@ -25,6 +42,17 @@ void dispatch_bytes(const kernel::BodyArgs& args, int64_t grid, int vector_bytes
 }
 
 }  // namespace
+
+int64_t bias_gelu_tanh_emulated_table_grid(int emulated_sms, int64_t n_vectors) {
+  const int64_t needed = (n_vectors + kernel::kTableBlockThreads - 1) / kernel::kTableBlockThreads;
+  return needed < emulated_sms ? needed : int64_t(emulated_sms);
+}
+
+const std::vector<uint16_t>& bias_gelu_tanh_host_table(ScalarType dtype) {
+  static const std::vector<uint16_t> bf16 = make_table<kernel::Half::kBf16>();
+  static const std::vector<uint16_t> fp16 = make_table<kernel::Half::kFp16>();
+  return dtype == ScalarType::kFp16 ? fp16 : bf16;
+}
 
 int64_t bias_gelu_tanh_emulated_grid(int emulated_sms, int64_t n_vectors) {
   const int64_t resident = int64_t(emulated_sms) * kEmulatedBlocksPerSm;
@@ -35,7 +63,7 @@ int64_t bias_gelu_tanh_emulated_grid(int emulated_sms, int64_t n_vectors) {
 namespace detail {
 
 void run_emulation(const TensorView& out, const TensorView& x, const TensorView& bias, int vector_bytes,
-                   int emulated_sms, EmulatedBody body) {
+                   int emulated_sms, EmulatedBody body, GeluMath math) {
   const int elems = vector_bytes / 2;
   kernel::BodyArgs args{};
   args.out = static_cast<uint16_t*>(out.data);
@@ -43,9 +71,18 @@ void run_emulation(const TensorView& out, const TensorView& x, const TensorView&
   args.bias = static_cast<const uint16_t*>(bias.data);
   args.n_vectors = x.sizes[0] * x.sizes[1] / elems;
   args.width_vectors = x.sizes[1] / elems;
-  const int64_t grid = bias_gelu_tanh_emulated_grid(emulated_sms, args.n_vectors);
   const bool bf16 = x.dtype == ScalarType::kBf16;
   const bool round_sum = body == EmulatedBody::kProduction;
+  if (round_sum && math == GeluMath::kTable) {
+    const uint16_t* table = bias_gelu_tanh_host_table(x.dtype).data();
+    const int64_t grid = bias_gelu_tanh_emulated_table_grid(emulated_sms, args.n_vectors);
+    if (bf16 && vector_bytes == 32) run_table_grid<kernel::Half::kBf16, 32>(args, table, grid);
+    else if (bf16) run_table_grid<kernel::Half::kBf16, 16>(args, table, grid);
+    else if (vector_bytes == 32) run_table_grid<kernel::Half::kFp16, 32>(args, table, grid);
+    else run_table_grid<kernel::Half::kFp16, 16>(args, table, grid);
+    return;
+  }
+  const int64_t grid = bias_gelu_tanh_emulated_grid(emulated_sms, args.n_vectors);
   if (bf16 && round_sum) dispatch_bytes<kernel::Half::kBf16, true>(args, grid, vector_bytes);
   else if (bf16) dispatch_bytes<kernel::Half::kBf16, false>(args, grid, vector_bytes);
   else if (round_sum) dispatch_bytes<kernel::Half::kFp16, true>(args, grid, vector_bytes);

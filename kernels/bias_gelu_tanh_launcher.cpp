@@ -87,6 +87,7 @@ std::string pointer_kind_name(const PointerInfo& p) {
 
 struct Plan {
   int vector_bytes = 16;
+  GeluMath math = GeluMath::kDirect;  ///< resolved
   int64_t rows = 0, width = 0;
   uint64_t bytes = 0;  ///< of x and of out
 };
@@ -102,6 +103,8 @@ LaunchStatus validate(const TensorView& out, const TensorView& x, const TensorVi
   const int vbytes = static_cast<int>(options.vector);
   if (vbytes != 0 && vbytes != 16 && vbytes != 32)
     return reject("options.vector must be auto, 16 or 32 bytes, got " + std::to_string(vbytes));
+  const int math = static_cast<int>(options.math);
+  if (math < 0 || math > 2) return reject("options.math must be auto, direct or table, got " + std::to_string(math));
   if (options.emulated_sms <= 0)
     return reject("options.emulated_sms must be positive, got " + std::to_string(options.emulated_sms));
 
@@ -202,9 +205,14 @@ LaunchStatus validate(const TensorView& out, const TensorView& x, const TensorVi
     const std::string why = kernel::bias_gelu_tanh_cuda_check(
         x.device.index, x.dtype == ScalarType::kBf16 ? kernel::Half::kBf16 : kernel::Half::kFp16, vector_bytes);
     if (!why.empty()) return LaunchStatus{false, why};
+    if (options.math == GeluMath::kTable) {
+      const std::string no_table = kernel::bias_gelu_tanh_cuda_table_check(x.device.index);
+      if (!no_table.empty()) return LaunchStatus{false, no_table};
+    }
   }
 #endif
   if (plan) {
+    plan->math = bias_gelu_tanh_resolve_math(x.device, elements, options.math);
     plan->vector_bytes = vector_bytes;
     plan->rows = rows;
     plan->width = width;
@@ -220,6 +228,27 @@ VectorPolicy bias_gelu_tanh_resolve_vector(const Device& device, VectorPolicy re
   if (device.kind == DeviceKind::kCuda && cuda_device_compute_capability(device.index) >= 100)
     return VectorPolicy::kBytes32;
   return VectorPolicy::kBytes16;
+}
+
+GeluMath bias_gelu_tanh_resolve_math(const Device& device, int64_t elements, GeluMath requested) {
+  if (requested != GeluMath::kAuto) return requested;
+  if (elements < kAutoTableMinElements) return GeluMath::kDirect;
+#if FUSEPROOF_HAVE_CUDA
+  if (device.kind == DeviceKind::kCuda && !kernel::bias_gelu_tanh_cuda_table_check(device.index).empty())
+    return GeluMath::kDirect;
+#else
+  (void)device;
+#endif
+  return GeluMath::kTable;
+}
+
+const char* gelu_math_name(GeluMath math) {
+  switch (math) {
+    case GeluMath::kAuto: return "auto";
+    case GeluMath::kDirect: return "direct";
+    case GeluMath::kTable: return "table";
+  }
+  return "?";
 }
 
 int bias_gelu_tanh_vector_elems(ScalarType dtype, VectorPolicy resolved) {
@@ -238,7 +267,7 @@ LaunchStatus bias_gelu_tanh(const TensorView& out, const TensorView& x, const Te
   Plan plan;
   if (LaunchStatus s = validate(out, x, bias, options, false, &plan); !s) return s;
   if (x.device.kind == DeviceKind::kCpu) {
-    detail::run_emulation(out, x, bias, plan.vector_bytes, options.emulated_sms, EmulatedBody::kProduction);
+    detail::run_emulation(out, x, bias, plan.vector_bytes, options.emulated_sms, EmulatedBody::kProduction, plan.math);
     return {};
   }
 #if FUSEPROOF_HAVE_CUDA
@@ -255,6 +284,8 @@ LaunchStatus bias_gelu_tanh(const TensorView& out, const TensorView& x, const Te
   launch.stream = options.stream;
   launch.pdl = options.pdl;
   launch.skip_wait = options.pdl_skip_wait_for_test;
+  launch.table = plan.math == GeluMath::kTable;
+  launch.table_auto = options.math == GeluMath::kAuto;
   const std::string err = kernel::bias_gelu_tanh_cuda_launch(launch);
   if (!err.empty()) return LaunchStatus{false, err};
   return {};
@@ -267,7 +298,7 @@ LaunchStatus bias_gelu_tanh_emulate(const TensorView& out, const TensorView& x, 
                                     const BiasGeluOptions& options, EmulatedBody body) {
   Plan plan;
   if (LaunchStatus s = validate(out, x, bias, options, true, &plan); !s) return s;
-  detail::run_emulation(out, x, bias, plan.vector_bytes, options.emulated_sms, body);
+  detail::run_emulation(out, x, bias, plan.vector_bytes, options.emulated_sms, body, plan.math);
   return {};
 }
 

@@ -101,4 +101,44 @@ FUSEPROOF_HD uint16_t float_to_half_rn(float f) {
 #endif
 }
 
+/// Widens the two patterns of one 32-bit word (element 0 in bits 15..0, as in memory) exactly.
+/// bf16: | hi: S EEEEEEEE MMMMMMM | lo: S EEEEEEEE MMMMMMM | -> each half moved to the top of a binary32 (a shift or
+/// a mask); fp16: one conversion per half (`__half22float2`).
+template <Half D>
+FUSEPROOF_HD void half2_to_float2(uint32_t w, float& lo, float& hi) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (D == Half::kBf16) {
+    lo = __uint_as_float(w << 16);
+    hi = __uint_as_float(w & 0xFFFF0000u);
+  } else {
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w));
+    lo = f.x;
+    hi = f.y;
+  }
+#else
+  lo = half_to_float<D>(uint16_t(w & 0xFFFFu));
+  hi = half_to_float<D>(uint16_t(w >> 16));
+#endif
+}
+
+/// round_T(lo) in bits 15..0 and round_T(hi) in bits 31..16: one `cvt.rn.{bf16x2,f16x2}.f32` on sm_80+, the same
+/// IEEE round-to-nearest-even as two scalar conversions. NaN payloads may differ from the scalar cvt's 0x7FFF; the
+/// table path only uses the result as a GELU-table index, and every NaN entry of that table is 0x7FFF.
+template <Half D>
+FUSEPROOF_HD uint32_t float2_to_half2_rn(float lo, float hi) {
+#if defined(__CUDA_ARCH__)
+  uint32_t w;
+  if constexpr (D == Half::kBf16) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    std::memcpy(&w, &h, sizeof w);
+  } else {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    std::memcpy(&w, &h, sizeof w);
+  }
+  return w;
+#else
+  return uint32_t(float_to_half_rn<D>(lo)) | (uint32_t(float_to_half_rn<D>(hi)) << 16);
+#endif
+}
+
 }  // namespace fuseproof::kernel

@@ -55,6 +55,7 @@ void random_shapes(ScalarType t) {
     BiasGeluOptions opt;
     opt.vector = v;
     opt.pdl = *rc::gen::arbitrary<bool>();
+    opt.math = *rc::gen::element(GeluMath::kDirect, GeluMath::kTable);
     const std::vector<uint16_t> out = run_on_device(t, rows, width, x, bias, opt);
     MismatchLog log("bias_gelu_tanh", d);
     verify_bias_gelu(log, BiasGeluOracle::cuda(d), rows, width, x.data(), bias.data(), out.data());
@@ -70,12 +71,14 @@ void in_place(ScalarType t) {
   std::vector<uint16_t> x(static_cast<size_t>(rows * width)), bias(static_cast<size_t>(width));
   fill_half_bits(x.data(), x.size(), d, 3);
   fill_half_bits(bias.data(), bias.size(), d, 4);
+  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable})
   for (VectorPolicy v : {VectorPolicy::kBytes16, VectorPolicy::kBytes32}) {
     DeviceBuffer dx(x.size() * 2), db(bias.size() * 2);
     dx.upload(x.data(), x.size() * 2);
     db.upload(bias.data(), bias.size() * 2);
     BiasGeluOptions opt;
     opt.vector = v;
+    opt.math = m;
     const TensorView xv = contiguous_view(dx.get(), t, {rows, width}, kCuda0);
     ASSERT_TRUE(bias_gelu_tanh(xv, xv, contiguous_view(db.get(), t, {width}, kCuda0), opt).ok);
     std::vector<uint16_t> out(x.size());
@@ -88,7 +91,7 @@ void in_place(ScalarType t) {
 
 /// A producer rewrites x before every fused launch (PDL, stream serialization); returns elements that were computed
 /// from a stale x over `iterations` rounds. With the wait in place it must be 0.
-uint64_t pdl_stale_elements(ScalarType t, bool skip_wait, int iterations) {
+uint64_t pdl_stale_elements(ScalarType t, GeluMath math, bool skip_wait, int iterations) {
   const ref::Dtype d = ref_dtype(t);
   const int64_t rows = 128, width = 8192, n = rows * width;
   DeviceBuffer dx(static_cast<size_t>(n) * 2), db(static_cast<size_t>(width) * 2), dout(static_cast<size_t>(n) * 2);
@@ -108,6 +111,7 @@ uint64_t pdl_stale_elements(ScalarType t, bool skip_wait, int iterations) {
     opt.stream = stream;
     opt.pdl = true;
     opt.pdl_skip_wait_for_test = skip_wait;
+    opt.math = math;
     const LaunchStatus st = bias_gelu_tanh(contiguous_view(dout.get(), t, {rows, width}, kCuda0),
                                            contiguous_view(dx.get(), t, {rows, width}, kCuda0),
                                            contiguous_view(db.get(), t, {width}, kCuda0), opt);
@@ -124,10 +128,13 @@ uint64_t pdl_stale_elements(ScalarType t, bool skip_wait, int iterations) {
 void pdl_ordering(ScalarType t) {
   FUSEPROOF_REQUIRE_CUDA();
   if (cuda_device_compute_capability(0) < 90) GTEST_SKIP() << "PDL needs sm_90+";
-  const uint64_t stale = pdl_stale_elements(t, false, 16);
-  EXPECT_EQ(stale, 0u) << "the fused kernel read x before the producer had written it";
-  std::printf("PDL with griddepcontrol.wait: 16 rounds x 1048576 elements, %llu stale\n",
-              static_cast<unsigned long long>(stale));
+  // The table kernel copies its table into shared memory before the wait; x and bias only after it.
+  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable}) {
+    const uint64_t stale = pdl_stale_elements(t, m, false, 16);
+    EXPECT_EQ(stale, 0u) << gelu_math_name(m) << ": the fused kernel read x before the producer had written it";
+    std::printf("PDL with griddepcontrol.wait, %s math: 16 rounds x 1048576 elements, %llu stale\n", gelu_math_name(m),
+                static_cast<unsigned long long>(stale));
+  }
 }
 
 /// Negative control: without griddepcontrol.wait the same schedule must produce stale reads, which shows that the
@@ -135,10 +142,13 @@ void pdl_ordering(ScalarType t) {
 void pdl_without_wait_reads_stale(ScalarType t) {
   FUSEPROOF_REQUIRE_CUDA();
   if (cuda_device_compute_capability(0) < 90) GTEST_SKIP() << "PDL needs sm_90+";
-  const uint64_t stale = pdl_stale_elements(t, true, 4);
-  EXPECT_GT(stale, 0u) << "no stale read without the wait: the PDL ordering test cannot detect a missing wait";
-  std::printf("negative control, PDL without griddepcontrol.wait: 4 rounds x 1048576 elements, %llu stale\n",
-              static_cast<unsigned long long>(stale));
+  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable}) {
+    const uint64_t stale = pdl_stale_elements(t, m, true, 4);
+    EXPECT_GT(stale, 0u) << gelu_math_name(m)
+                         << ": no stale read without the wait: the PDL ordering test cannot detect a missing wait";
+    std::printf("negative control, PDL without griddepcontrol.wait, %s math: 4 rounds x 1048576 elements, %llu stale\n",
+                gelu_math_name(m), static_cast<unsigned long long>(stale));
+  }
   EXPECT_EQ(pending_cuda_error(), "cudaSuccess");
 }
 
@@ -152,16 +162,25 @@ void more_than_2_31_elements(ScalarType t) {
   size_t free_b = 0, total_b = 0;
   cuda_check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
   if (free_b < size_t(n) * 6 + (size_t(1) << 30)) GTEST_SKIP() << "needs " << (n * 6 >> 30) << " GiB of device memory";
-  DeviceBuffer dx(static_cast<size_t>(n) * 2), db(static_cast<size_t>(width) * 2), d16(static_cast<size_t>(n) * 2), d32(static_cast<size_t>(n) * 2);
+  DeviceBuffer dx(static_cast<size_t>(n) * 2), db(static_cast<size_t>(width) * 2), d16(static_cast<size_t>(n) * 2), d32(static_cast<size_t>(n) * 2), dtab(static_cast<size_t>(n) * 2);
   const uint64_t seed = 31;
   fill_pattern(dx.u16(), n, seed);
   std::vector<uint16_t> bias(static_cast<size_t>(width));
   fill_half_bits(bias.data(), bias.size(), d, 32);
   db.upload(bias.data(), bias.size() * 2);
-  for (auto [v, buf] : {std::pair{VectorPolicy::kBytes16, &d16}, std::pair{VectorPolicy::kBytes32, &d32}}) {
+  struct Run {
+    VectorPolicy v;
+    GeluMath m;
+    DeviceBuffer* buf;
+  };
+  for (const Run& run : {Run{VectorPolicy::kBytes16, GeluMath::kDirect, &d16},
+                         Run{VectorPolicy::kBytes32, GeluMath::kDirect, &d32},
+                         Run{VectorPolicy::kBytes16, GeluMath::kTable, &dtab}}) {
+    DeviceBuffer* buf = run.buf;
     buf->poison();
     BiasGeluOptions opt;
-    opt.vector = v;
+    opt.vector = run.v;
+    opt.math = run.m;
     const LaunchStatus st = bias_gelu_tanh(contiguous_view(buf->get(), t, {rows, width}, kCuda0),
                                            contiguous_view(dx.get(), t, {rows, width}, kCuda0),
                                            contiguous_view(db.get(), t, {width}, kCuda0), opt);
@@ -192,6 +211,7 @@ void more_than_2_31_elements(ScalarType t) {
   FUSEPROOF_EXPECT_CLEAN(log, uint64_t(n));
   DeviceMismatch recs[4];
   EXPECT_EQ(count_mismatches(d16.u16(), d32.u16(), n, recs, 4), 0u) << "16-byte and 32-byte policies differ";
+  EXPECT_EQ(count_mismatches(d16.u16(), dtab.u16(), n, recs, 4), 0u) << "direct math and the GELU table differ";
 }
 
 FUSEPROOF_BOTH_DTYPES(Cuda, BitExactVsReference_RandomShapes, random_shapes)

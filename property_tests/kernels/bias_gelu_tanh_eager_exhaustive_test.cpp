@@ -1,5 +1,5 @@
 // bias_gelu_tanh_eager_exhaustive_test.cpp: the CUDA kernel equals live eager torch::gelu(x + bias, "tanh") over all
-// 2^32 (x, bias) pairs, per dtype and vector policy, compared on the device.
+// 2^32 (x, bias) pairs, per dtype, vector policy and GELU math (direct, table), compared on the device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -38,11 +38,13 @@ void all_pairs_vs_eager(ScalarType t) {
   cuda_check(cudaDeviceSynchronize(), "eager");
   const double eager_s = seconds_since(t0);
   const at::Tensor out = at::empty_like(x);
+  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable})
   for (VectorPolicy v : {VectorPolicy::kBytes16, VectorPolicy::kBytes32}) {
     cuda_check(cudaMemset(out.data_ptr(), 0xA5, size_t(kN) * 2), "cudaMemset");
     t0 = std::chrono::steady_clock::now();
     BiasGeluOptions opt;
     opt.vector = v;
+    opt.math = m;
     const LaunchStatus st = bias_gelu_tanh(torch_tensor_view(out), torch_tensor_view(x), torch_tensor_view(bias), opt);
     ASSERT_TRUE(st.ok) << st.message;
     cuda_check(cudaDeviceSynchronize(), "kernel");
@@ -55,12 +57,12 @@ void all_pairs_vs_eager(ScalarType t) {
     MismatchLog log("bias_gelu_tanh", d);
     for (uint64_t i = 0; i < bad && i < 8; ++i)
       log.record("", uint16_t(recs[i].index >> 16), uint16_t(recs[i].index & 0xFFFF), recs[i].got, recs[i].expected);
-    std::printf("%s vs eager: all 2^32 pairs, eager %.3f s, kernel %.3f s, device compare %.3f s, %llu mismatches\n",
-                policy_label(t, v).c_str(), eager_s, kernel_s, compare_s, static_cast<unsigned long long>(bad));
+    std::printf("%s, %s math vs eager: all 2^32 pairs, eager %.3f s, kernel %.3f s, device compare %.3f s, %llu mismatches\n",
+                policy_label(t, v).c_str(), gelu_math_name(m), eager_s, kernel_s, compare_s, static_cast<unsigned long long>(bad));
     if (bad == 0) {
       FUSEPROOF_EXPECT_CLEAN(log, uint64_t(kN));
     } else {
-      ADD_FAILURE() << log.report(uint64_t(kN)) << "\n(" << bad << " mismatches in all; the lines above are a sample)";
+      ADD_FAILURE() << gelu_math_name(m) << " math: " << log.report(uint64_t(kN)) << "\n(" << bad << " mismatches in all; the lines above are a sample)";
     }
   }
   // Negative control: one element flipped is exactly one mismatch.

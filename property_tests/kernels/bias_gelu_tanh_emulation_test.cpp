@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "kernels/bias_gelu_tanh_body.h"
 #include "kernels/bias_gelu_tanh_emulation.h"
 #include "property_tests/kernels/bias_gelu_tanh_testbed.h"
 #include "property_tests/support/bit_patterns.h"
@@ -17,13 +18,14 @@ namespace {
 struct Shape {
   int64_t rows, width;
   VectorPolicy vector;
+  GeluMath math;
   int emulated_sms;
   uint64_t seed;
 };
 
 void showValue(const Shape& s, std::ostream& os) {
   os << "rows=" << s.rows << " width=" << s.width << " vector=" << static_cast<int>(s.vector)
-     << " emulated_sms=" << s.emulated_sms << " seed=" << s.seed;
+     << " math=" << gelu_math_name(s.math) << " emulated_sms=" << s.emulated_sms << " seed=" << s.seed;
 }
 
 /// Random rows, a valid width for a random vector policy (small, production, or any multiple up to 2048 vectors),
@@ -32,6 +34,7 @@ rc::Gen<Shape> gen_shape() {
   return rc::gen::exec([] {
     Shape s;
     s.vector = *rc::gen::element(VectorPolicy::kBytes16, VectorPolicy::kBytes32);
+    s.math = *rc::gen::element(GeluMath::kDirect, GeluMath::kTable);
     const int64_t elems = static_cast<int>(s.vector) / 2;
     const auto& prod = production_widths();
     s.width = *rc::gen::weightedOneOf<int64_t>({
@@ -54,6 +57,7 @@ void check_random_shape(ScalarType t, const Shape& s) {
   fill_half_bits(bias.data(), bias.size(), d, s.seed ^ 0x9E3779B97F4A7C15ull);
   BiasGeluOptions opt;
   opt.vector = s.vector;
+  opt.math = s.math;
   opt.emulated_sms = s.emulated_sms;
   const LaunchStatus st = bias_gelu_tanh(contiguous_view(out.data(), t, {s.rows, s.width}),
                                          contiguous_view(x.data(), t, {s.rows, s.width}),
@@ -105,9 +109,11 @@ void special_x_against_every_bias(ScalarType t) {
   GuardedBuffer x{size_t(rows * width)}, bias{size_t(width)}, out{size_t(rows * width)};
   for (int64_t r = 0; r < rows; ++r) std::fill(x.data() + r * width, x.data() + (r + 1) * width, specials[size_t(r)]);
   for (int64_t c = 0; c < width; ++c) bias.data()[c] = uint16_t(c);
+  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable})
   for (VectorPolicy v : {VectorPolicy::kBytes16, VectorPolicy::kBytes32}) {
     BiasGeluOptions opt;
     opt.vector = v;
+    opt.math = m;
     out.poison();
     ASSERT_TRUE(bias_gelu_tanh(contiguous_view(out.data(), t, {rows, width}), contiguous_view(x.data(), t, {rows, width}),
                                contiguous_view(bias.data(), t, {width}), opt)
@@ -127,13 +133,17 @@ void in_place(ScalarType t) {
   fill_half_bits(x.data(), x.size(), d, 7);
   fill_half_bits(bias.data(), bias.size(), d, 8);
   const std::vector<uint16_t> x0(x.data(), x.data() + x.size());
-  BiasGeluOptions opt;
-  opt.emulated_sms = 3;
-  const TensorView xv = contiguous_view(x.data(), t, {rows, width});
-  ASSERT_TRUE(bias_gelu_tanh(xv, xv, contiguous_view(bias.data(), t, {width}), opt).ok);
-  MismatchLog log("bias_gelu_tanh", d);
-  const uint64_t cases = verify_bias_gelu(log, BiasGeluOracle::libm(d), rows, width, x0.data(), bias.data(), x.data());
-  FUSEPROOF_EXPECT_CLEAN(log, cases);
+  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable}) {
+    std::copy(x0.begin(), x0.end(), x.data());
+    BiasGeluOptions opt;
+    opt.emulated_sms = 3;
+    opt.math = m;
+    const TensorView xv = contiguous_view(x.data(), t, {rows, width});
+    ASSERT_TRUE(bias_gelu_tanh(xv, xv, contiguous_view(bias.data(), t, {width}), opt).ok);
+    MismatchLog log("bias_gelu_tanh", d);
+    const uint64_t cases = verify_bias_gelu(log, BiasGeluOracle::libm(d), rows, width, x0.data(), bias.data(), x.data());
+    FUSEPROOF_EXPECT_CLEAN(log, cases);
+  }
 }
 
 /// The emulation's tanhf is the host's: over every x at bias +0 it equals the libm model everywhere, and differs from
@@ -202,6 +212,54 @@ void corrupted_reference_is_reported(ScalarType t) {
   EXPECT_GE(users, 1u);
 }
 
+/// The emulation's GELU table (the host body on every pattern) equals the reference's libm table entry for entry;
+/// kAuto picks the table from kAutoTableMinElements elements and the direct math below.
+void host_gelu_table_is_reference(ScalarType t) {
+  const ref::Dtype d = ref_dtype(t);
+  const std::vector<uint16_t>& got = bias_gelu_tanh_host_table(t);
+  const std::vector<uint16_t>& expected = BiasGeluOracle::libm(d).table();
+  ASSERT_EQ(got.size(), 65536u);
+  ASSERT_EQ(expected.size(), 65536u);
+  MismatchLog log("gelu_tanh table", d);
+  for (uint32_t p = 0; p < 65536; ++p)
+    if (got[p] != expected[p]) log.record("p", uint16_t(p), 0, got[p], expected[p], false);
+  FUSEPROOF_EXPECT_CLEAN(log, 65536u);
+  const Device cpu{};
+  EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, kAutoTableMinElements - 1, GeluMath::kAuto), GeluMath::kDirect);
+  EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, kAutoTableMinElements, GeluMath::kAuto), GeluMath::kTable);
+  EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, 1, GeluMath::kTable), GeluMath::kTable);
+  EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, int64_t(1) << 40, GeluMath::kDirect), GeluMath::kDirect);
+}
+
+/// Negative control: a table with one wrong entry, run through the table body, is caught at exactly the elements that
+/// use it (the table path is not trusted to be right by construction alone).
+void corrupted_table_is_reported(ScalarType t) {
+  const ref::Dtype d = ref_dtype(t);
+  const int64_t rows = 4, width = 256;
+  constexpr int kBytes = 16, kElems = 8;
+  std::vector<uint16_t> x(static_cast<size_t>(rows * width)), bias(static_cast<size_t>(width)),
+      out(static_cast<size_t>(rows * width));
+  fill_half_bits(x.data(), x.size(), d, 41);
+  fill_half_bits(bias.data(), bias.size(), d, 42);
+  std::vector<uint16_t> table = bias_gelu_tanh_host_table(t);
+  const uint16_t victim = ref::add_round(d, x[5], bias[5], ref::NanPolicy::kCudaCvtRn);
+  table[victim] ^= 1;
+  kernel::BodyArgs args{out.data(), x.data(), bias.data(), rows * width / kElems, width / kElems};
+  for (int64_t th = 0; th < 64; ++th) {
+    if (t == ScalarType::kBf16) kernel::bias_gelu_tanh_table_thread<kernel::Half::kBf16, kBytes>(args, table.data(), th, 64);
+    else kernel::bias_gelu_tanh_table_thread<kernel::Half::kFp16, kBytes>(args, table.data(), th, 64);
+  }
+  uint64_t users = 0;
+  for (int64_t i = 0; i < rows * width; ++i)
+    users += ref::add_round(d, x[size_t(i)], bias[size_t(i % width)], ref::NanPolicy::kCudaCvtRn) == victim;
+  MismatchLog log("bias_gelu_tanh", d);
+  verify_bias_gelu(log, BiasGeluOracle::libm(d), rows, width, x.data(), bias.data(), out.data());
+  EXPECT_EQ(log.count(), users);
+  EXPECT_GE(users, 1u);
+}
+
+FUSEPROOF_BOTH_DTYPES(Emulated, GeluTableEqualsReference, host_gelu_table_is_reference)
+FUSEPROOF_BOTH_DTYPES(Emulated, NegativeControl_CorruptedTableIsReported, corrupted_table_is_reported)
 FUSEPROOF_BOTH_DTYPES(Emulated, BitExactVsReference_SpecialXAgainstEveryBias, special_x_against_every_bias)
 FUSEPROOF_BOTH_DTYPES(Emulated, BitExactVsReference_InPlace, in_place)
 FUSEPROOF_BOTH_DTYPES(Emulated, HostTanhfIsTheLibmModel, host_tanhf_is_libm)

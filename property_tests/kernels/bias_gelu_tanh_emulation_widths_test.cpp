@@ -1,4 +1,5 @@
-// bias_gelu_tanh_emulation_widths_test.cpp: every valid width up to 16,384, both vector policies, on the CPU emulation.
+// bias_gelu_tanh_emulation_widths_test.cpp: every valid width up to 16,384, both vector policies and both GELU maths
+// (direct, table), on the CPU emulation.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +14,7 @@ constexpr int64_t kMaxWidth = 16384;
 
 /// Every multiple of the vector's element count up to kMaxWidth, 1-3 rows, 1-5 simulated SMs (so threads loop and the
 /// bias column wraps), fresh seeded inputs per width; one log for the whole sweep.
-void every_valid_width(ScalarType t, VectorPolicy v) {
+void every_valid_width(ScalarType t, VectorPolicy v, GeluMath m) {
   const ref::Dtype d = ref_dtype(t);
   const int64_t elems = bias_gelu_tanh_vector_elems(t, v);
   const BiasGeluOracle& oracle = BiasGeluOracle::libm(d);
@@ -29,6 +30,7 @@ void every_valid_width(ScalarType t, VectorPolicy v) {
     out.poison();
     BiasGeluOptions opt;
     opt.vector = v;
+    opt.math = m;
     opt.emulated_sms = int(1 + k % 5);
     const LaunchStatus st = bias_gelu_tanh(contiguous_view(out.data(), t, {rows, width}),
                                            contiguous_view(x.data(), t, {rows, width}),
@@ -44,15 +46,19 @@ void every_valid_width(ScalarType t, VectorPolicy v) {
     ++widths;
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%s: %llu widths (%lld..%lld step %lld), %.2f s\n", policy_label(t, v).c_str(),
+  std::printf("%s, %s math: %llu widths (%lld..%lld step %lld), %.2f s\n", policy_label(t, v).c_str(), gelu_math_name(m),
               static_cast<unsigned long long>(widths), static_cast<long long>(elems), static_cast<long long>(kMaxWidth),
               static_cast<long long>(elems), s);
   EXPECT_EQ(widths, uint64_t(kMaxWidth / elems));
   FUSEPROOF_EXPECT_CLEAN(log, cases);
 }
 
-void every_valid_width_16(ScalarType t) { every_valid_width(t, VectorPolicy::kBytes16); }
-void every_valid_width_32(ScalarType t) { every_valid_width(t, VectorPolicy::kBytes32); }
+void every_valid_width_16(ScalarType t) {
+  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable}) every_valid_width(t, VectorPolicy::kBytes16, m);
+}
+void every_valid_width_32(ScalarType t) {
+  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable}) every_valid_width(t, VectorPolicy::kBytes32, m);
+}
 
 FUSEPROOF_BOTH_DTYPES(Emulated, BitExactVsReference_EveryValidWidth_16ByteVectors, every_valid_width_16)
 FUSEPROOF_BOTH_DTYPES(Emulated, BitExactVsReference_EveryValidWidth_32ByteVectors, every_valid_width_32)
