@@ -399,7 +399,11 @@ nlohmann::json cuda_machine() {
   cudaRuntimeGetVersion(&rt);
   std::string driver = read_first_line("/proc/driver/nvidia/version");
   const size_t k = driver.find("Kernel Module");
-  if (k != std::string::npos) driver = driver.substr(k + 14, driver.find(' ', k + 16) - (k + 14));
+  if (k != std::string::npos) {
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  <date>": the first token after the words.
+    const size_t b = driver.find_first_of("0123456789", k);
+    driver = b == std::string::npos ? "" : driver.substr(b, driver.find(' ', b) - b);
+  }
   int clock_khz = 0, l2 = 0;
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev);
   cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);

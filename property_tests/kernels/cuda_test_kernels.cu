@@ -130,6 +130,12 @@ uint64_t count_mismatches(const uint16_t* a, const uint16_t* b, int64_t n, Devic
 }
 
 void launch_pdl_producer(uint16_t* x, int64_t n, uint64_t seed, uint32_t spin_ns, int blocks, void* stream) {
+  // An SM runs blocks of one shared-memory carveout at a time: a dependent that needs a large carveout (the table
+  // kernel's 128 KiB) cannot start beside a producer configured for a small one, so it would never start early and the
+  // negative control could not see a stale read. The producer asks for the largest carveout too.
+  cuda_check(cudaFuncSetAttribute(pdl_producer_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxShared),
+             "cudaFuncSetAttribute(carveout)");
   pdl_producer_kernel<<<blocks, 256, 0, static_cast<cudaStream_t>(stream)>>>(x, n, seed, spin_ns);
   cuda_check(cudaGetLastError(), "pdl producer launch");
 }
