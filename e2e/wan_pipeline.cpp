@@ -11,7 +11,7 @@
 
 #include "nvfp4.h"
 #include "seeded_generator.h"
-#include "torch_view.h"
+#include "adapters/torch_tensor_view.h"
 
 namespace fuseproof::e2e {
 namespace {
@@ -112,7 +112,7 @@ struct WanPipeline::Impl {
     const at::Tensor u = gemm(*s.fc_in, h);  // the bias is deferred to the site
     if (s.mounted) {
       at::Tensor out = at::empty_like(u);
-      const LaunchStatus st = s.op(torch_view(out), torch_view(u), torch_view(s.fc_in->bias));
+      const LaunchStatus st = s.op(torch_tensor_view(out), torch_tensor_view(u), torch_tensor_view(s.fc_in->bias));
       if (!st.ok) throw std::runtime_error("site " + s.name + ": " + st.message);
       return out;
     }

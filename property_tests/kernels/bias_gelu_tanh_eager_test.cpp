@@ -9,7 +9,7 @@
 #include "kernels/bias_gelu_tanh_launcher.h"
 #include "property_tests/kernels/bias_gelu_tanh_testbed.h"
 #include "property_tests/kernels/cuda_test_kernels.h"
-#include "property_tests/kernels/torch_tensor_view.h"
+#include "adapters/torch_tensor_view.h"
 
 namespace fuseproof::test {
 namespace {

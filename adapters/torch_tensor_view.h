@@ -1,4 +1,4 @@
-// torch_tensor_view.h: the tests' libtorch adapter, at::Tensor -> fuseproof::TensorView (libtorch 1.13 and 2.x).
+// torch_tensor_view.h: the libtorch adapter, at::Tensor -> fuseproof::TensorView (libtorch 1.13 and 2.x), header-only.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -9,7 +9,7 @@
 
 #include "kernels/tensor_view.h"
 
-namespace fuseproof::test {
+namespace fuseproof {
 
 /// Non-owning view of `t` (rank <= 4); `t` must outlive it. Dtypes the launcher rejects are mapped too, so that the
 /// rejection tests can hand them over; a dtype with no ScalarType throws std::invalid_argument.
@@ -43,4 +43,4 @@ inline TensorView torch_tensor_view(const at::Tensor& t) {
   return v;
 }
 
-}  // namespace fuseproof::test
+}  // namespace fuseproof
