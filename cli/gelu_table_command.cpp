@@ -57,7 +57,7 @@ void add_gelu_table_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("gelu-table", "Tabulate the reference GELU(tanh) over all 65,536 inputs");
   cmd->add_option("--dtype", args->dtype, "bf16 or fp16")->required()->check(CLI::IsMember({"bf16", "fp16"}));
   cmd->add_option("--out", args->out, "output file: 65,536 little-endian uint16")->required();
-  cmd->add_option("--golden-dir", args->golden_dir, "golden data root")->capture_default_str();
+  cmd->add_option("--golden-dir", args->golden_dir, "golden data root")->capture_default_str()->check(CLI::ExistingDirectory);
   cmd->add_option("--arch", args->arch, "architecture whose golden table to compare with")->capture_default_str();
   args->ref_opts.add_to(*cmd);
   cmd->final_callback([args] { throw CLI::RuntimeError(run(*args)); });

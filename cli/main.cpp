@@ -2,6 +2,7 @@
 // and e2e tools.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -35,6 +36,14 @@ int main(int argc, char** argv) {
 #if FUSEPROOF_WITH_VIDEO_CLI
   fuseproof::e2e::add_video_subcommand(app);
 #endif
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    for (const CLI::App* sub : app.get_subcommands({})) known += (known.empty() ? "" : ", ") + sub->get_name();
+    if (app.get_subcommands([&](CLI::App* s) { return s->get_name() == argv[1]; }).empty()) {
+      std::fprintf(stderr, "fuseproof: unknown command %s (known: %s)\n", argv[1], known.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

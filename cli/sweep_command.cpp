@@ -186,7 +186,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--backend", a->backend, "reference or torch-cpu")->check(CLI::IsMember({"reference", "torch-cpu"}))->capture_default_str();
   cmd->add_option("--against", a->against, "compare with: reference, torch-cpu, or golden (the captured digest)")
       ->check(CLI::IsMember({"reference", "torch-cpu", "golden"}));
-  cmd->add_option("--golden-dir", a->golden_dir, "golden data root")->capture_default_str();
+  cmd->add_option("--golden-dir", a->golden_dir, "golden data root")->capture_default_str()->check(CLI::ExistingDirectory);
   cmd->add_option("--arch", a->arch, "golden architecture")->capture_default_str();
   cmd->add_option("--out", a->out, "write the output stream (2 bytes per case; 8 GiB for the whole domain)");
   cmd->add_option("--threads", a->threads, "reference worker threads (0 = all cores)");
