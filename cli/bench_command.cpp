@@ -55,7 +55,7 @@ struct BenchArgs {
   std::vector<std::string> shapes;  ///< names from all_shapes() or RxW; empty = all
   std::vector<std::string> dtypes = {"bf16", "fp16"};
   std::vector<int> vectors = {16, 32};
-  std::vector<std::string> maths = {"direct", "table"};
+  std::vector<std::string> maths = {"direct", "table", "table-compact", "table-compact-1b"};
   int reps = 30;
   int warmup = 3;
   int graph_launches = 20;
@@ -94,7 +94,11 @@ std::vector<Shape> selected_shapes(const BenchArgs& a) {
   return out;
 }
 
-GeluMath math_of(const std::string& m) { return m == "table" ? GeluMath::kTable : GeluMath::kDirect; }
+GeluMath math_of(const std::string& m) {
+  GeluMath g = GeluMath::kDirect;
+  if (!gelu_math_from_name(m, &g)) throw std::runtime_error("bench: --maths entries must be a GeluMath name, got " + m);
+  return g;
+}
 ScalarType dtype_of(const std::string& d) { return d == "fp16" ? ScalarType::kFp16 : ScalarType::kBf16; }
 
 std::string utc_now() {
@@ -162,11 +166,11 @@ struct Report {
 };
 
 void print_table(const Report& rep) {
-  std::printf("\n%-12s %-5s %3s %-6s %10s %9s %10s %9s %8s %10s %8s %9s %9s %9s  %s\n", "shape", "dtype", "vec", "math",
+  std::printf("\n%-12s %-5s %3s %-16s %10s %9s %10s %9s %8s %10s %8s %9s %9s %9s  %s\n", "shape", "dtype", "vec", "math",
               "fused_us", "GB/s", "copy_us", "copyGB/s", "f/copy", "eager_us", "xeager", "g_pdl_us", "g_nopdl", "g_copy",
               "exact");
   for (const Row& r : rep.rows) {
-    std::printf("%-12s %-5s %3d %-6s %10s %9s %10s %9s %8s %10s %8s %9s %9s %9s  %s%s%s\n", r.shape.c_str(),
+    std::printf("%-12s %-5s %3d %-16s %10s %9s %10s %9s %8s %10s %8s %9s %9s %9s  %s%s%s\n", r.shape.c_str(),
                 r.dtype.c_str(), r.vector, r.math.c_str(), fmt("%.2f", r.fused_us).c_str(),
                 fmt("%.0f", r.fused_gbs).c_str(), fmt("%.2f", r.copy_us).c_str(), fmt("%.0f", r.copy_gbs).c_str(),
                 fmt("%.3f", r.fraction).c_str(), fmt("%.2f", r.eager_us).c_str(), fmt("%.2f", r.speedup).c_str(),
@@ -601,7 +605,9 @@ void add_bench_command(CLI::App& app) {
                   "shape names (wan720p81f 32760x13824 32760x5120 4096x13824 256x13824) or ROWSxWIDTH; default all");
   cmd->add_option("--dtypes", a->dtypes, "bf16 and/or fp16")->check(CLI::IsMember({"bf16", "fp16"}))->capture_default_str();
   cmd->add_option("--vectors", a->vectors, "vector bytes: 16 and/or 32")->check(CLI::IsMember(std::vector<int>{16, 32}))->capture_default_str();
-  cmd->add_option("--maths", a->maths, "direct and/or table")->check(CLI::IsMember({"direct", "table"}))->capture_default_str();
+  cmd->add_option("--maths", a->maths, "any of direct, table, table-compact, table-compact-1b")
+      ->check(CLI::IsMember({"direct", "table", "table-compact", "table-compact-1b"}))
+      ->capture_default_str();
   cmd->add_option("--reps", a->reps, "timed reps per measurement")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--warmup", a->warmup, "untimed launches first")->check(CLI::Range(0, 100))->capture_default_str();
   cmd->add_option("--graph-launches", a->graph_launches, "launches captured per graph (0: no graph timing)")

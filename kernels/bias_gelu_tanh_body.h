@@ -196,4 +196,145 @@ FUSEPROOF_HD void bias_gelu_tanh_table_thread(const BodyArgs& a, const uint16_t*
   }
 }
 
+// --- Compact GELU table: only the patterns with |x| < 8, plus a rule for the rest.
+//
+// bf16 | S |EEEEEEEE|MMMMMMM|: |x| < 8 <=> (h & 0x7FFF) < 0x4100 (biased exponent < 130).
+// fp16 | S |EEEEE|MMMMMMMMMM|: |x| < 8 <=> (h & 0x7FFF) < 0x4800 (biased exponent < 18).
+// For |x| >= 8 the binary32 tanh of eager's inner (|inner| >= 24.6) rounds to exactly +-1, so eager's
+// (0.5 x) * (1 + tanh) is x for positive finite x, (0.5 x) * 0 = -0 for negative finite x, inf * 2 = +inf for +inf,
+// -inf * 0 = NaN for -inf, and NaN for NaN (0x7FFF after cvt.rn). The CPU test CompactTableEqualsFullTable checks
+// this rule on every pattern against the full table and the reference's CUDA-tanh model; the GPU exhaustive tests
+// check the compact kernels on all 2^32 pairs.
+
+/// Magnitudes (h & 0x7FFF) below this are looked up; from it up the rule gelu_tanh_large applies.
+template <Half D>
+inline constexpr uint32_t kCompactLimit = D == Half::kBf16 ? 0x4100u : 0x4800u;
+/// Entries of the compact table: [0, limit) positive magnitudes, [limit, 2 limit) negative ones.
+template <Half D>
+inline constexpr int kCompactEntries = int(2 * kCompactLimit<D>);
+template <Half D>
+inline constexpr int kCompactBytes = kCompactEntries<D> * 2;  ///< 66,560 (bf16), 73,728 (fp16)
+template <Half D>
+inline constexpr uint32_t kInfPattern = D == Half::kBf16 ? 0x7F80u : 0x7C00u;
+
+/// The pattern whose GELU sits at compact entry i.
+template <Half D>
+FUSEPROOF_HD uint16_t compact_table_pattern(uint32_t i) {
+  return uint16_t(i < kCompactLimit<D> ? i : 0x8000u | (i - kCompactLimit<D>));
+}
+
+/// gelu_tanh_half<D>(h) for |h| >= 8 (magnitude >= kCompactLimit<D>), by the rule above.
+template <Half D>
+FUSEPROOF_HD uint16_t gelu_tanh_large(uint16_t h) {
+  const uint32_t m = h & 0x7FFFu;
+  if (m > kInfPattern<D>) return kCvtRnNan;                      // NaN
+  if (h & 0x8000u) return m == kInfPattern<D> ? kCvtRnNan : 0x8000u;  // -inf * 0 = NaN; finite: -0
+  return h;                                                      // x, +inf
+}
+
+/// gelu_tanh_half<D>(h) through the compact table.
+template <Half D>
+FUSEPROOF_HD uint16_t gelu_compact_lookup(uint16_t h, const uint16_t* table) {
+  const uint32_t m = h & 0x7FFFu;
+  if (m < kCompactLimit<D>) return table[m + (uint32_t(h) >> 15) * kCompactLimit<D>];
+  return gelu_tanh_large<D>(h);
+}
+
+/// One vector through the compact table. Fast path (every sum has |sum| < 8, i.e. always for activations): per pair
+/// of 16-bit sums s one packed index (magnitude + sign x limit, no carry between the halves) and two lookups. Any
+/// other vector takes the per-element path (gelu_compact_lookup), which the exhaustive tests exercise heavily.
+template <Half D, int kBytes>
+FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_compact_vec(const HalfVec<kBytes>& xv, const HalfVec<kBytes>& bv,
+                                                        const uint16_t* table) {
+  constexpr int kWords = kBytes / 4;
+  constexpr uint32_t kLimit = kCompactLimit<D>;
+  // Per half: magnitude + (0x8000 - limit) sets bit 15 exactly when magnitude >= limit, and cannot carry out.
+  constexpr uint32_t kOverBias = (0x8000u - kLimit) * 0x00010001u;
+  uint32_t xw[kWords], bw[kWords], sw[kWords], ow[kWords];
+  std::memcpy(xw, xv.h, kBytes);
+  std::memcpy(bw, bv.h, kBytes);
+  uint32_t over = 0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 0; i < kWords; ++i) {
+    float x0, x1, b0, b1;
+    half2_to_float2<D>(xw[i], x0, x1);
+    half2_to_float2<D>(bw[i], b0, b1);
+    sw[i] = float2_to_half2_rn<D>(add_rn(x0, b0), add_rn(x1, b1));
+    over |= (sw[i] & 0x7FFF7FFFu) + kOverBias;
+  }
+  if ((over & 0x80008000u) == 0) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int i = 0; i < kWords; ++i) {
+      const uint32_t s = sw[i];
+      const uint32_t idx = (s & 0x7FFF7FFFu) + ((s >> 15) & 0x00010001u) * kLimit;
+      ow[i] = uint32_t(table[idx & 0xFFFFu]) | (uint32_t(table[idx >> 16]) << 16);
+    }
+  } else {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int i = 0; i < kWords; ++i)
+      ow[i] = uint32_t(gelu_compact_lookup<D>(uint16_t(sw[i] & 0xFFFFu), table)) |
+              (uint32_t(gelu_compact_lookup<D>(uint16_t(sw[i] >> 16), table)) << 16);
+  }
+  HalfVec<kBytes> ov;
+  std::memcpy(ov.h, ow, kBytes);
+  return ov;
+}
+
+/// The compact kernels' thread: the grid-stride order of bias_gelu_tanh_thread, kUnroll vectors loaded before any is
+/// computed, with element offsets advanced by a precomputed step (no 64-bit multiply per vector) and the bias column
+/// wrapped by one compare.
+template <Half D, int kBytes, int kUnroll>
+FUSEPROOF_HD void bias_gelu_tanh_compact_thread(const BodyArgs& a, const uint16_t* table, int64_t first,
+                                                int64_t stride) {
+  constexpr int kElems = HalfVec<kBytes>::kElems;
+  if (first >= a.n_vectors) return;
+  int64_t left = (a.n_vectors - first + stride - 1) / stride;  // this thread's vectors, >= 1
+  int64_t off = first * kElems;
+  const int64_t step = stride * kElems;
+  const int64_t width = a.width_vectors * kElems;
+  const int64_t bias_step = (stride % a.width_vectors) * kElems;
+  int64_t bias_off = (first % a.width_vectors) * kElems;
+  for (; left >= kUnroll; left -= kUnroll) {
+    HalfVec<kBytes> xv[kUnroll], bv[kUnroll];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int u = 0; u < kUnroll; ++u) {
+      xv[u] = load_vec<kBytes>(a.x + off + u * step);
+      bv[u] = load_vec<kBytes>(a.bias + bias_off);
+      bias_off += bias_step;
+      if (bias_off >= width) bias_off -= width;
+    }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int u = 0; u < kUnroll; ++u)
+      store_vec<kBytes>(a.out + off + u * step, bias_gelu_tanh_compact_vec<D, kBytes>(xv[u], bv[u], table));
+    off += kUnroll * step;
+  }
+  for (; left > 0; --left) {
+    const HalfVec<kBytes> xv = load_vec<kBytes>(a.x + off);
+    const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + bias_off);
+    store_vec<kBytes>(a.out + off, bias_gelu_tanh_compact_vec<D, kBytes>(xv, bv, table));
+    off += step;
+    bias_off += bias_step;
+    if (bias_off >= width) bias_off -= width;
+  }
+}
+
+/// Compact-table kernel geometry: kBlocksPerSm resident blocks per SM, each with its own table copy. Two blocks of
+/// 768 threads (1,536 per SM, 42 registers each) keep 32 bytes of x per thread in flight (48 KiB per SM); two blocks
+/// of 1,024 would cap registers at 32, where even one vector per thread spills. One block: 1,024 threads with the table
+/// kernel's 64 bytes per thread (64 KiB per SM).
+template <int kBlocksPerSm>
+inline constexpr int kCompactBlockThreads = kBlocksPerSm == 2 ? 768 : 1024;
+template <int kBytes, int kBlocksPerSm>
+inline constexpr int kCompactUnroll = (kBlocksPerSm == 2 ? 32 : 64) / kBytes;
+
 }  // namespace fuseproof::kernel

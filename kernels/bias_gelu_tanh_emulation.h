@@ -22,6 +22,13 @@ inline constexpr int kEmulatedBlocksPerSm = 8;
 /// per SM, as on the device).
 int64_t bias_gelu_tanh_emulated_table_grid(int emulated_sms, int64_t n_vectors);
 
+/// Blocks of a compact-table kernel the emulation simulates: min(emulated_sms x blocks_per_sm, ceil(vectors / block))
+/// with the device's block (768 threads for 2 per SM, 1,024 for 1).
+int64_t bias_gelu_tanh_emulated_compact_grid(int emulated_sms, int blocks_per_sm, int64_t n_vectors);
+
+/// The emulation's compact GELU table of dtype: gelu_tanh_half<D>(compact_table_pattern<D>(i)) at i (host body).
+const std::vector<uint16_t>& bias_gelu_tanh_host_compact_table(ScalarType dtype);
+
 /// The emulation's GELU table of dtype (bf16 or fp16): gelu_tanh_half<D>(p) at p, computed once by the host body.
 const std::vector<uint16_t>& bias_gelu_tanh_host_table(ScalarType dtype);
 

@@ -85,6 +85,17 @@ std::string pointer_kind_name(const PointerInfo& p) {
   }
 }
 
+#if FUSEPROOF_HAVE_CUDA
+kernel::TableKind table_kind(GeluMath m) {
+  switch (m) {
+    case GeluMath::kTable: return kernel::TableKind::kFull;
+    case GeluMath::kTableCompact: return kernel::TableKind::kCompact2;
+    case GeluMath::kTableCompact1: return kernel::TableKind::kCompact1;
+    default: return kernel::TableKind::kNone;
+  }
+}
+#endif
+
 struct Plan {
   int vector_bytes = 16;
   GeluMath math = GeluMath::kDirect;  ///< resolved
@@ -104,7 +115,9 @@ LaunchStatus validate(const TensorView& out, const TensorView& x, const TensorVi
   if (vbytes != 0 && vbytes != 16 && vbytes != 32)
     return reject("options.vector must be auto, 16 or 32 bytes, got " + std::to_string(vbytes));
   const int math = static_cast<int>(options.math);
-  if (math < 0 || math > 2) return reject("options.math must be auto, direct or table, got " + std::to_string(math));
+  if (math < 0 || math > 4)
+    return reject("options.math must be auto, direct, table, table-compact or table-compact-1b, got " +
+                  std::to_string(math));
   if (options.emulated_sms <= 0)
     return reject("options.emulated_sms must be positive, got " + std::to_string(options.emulated_sms));
 
@@ -205,8 +218,8 @@ LaunchStatus validate(const TensorView& out, const TensorView& x, const TensorVi
     const std::string why = kernel::bias_gelu_tanh_cuda_check(
         x.device.index, x.dtype == ScalarType::kBf16 ? kernel::Half::kBf16 : kernel::Half::kFp16, vector_bytes);
     if (!why.empty()) return LaunchStatus{false, why};
-    if (options.math == GeluMath::kTable) {
-      const std::string no_table = kernel::bias_gelu_tanh_cuda_table_check(x.device.index);
+    if (options.math != GeluMath::kAuto && options.math != GeluMath::kDirect) {
+      const std::string no_table = kernel::bias_gelu_tanh_cuda_table_check(x.device.index, table_kind(options.math));
       if (!no_table.empty()) return LaunchStatus{false, no_table};
     }
   }
@@ -234,12 +247,13 @@ GeluMath bias_gelu_tanh_resolve_math(const Device& device, int64_t elements, Gel
   if (requested != GeluMath::kAuto) return requested;
   if (elements < kAutoTableMinElements) return GeluMath::kDirect;
 #if FUSEPROOF_HAVE_CUDA
-  if (device.kind == DeviceKind::kCuda && !kernel::bias_gelu_tanh_cuda_table_check(device.index).empty())
+  if (device.kind == DeviceKind::kCuda &&
+      !kernel::bias_gelu_tanh_cuda_table_check(device.index, table_kind(kAutoLargeMath)).empty())
     return GeluMath::kDirect;
 #else
   (void)device;
 #endif
-  return GeluMath::kTable;
+  return kAutoLargeMath;
 }
 
 const char* gelu_math_name(GeluMath math) {
@@ -247,8 +261,20 @@ const char* gelu_math_name(GeluMath math) {
     case GeluMath::kAuto: return "auto";
     case GeluMath::kDirect: return "direct";
     case GeluMath::kTable: return "table";
+    case GeluMath::kTableCompact: return "table-compact";
+    case GeluMath::kTableCompact1: return "table-compact-1b";
   }
   return "?";
+}
+
+bool gelu_math_from_name(const std::string& name, GeluMath* math) {
+  for (GeluMath m : {GeluMath::kAuto, GeluMath::kDirect, GeluMath::kTable, GeluMath::kTableCompact,
+                     GeluMath::kTableCompact1})
+    if (name == gelu_math_name(m)) {
+      if (math) *math = m;
+      return true;
+    }
+  return false;
 }
 
 int bias_gelu_tanh_vector_elems(ScalarType dtype, VectorPolicy resolved) {
@@ -284,7 +310,7 @@ LaunchStatus bias_gelu_tanh(const TensorView& out, const TensorView& x, const Te
   launch.stream = options.stream;
   launch.pdl = options.pdl;
   launch.skip_wait = options.pdl_skip_wait_for_test;
-  launch.table = plan.math == GeluMath::kTable;
+  launch.table = table_kind(plan.math);
   launch.table_auto = options.math == GeluMath::kAuto;
   const std::string err = kernel::bias_gelu_tanh_cuda_launch(launch);
   if (!err.empty()) return LaunchStatus{false, err};

@@ -11,13 +11,25 @@ namespace fuseproof {
 /// Bytes per vector load/store: 16 before Blackwell, 32 on sm_100+; kAuto picks by the device (emulation: 16).
 enum class VectorPolicy : int { kAuto = 0, kBytes16 = 16, kBytes32 = 32 };
 
-/// How each element's GELU is computed: the math in registers (precise tanhf), or one lookup in a 65,536-entry table of
-/// that same math (built on the device at first use, held in 128 KiB of shared memory per block); kAuto picks the table
-/// from kAutoTableMinElements elements when the device allows 128 KiB of shared memory per block.
-enum class GeluMath : int { kAuto = 0, kDirect = 1, kTable = 2 };
+/// How each element's GELU is computed: the math in registers (precise tanhf), or one lookup in a table of that same
+/// math built on the device at first use: kTable holds all 65,536 patterns (128 KiB of shared memory per 1,024-thread
+/// block, 1 block per SM); kTableCompact only the |x| < 8 patterns (65 KiB bf16, 72 KiB fp16; 2 blocks per SM) with a
+/// rule for |x| >= 8 (x, -0, +inf, NaN); kTableCompact1 is the compact table at 1 block per SM. kAuto picks
+/// kAutoLargeMath from kAutoTableMinElements elements when the device has the shared memory, kDirect below.
+enum class GeluMath : int { kAuto = 0, kDirect = 1, kTable = 2, kTableCompact = 3, kTableCompact1 = 4 };
 
-/// kAuto's switch point (rows x width): below it the table's fixed cost (128 KiB copied into every SM) is not repaid.
+/// Every explicit math, in the order the bench and the tests run them.
+inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect, GeluMath::kTable, GeluMath::kTableCompact,
+                                             GeluMath::kTableCompact1};
+
+/// kAuto's switch point (rows x width): below it the table's fixed cost (its copy into every SM) is not repaid.
+/// Round 1 on the H200 (docs/PERFORMANCE.md): the table beat direct at 4,096 x 13,824 and up; at 256 x 13,824 it won
+/// under graph replay with PDL and lost by 3% in stream timing, so the switch stays between the two.
 inline constexpr int64_t kAutoTableMinElements = int64_t(1) << 23;
+
+/// What kAuto runs from kAutoTableMinElements elements: the fastest exact table variant of the latest H200 bench
+/// (round 1: kTable; round 2 decides between kTable, kTableCompact and kTableCompact1).
+inline constexpr GeluMath kAutoLargeMath = GeluMath::kTable;
 
 struct BiasGeluOptions {
   VectorPolicy vector = VectorPolicy::kAuto;
@@ -47,13 +59,16 @@ LaunchStatus bias_gelu_tanh(const TensorView& out, const TensorView& x, const Te
 /// The policy a launch on `device` uses: kAuto becomes kBytes32 on sm_100+ and kBytes16 otherwise (CPU: kBytes16).
 VectorPolicy bias_gelu_tanh_resolve_vector(const Device& device, VectorPolicy requested);
 
-/// The math a launch of rows x width elements on `device` uses: kAuto becomes kTable from kAutoTableMinElements
-/// elements (on CUDA only where the device allows 128 KiB of shared memory per block; the emulation always can),
-/// kDirect below.
+/// The math a launch of rows x width elements on `device` uses: kAuto becomes kAutoLargeMath from
+/// kAutoTableMinElements elements (on CUDA only where the device has that table's shared memory per block; the
+/// emulation always can), kDirect below.
 GeluMath bias_gelu_tanh_resolve_math(const Device& device, int64_t elements, GeluMath requested);
 
-/// "auto", "direct" or "table".
+/// "auto", "direct", "table", "table-compact" or "table-compact-1b".
 const char* gelu_math_name(GeluMath math);
+
+/// The GeluMath named by gelu_math_name; false when `name` is none of them.
+bool gelu_math_from_name(const std::string& name, GeluMath* math);
 
 /// Elements per vector (bytes / element size); a width is valid when it is a positive multiple of this.
 int bias_gelu_tanh_vector_elems(ScalarType dtype, VectorPolicy resolved);

@@ -3,7 +3,8 @@
 # the compiler's resource report and the SASS instruction counts of every kernel variant, all into $OUT.
 #   OUT=<dir> scripts/gpu_bench.sh
 # Environment: BUILD_DIR (default build-gpu), BENCH_TIMEOUT (seconds, default 300), BENCH_ARGS (extra `fuseproof bench`
-#   options, e.g. "--shapes 256x13824 --dtypes bf16 --reps 10"), SASS_ARCH (default sm_90).
+#   options, default "--reps 20": every shape x dtype x vector x math (direct, table, table-compact, table-compact-1b)
+#   in about a minute; e.g. "--shapes 256x13824 --dtypes bf16 --reps 10"), SASS_ARCH (default sm_90).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:?OUT must name the folder for the results}
@@ -32,9 +33,11 @@ text = "\n" + open(sys.argv[1]).read()
 funcs = re.split(r"\n\s*Function : ", text)[1:]
 ins_re = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
 def short(name):
-    m = re.search(r"(gelu_table_fill_kernel|bias_gelu_tanh_table_kernel|bias_gelu_tanh_kernel)ILNS0_4HalfE(\d)E(?:Li(\d+)E)?", name)
+    m = re.search(r"(gelu_table_fill_kernel|gelu_compact_fill_kernel|bias_gelu_tanh_compact_kernel|"
+                  r"bias_gelu_tanh_table_kernel|bias_gelu_tanh_kernel)ILNS0_4HalfE(\d)E(?:Li(\d+)E)?(?:Li(\d+)E)?", name)
     if not m: return name[:60]
-    return "%s<%s%s>" % (m.group(1), "bf16" if m.group(2) == "0" else "fp16", ", %s B" % m.group(3) if m.group(3) else "")
+    return "%s<%s%s%s>" % (m.group(1), "bf16" if m.group(2) == "0" else "fp16", ", %s B" % m.group(3) if m.group(3) else "",
+                           ", %s/SM" % m.group(4) if m.group(4) else "")
 keys = ["LDG", "STG", "LDS", "STS", "MUFU", "F2FP", "FADD", "FMUL", "FFMA", "HADD2", "PRMT", "LOP3", "SHF", "IMAD",
         "IADD3", "LEA", "ISETP", "BRA"]
 print("| kernel | instructions | hot loop instructions | stored elements per loop pass | instructions per element | " +
@@ -66,7 +69,7 @@ fi
 # --- The benchmark.
 t0=$SECONDS
 # shellcheck disable=SC2086
-timeout -k 5 "$BENCH_TIMEOUT" "$bin" bench --json "$OUT/bench.json" --markdown "$OUT/bench.md" ${BENCH_ARGS:-} \
+timeout -k 5 "$BENCH_TIMEOUT" "$bin" bench --json "$OUT/bench.json" --markdown "$OUT/bench.md" ${BENCH_ARGS:---reps 20} \
   > "$OUT/bench.txt" 2>&1
 rc=$?
 echo "$((SECONDS - t0))" > "$OUT/bench_seconds"

@@ -98,10 +98,10 @@ void every_valid_width(ScalarType t, VectorPolicy v, GeluMath m) {
 }
 
 void every_valid_width_16(ScalarType t) {
-  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable}) every_valid_width(t, VectorPolicy::kBytes16, m);
+  for (GeluMath m : kAllGeluMaths) every_valid_width(t, VectorPolicy::kBytes16, m);
 }
 void every_valid_width_32(ScalarType t) {
-  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable}) every_valid_width(t, VectorPolicy::kBytes32, m);
+  for (GeluMath m : kAllGeluMaths) every_valid_width(t, VectorPolicy::kBytes32, m);
 }
 
 std::string golden_digest(ScalarType t) {
@@ -220,30 +220,34 @@ void all_pairs_vs_golden(ScalarType t) {
                                            << " math: digest differs from golden/sm_90/digests.json";
     FUSEPROOF_EXPECT_CLEAN(log, kN);
 
-    // The table kernel over the same 2^32 pairs, compared on the device with the direct output just checked against
+    // Every table kernel over the same 2^32 pairs, compared on the device with the direct output just checked against
     // the golden digest and the reference: equal everywhere means it passes both checks as well.
-    dtable.poison();
-    opt.math = GeluMath::kTable;
-    const auto t1 = std::chrono::steady_clock::now();
-    const LaunchStatus st_table = bias_gelu_tanh(contiguous_view(dtable.get(), t, {65536, 65536}, kCuda0),
-                                                 contiguous_view(dx.get(), t, {65536, 65536}, kCuda0),
-                                                 contiguous_view(db.get(), t, {65536}, kCuda0), opt);
-    ASSERT_TRUE(st_table.ok) << st_table.message;
-    cuda_check(cudaDeviceSynchronize(), "table kernel");
-    const double table_s = seconds_since(t1);
-    DeviceMismatch recs[8];
-    const uint64_t bad = count_mismatches(dtable.u16(), dout.u16(), int64_t(kN), recs, 8);
-    MismatchLog table_log("bias_gelu_tanh", d);
-    for (uint64_t i = 0; i < bad && i < 8; ++i)
-      table_log.record("table vs direct", uint16_t(recs[i].index >> 16), uint16_t(recs[i].index & 0xFFFF), recs[i].got,
-                       recs[i].expected);
-    std::printf("%s, table math: all 2^32 pairs, kernel %.3f s (with the table build on first use), %llu differ from "
-                "the digest-checked direct output\n",
-                policy_label(t, v).c_str(), table_s, static_cast<unsigned long long>(bad));
-    if (bad == 0) {
-      FUSEPROOF_EXPECT_CLEAN(table_log, kN);
-    } else {
-      ADD_FAILURE() << "table math: " << table_log.report(kN) << "\n(" << bad << " mismatches in all)";
+    for (GeluMath tm : kAllGeluMaths) {
+      if (tm == GeluMath::kDirect) continue;
+      dtable.poison();
+      opt.math = tm;
+      const auto t1 = std::chrono::steady_clock::now();
+      const LaunchStatus st_table = bias_gelu_tanh(contiguous_view(dtable.get(), t, {65536, 65536}, kCuda0),
+                                                   contiguous_view(dx.get(), t, {65536, 65536}, kCuda0),
+                                                   contiguous_view(db.get(), t, {65536}, kCuda0), opt);
+      ASSERT_TRUE(st_table.ok) << st_table.message;
+      cuda_check(cudaDeviceSynchronize(), "table kernel");
+      const double table_s = seconds_since(t1);
+      DeviceMismatch recs[8];
+      const uint64_t bad = count_mismatches(dtable.u16(), dout.u16(), int64_t(kN), recs, 8);
+      MismatchLog table_log("bias_gelu_tanh", d);
+      for (uint64_t i = 0; i < bad && i < 8; ++i)
+        table_log.record(std::string(gelu_math_name(tm)) + " vs direct", uint16_t(recs[i].index >> 16),
+                         uint16_t(recs[i].index & 0xFFFF), recs[i].got, recs[i].expected);
+      std::printf("%s, %s math: all 2^32 pairs, kernel %.3f s (with the table build on first use), %llu differ from "
+                  "the digest-checked direct output\n",
+                  policy_label(t, v).c_str(), gelu_math_name(tm), table_s, static_cast<unsigned long long>(bad));
+      if (bad == 0) {
+        FUSEPROOF_EXPECT_CLEAN(table_log, kN);
+      } else {
+        ADD_FAILURE() << gelu_math_name(tm) << " math: " << table_log.report(kN) << "\n(" << bad
+                      << " mismatches in all)";
+      }
     }
   }
   cudaStreamDestroy(stream);

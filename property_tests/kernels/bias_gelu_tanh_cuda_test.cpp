@@ -55,7 +55,7 @@ void random_shapes(ScalarType t) {
     BiasGeluOptions opt;
     opt.vector = v;
     opt.pdl = *rc::gen::arbitrary<bool>();
-    opt.math = *rc::gen::element(GeluMath::kDirect, GeluMath::kTable);
+    opt.math = *rc::gen::element(GeluMath::kDirect, GeluMath::kTable, GeluMath::kTableCompact, GeluMath::kTableCompact1);
     const std::vector<uint16_t> out = run_on_device(t, rows, width, x, bias, opt);
     MismatchLog log("bias_gelu_tanh", d);
     verify_bias_gelu(log, BiasGeluOracle::cuda(d), rows, width, x.data(), bias.data(), out.data());
@@ -71,7 +71,7 @@ void in_place(ScalarType t) {
   std::vector<uint16_t> x(static_cast<size_t>(rows * width)), bias(static_cast<size_t>(width));
   fill_half_bits(x.data(), x.size(), d, 3);
   fill_half_bits(bias.data(), bias.size(), d, 4);
-  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable})
+  for (GeluMath m : kAllGeluMaths)
   for (VectorPolicy v : {VectorPolicy::kBytes16, VectorPolicy::kBytes32}) {
     DeviceBuffer dx(x.size() * 2), db(bias.size() * 2);
     dx.upload(x.data(), x.size() * 2);
@@ -129,7 +129,7 @@ void pdl_ordering(ScalarType t) {
   FUSEPROOF_REQUIRE_CUDA();
   if (cuda_device_compute_capability(0) < 90) GTEST_SKIP() << "PDL needs sm_90+";
   // The table kernel copies its table into shared memory before the wait; x and bias only after it.
-  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable}) {
+  for (GeluMath m : kAllGeluMaths) {
     const uint64_t stale = pdl_stale_elements(t, m, false, 16);
     EXPECT_EQ(stale, 0u) << gelu_math_name(m) << ": the fused kernel read x before the producer had written it";
     std::printf("PDL with griddepcontrol.wait, %s math: 16 rounds x 1048576 elements, %llu stale\n", gelu_math_name(m),
@@ -142,7 +142,7 @@ void pdl_ordering(ScalarType t) {
 void pdl_without_wait_reads_stale(ScalarType t) {
   FUSEPROOF_REQUIRE_CUDA();
   if (cuda_device_compute_capability(0) < 90) GTEST_SKIP() << "PDL needs sm_90+";
-  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable}) {
+  for (GeluMath m : kAllGeluMaths) {
     const uint64_t stale = pdl_stale_elements(t, m, true, 4);
     EXPECT_GT(stale, 0u) << gelu_math_name(m)
                          << ": no stale read without the wait: the PDL ordering test cannot detect a missing wait";
@@ -162,7 +162,8 @@ void more_than_2_31_elements(ScalarType t) {
   size_t free_b = 0, total_b = 0;
   cuda_check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
   if (free_b < size_t(n) * 6 + (size_t(1) << 30)) GTEST_SKIP() << "needs " << (n * 6 >> 30) << " GiB of device memory";
-  DeviceBuffer dx(static_cast<size_t>(n) * 2), db(static_cast<size_t>(width) * 2), d16(static_cast<size_t>(n) * 2), d32(static_cast<size_t>(n) * 2), dtab(static_cast<size_t>(n) * 2);
+  DeviceBuffer dx(static_cast<size_t>(n) * 2), db(static_cast<size_t>(width) * 2), d16(static_cast<size_t>(n) * 2), d32(static_cast<size_t>(n) * 2), dtab(static_cast<size_t>(n) * 2), dcomp(static_cast<size_t>(n) * 2),
+      dcomp1(static_cast<size_t>(n) * 2);
   const uint64_t seed = 31;
   fill_pattern(dx.u16(), n, seed);
   std::vector<uint16_t> bias(static_cast<size_t>(width));
@@ -175,7 +176,9 @@ void more_than_2_31_elements(ScalarType t) {
   };
   for (const Run& run : {Run{VectorPolicy::kBytes16, GeluMath::kDirect, &d16},
                          Run{VectorPolicy::kBytes32, GeluMath::kDirect, &d32},
-                         Run{VectorPolicy::kBytes16, GeluMath::kTable, &dtab}}) {
+                         Run{VectorPolicy::kBytes16, GeluMath::kTable, &dtab},
+                         Run{VectorPolicy::kBytes16, GeluMath::kTableCompact, &dcomp},
+                         Run{VectorPolicy::kBytes32, GeluMath::kTableCompact1, &dcomp1}}) {
     DeviceBuffer* buf = run.buf;
     buf->poison();
     BiasGeluOptions opt;
@@ -212,6 +215,8 @@ void more_than_2_31_elements(ScalarType t) {
   DeviceMismatch recs[4];
   EXPECT_EQ(count_mismatches(d16.u16(), d32.u16(), n, recs, 4), 0u) << "16-byte and 32-byte policies differ";
   EXPECT_EQ(count_mismatches(d16.u16(), dtab.u16(), n, recs, 4), 0u) << "direct math and the GELU table differ";
+  EXPECT_EQ(count_mismatches(d16.u16(), dcomp.u16(), n, recs, 4), 0u) << "direct math and table-compact differ";
+  EXPECT_EQ(count_mismatches(d16.u16(), dcomp1.u16(), n, recs, 4), 0u) << "direct math and table-compact-1b differ";
 }
 
 FUSEPROOF_BOTH_DTYPES(Cuda, BitExactVsReference_RandomShapes, random_shapes)

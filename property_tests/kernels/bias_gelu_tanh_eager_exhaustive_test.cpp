@@ -38,7 +38,7 @@ void all_pairs_vs_eager(ScalarType t) {
   cuda_check(cudaDeviceSynchronize(), "eager");
   const double eager_s = seconds_since(t0);
   const at::Tensor out = at::empty_like(x);
-  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable})
+  for (GeluMath m : kAllGeluMaths)
   for (VectorPolicy v : {VectorPolicy::kBytes16, VectorPolicy::kBytes32}) {
     cuda_check(cudaMemset(out.data_ptr(), 0xA5, size_t(kN) * 2), "cudaMemset");
     t0 = std::chrono::steady_clock::now();

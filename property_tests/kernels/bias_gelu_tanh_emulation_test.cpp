@@ -34,7 +34,7 @@ rc::Gen<Shape> gen_shape() {
   return rc::gen::exec([] {
     Shape s;
     s.vector = *rc::gen::element(VectorPolicy::kBytes16, VectorPolicy::kBytes32);
-    s.math = *rc::gen::element(GeluMath::kDirect, GeluMath::kTable);
+    s.math = *rc::gen::element(GeluMath::kDirect, GeluMath::kTable, GeluMath::kTableCompact, GeluMath::kTableCompact1);
     const int64_t elems = static_cast<int>(s.vector) / 2;
     const auto& prod = production_widths();
     s.width = *rc::gen::weightedOneOf<int64_t>({
@@ -109,7 +109,7 @@ void special_x_against_every_bias(ScalarType t) {
   GuardedBuffer x{size_t(rows * width)}, bias{size_t(width)}, out{size_t(rows * width)};
   for (int64_t r = 0; r < rows; ++r) std::fill(x.data() + r * width, x.data() + (r + 1) * width, specials[size_t(r)]);
   for (int64_t c = 0; c < width; ++c) bias.data()[c] = uint16_t(c);
-  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable})
+  for (GeluMath m : kAllGeluMaths)
   for (VectorPolicy v : {VectorPolicy::kBytes16, VectorPolicy::kBytes32}) {
     BiasGeluOptions opt;
     opt.vector = v;
@@ -133,7 +133,7 @@ void in_place(ScalarType t) {
   fill_half_bits(x.data(), x.size(), d, 7);
   fill_half_bits(bias.data(), bias.size(), d, 8);
   const std::vector<uint16_t> x0(x.data(), x.data() + x.size());
-  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable}) {
+  for (GeluMath m : kAllGeluMaths) {
     std::copy(x0.begin(), x0.end(), x.data());
     BiasGeluOptions opt;
     opt.emulated_sms = 3;
@@ -226,7 +226,7 @@ void host_gelu_table_is_reference(ScalarType t) {
   FUSEPROOF_EXPECT_CLEAN(log, 65536u);
   const Device cpu{};
   EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, kAutoTableMinElements - 1, GeluMath::kAuto), GeluMath::kDirect);
-  EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, kAutoTableMinElements, GeluMath::kAuto), GeluMath::kTable);
+  EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, kAutoTableMinElements, GeluMath::kAuto), kAutoLargeMath);
   EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, 1, GeluMath::kTable), GeluMath::kTable);
   EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, int64_t(1) << 40, GeluMath::kDirect), GeluMath::kDirect);
 }
@@ -257,6 +257,37 @@ void corrupted_table_is_reported(ScalarType t) {
   EXPECT_EQ(log.count(), users);
   EXPECT_GE(users, 1u);
 }
+
+/// The proof of the compact table's rule: for all 65,536 patterns, the compact lookup (table entry below the limit,
+/// gelu_tanh_large from it up) equals the full host table, and on every |x| >= 8 pattern the rule equals the
+/// reference under both tanh models (libm and the CUDA tanhf model), so it holds for the device's tanhf as well.
+template <kernel::Half D>
+void compact_equals_full() {
+  const ScalarType t = D == kernel::Half::kBf16 ? ScalarType::kBf16 : ScalarType::kFp16;
+  const ref::Dtype d = ref_dtype(t);
+  const std::vector<uint16_t>& full = bias_gelu_tanh_host_table(t);
+  const std::vector<uint16_t>& compact = bias_gelu_tanh_host_compact_table(t);
+  const std::vector<uint16_t>& libm = BiasGeluOracle::libm(d).table();
+  const std::vector<uint16_t>& cuda = BiasGeluOracle::cuda(d).table();
+  ASSERT_EQ(compact.size(), size_t(kernel::kCompactEntries<D>));
+  MismatchLog log("gelu_tanh compact table", d);
+  uint64_t large = 0;
+  for (uint32_t p = 0; p < 65536; ++p) {
+    const uint16_t got = kernel::gelu_compact_lookup<D>(uint16_t(p), compact.data());
+    if (got != full[p]) log.record("vs full table", uint16_t(p), 0, got, full[p], false);
+    if ((p & 0x7FFFu) < kernel::kCompactLimit<D>) continue;
+    ++large;
+    const uint16_t rule = kernel::gelu_tanh_large<D>(uint16_t(p));
+    if (rule != libm[p]) log.record("rule vs libm model", uint16_t(p), 0, rule, libm[p], false);
+    if (rule != cuda[p]) log.record("rule vs CUDA model", uint16_t(p), 0, rule, cuda[p], false);
+  }
+  std::printf("%s: %llu patterns with |x| >= 8 follow the rule, %d looked up\n", scalar_type_name(t),
+              static_cast<unsigned long long>(large), kernel::kCompactEntries<D>);
+  EXPECT_EQ(large, 65536u - uint64_t(kernel::kCompactEntries<D>));
+  FUSEPROOF_EXPECT_CLEAN(log, 3 * 65536u);
+}
+TEST(Emulated_BiasGeluTanh_bf16, CompactTableEqualsFullTable) { compact_equals_full<kernel::Half::kBf16>(); }
+TEST(Emulated_BiasGeluTanh_fp16, CompactTableEqualsFullTable) { compact_equals_full<kernel::Half::kFp16>(); }
 
 FUSEPROOF_BOTH_DTYPES(Emulated, GeluTableEqualsReference, host_gelu_table_is_reference)
 FUSEPROOF_BOTH_DTYPES(Emulated, NegativeControl_CorruptedTableIsReported, corrupted_table_is_reported)

@@ -54,10 +54,10 @@ void every_valid_width(ScalarType t, VectorPolicy v, GeluMath m) {
 }
 
 void every_valid_width_16(ScalarType t) {
-  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable}) every_valid_width(t, VectorPolicy::kBytes16, m);
+  for (GeluMath m : kAllGeluMaths) every_valid_width(t, VectorPolicy::kBytes16, m);
 }
 void every_valid_width_32(ScalarType t) {
-  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTable}) every_valid_width(t, VectorPolicy::kBytes32, m);
+  for (GeluMath m : kAllGeluMaths) every_valid_width(t, VectorPolicy::kBytes32, m);
 }
 
 FUSEPROOF_BOTH_DTYPES(Emulated, BitExactVsReference_EveryValidWidth_16ByteVectors, every_valid_width_16)
