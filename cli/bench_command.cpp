@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <stdexcept>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -405,8 +406,10 @@ nlohmann::json cuda_machine() {
   const size_t k = driver.find("Kernel Module");
   if (k != std::string::npos) {
     // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  <date>": the first token after the words.
-    const size_t b = driver.find_first_of("0123456789", k);
-    driver = b == std::string::npos ? "" : driver.substr(b, driver.find(' ', b) - b);
+    // The open module says "Kernel Module for x86_64  580.159.04": take the first dotted number after the words.
+    std::smatch m;
+    const std::string rest = driver.substr(k);
+    driver = std::regex_search(rest, m, std::regex(R"(\b(\d+\.\d+(\.\d+)?)\b)")) ? m[1].str() : "";
   }
   int clock_khz = 0, l2 = 0;
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev);

@@ -29,7 +29,7 @@ inline constexpr int64_t kAutoTableMinElements = int64_t(1) << 23;
 
 /// What kAuto runs from kAutoTableMinElements elements: the fastest exact table variant of the latest H200 bench
 /// (round 1: kTable; round 2 decides between kTable, kTableCompact and kTableCompact1).
-inline constexpr GeluMath kAutoLargeMath = GeluMath::kTable;
+inline constexpr GeluMath kAutoLargeMath = GeluMath::kTableCompact;
 
 struct BiasGeluOptions {
   VectorPolicy vector = VectorPolicy::kAuto;

@@ -106,7 +106,9 @@ uint64_t pdl_stale_elements(ScalarType t, GeluMath math, bool skip_wait, int ite
   uint64_t stale = 0;
   for (int it = 0; it < iterations; ++it) {
     const uint64_t seed = 2000 + uint64_t(it);
-    launch_pdl_producer(dx.u16(), n, seed, 200000, sms, stream);
+    // The producer occupies half the SMs: a table kernel whose block needs a whole SM's register file (1,024 threads
+    // x 64 registers) cannot start beside a producer block, but its blocks on the free SMs can start early.
+    launch_pdl_producer(dx.u16(), n, seed, 200000, std::max(1, sms / 2), stream);
     BiasGeluOptions opt;
     opt.stream = stream;
     opt.pdl = true;
