@@ -27,8 +27,8 @@ inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect, GeluMath::kTable
 /// under graph replay with PDL and lost by 3% in stream timing, so the switch stays between the two.
 inline constexpr int64_t kAutoTableMinElements = int64_t(1) << 23;
 
-/// What kAuto runs from kAutoTableMinElements elements: the fastest exact table variant of the latest H200 bench
-/// (round 1: kTable; round 2 decides between kTable, kTableCompact and kTableCompact1).
+/// What kAuto runs from kAutoTableMinElements elements: the fastest exact variant measured on the H200 from 1,024 x
+/// 13,824 up (rounds 2 and 3, docs/PERFORMANCE.md); below 2^23 elements direct math was as fast or faster.
 inline constexpr GeluMath kAutoLargeMath = GeluMath::kTableCompact;
 
 struct BiasGeluOptions {
