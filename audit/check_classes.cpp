@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "audit/audit_inputs.h"
-#include "audit/mismatch_record.h"
+#include "common/testfloat_record.h"
 #include "common/sha256.h"
 #include "reference/domain_sweep.h"
 
@@ -29,7 +29,7 @@ class Tally {
     if (got != expected) {
       ++r_.mismatches;
       if (r_.records.size() < ctx_.options.records)
-        r_.records.push_back(format_record(ctx_.options.op, ctx_.model.dtype, where, x, b, got, expected));
+        r_.records.push_back(testfloat_record(ctx_.options.op, ctx_.model.dtype, where, x, b, got, expected));
     }
     return !stop();
   }

@@ -1,6 +1,8 @@
 // mismatch_log.cpp: formatting and dumping TestFloat-style records.
 #include "property_tests/support/mismatch_log.h"
 
+#include "common/testfloat_record.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,23 +15,7 @@ MismatchLog::MismatchLog(std::string op, ref::Dtype dtype, size_t max_lines)
 
 std::string MismatchLog::format(const std::string& op, ref::Dtype dtype, const std::string& where, uint16_t x,
                                 uint16_t b, uint16_t got, uint16_t expected, bool has_bias) {
-  char buf[256];
-  std::string pos = where.empty() ? "" : " [" + where + "]";
-  std::string dist;
-  if (ref::is_nan_bits(dtype, got) || ref::is_nan_bits(dtype, expected)) {
-    dist = "NaN pattern";
-  } else {
-    const uint32_t u = ref::ulp_distance(got, expected);
-    dist = u == 0 ? "sign of zero" : std::to_string(u) + " ulp";
-  }
-  if (has_bias) {
-    std::snprintf(buf, sizeof buf, "%s %s%s x=0x%04X b=0x%04X => 0x%04X expected 0x%04X (%s)", op.c_str(),
-                  ref::dtype_name(dtype), pos.c_str(), x, b, got, expected, dist.c_str());
-  } else {
-    std::snprintf(buf, sizeof buf, "%s %s%s x=0x%04X => 0x%04X expected 0x%04X (%s)", op.c_str(),
-                  ref::dtype_name(dtype), pos.c_str(), x, got, expected, dist.c_str());
-  }
-  return buf;
+  return testfloat_record(op, dtype, where, x, has_bias ? std::optional<uint16_t>(b) : std::nullopt, got, expected);
 }
 
 void MismatchLog::record(const std::string& where, uint16_t x, uint16_t b, uint16_t got, uint16_t expected,

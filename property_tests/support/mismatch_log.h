@@ -36,7 +36,7 @@ class MismatchLog {
   /// Writes report(cases) plus every kept line to build/failures/<name>.txt; returns the path (empty on failure).
   std::string dump(const std::string& name, uint64_t cases) const;
 
-  /// One record line (also used by the audit).
+  /// One record line (common/testfloat_record.h).
   static std::string format(const std::string& op, ref::Dtype dtype, const std::string& where, uint16_t x,
                             uint16_t b, uint16_t got, uint16_t expected, bool has_bias);
 

@@ -1,0 +1,18 @@
+// testfloat_record.h: one Berkeley-TestFloat-style line per mismatch, shared by the test suites and the audit.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "reference/dtype.h"
+
+namespace fuseproof {
+
+/// "bias_gelu_tanh bf16 [r=3,c=4097] x=0x3F80 b=0x3C00 => 0x3F8A expected 0x3F8B (1 ulp)": hex first, the
+/// position in brackets when `where` is not empty, no "b=" without a bias; the distance reads "NaN pattern" or
+/// "sign of zero" where ulps mean nothing.
+std::string testfloat_record(const std::string& op, ref::Dtype d, const std::string& where, uint16_t x,
+                             std::optional<uint16_t> bias, uint16_t got, uint16_t expected);
+
+}  // namespace fuseproof
