@@ -40,22 +40,15 @@ void random_shapes(ScalarType t) {
   FUSEPROOF_REQUIRE_CUDA();
   const ref::Dtype d = ref_dtype(t);
   const bool ok = rc::check(std::string("Cuda_BiasGeluTanh_") + scalar_type_name(t) + " random shapes", [t, d] {
-    const VectorPolicy v = *rc::gen::element(VectorPolicy::kBytes16, VectorPolicy::kBytes32);
-    const int64_t elems = bias_gelu_tanh_vector_elems(t, v);
-    const int64_t width = *rc::gen::weightedOneOf<int64_t>({
-        {3, rc::gen::map(rc::gen::inRange<int64_t>(1, 9), [elems](int64_t k) { return k * elems; })},
-        {2, rc::gen::elementOf(production_widths())},
-        {2, rc::gen::map(rc::gen::inRange<int64_t>(1, 4097), [elems](int64_t k) { return k * elems; })},
-    });
-    const int64_t rows = *rc::gen::inRange<int64_t>(1, width > 4096 ? 65 : 257);
-    const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
+    const RandomLaunch l = gen_random_launch(t);
+    const int64_t rows = l.rows, width = l.width;
     std::vector<uint16_t> x(static_cast<size_t>(rows * width)), bias(static_cast<size_t>(width));
-    fill_half_bits(x.data(), x.size(), d, seed);
-    fill_half_bits(bias.data(), bias.size(), d, ~seed);
+    fill_half_bits(x.data(), x.size(), d, l.seed);
+    fill_half_bits(bias.data(), bias.size(), d, ~l.seed);
     BiasGeluOptions opt;
-    opt.vector = v;
+    opt.vector = l.vector;
     opt.pdl = *rc::gen::arbitrary<bool>();
-    opt.math = *rc::gen::element(GeluMath::kDirect, GeluMath::kTable, GeluMath::kTableCompact, GeluMath::kTableCompact1);
+    opt.math = l.math;
     const std::vector<uint16_t> out = run_on_device(t, rows, width, x, bias, opt);
     MismatchLog log("bias_gelu_tanh", d);
     verify_bias_gelu(log, BiasGeluOracle::cuda(d), rows, width, x.data(), bias.data(), out.data());

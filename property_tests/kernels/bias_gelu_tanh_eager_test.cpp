@@ -34,22 +34,16 @@ void random_shapes_vs_eager(ScalarType t) {
   if (!at::hasCUDA()) GTEST_SKIP() << "this libtorch has no CUDA backend";
   const ref::Dtype d = ref_dtype(t);
   const bool ok = rc::check(std::string("Cuda_BiasGeluTanh_") + scalar_type_name(t) + " vs eager", [t, d] {
-    const VectorPolicy v = *rc::gen::element(VectorPolicy::kBytes16, VectorPolicy::kBytes32);
-    const int64_t elems = bias_gelu_tanh_vector_elems(t, v);
-    const int64_t width = *rc::gen::weightedOneOf<int64_t>({
-        {3, rc::gen::map(rc::gen::inRange<int64_t>(1, 9), [elems](int64_t k) { return k * elems; })},
-        {2, rc::gen::elementOf(production_widths())},
-        {2, rc::gen::map(rc::gen::inRange<int64_t>(1, 4097), [elems](int64_t k) { return k * elems; })},
-    });
-    const int64_t rows = *rc::gen::inRange<int64_t>(1, width > 4096 ? 65 : 257);
-    const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
+    const RandomLaunch l = gen_random_launch(t);
+    const int64_t rows = l.rows, width = l.width;
     std::vector<uint16_t> xb(static_cast<size_t>(rows * width)), bb(static_cast<size_t>(width));
-    fill_half_bits(xb.data(), xb.size(), d, seed);
-    fill_half_bits(bb.data(), bb.size(), d, ~seed);
+    fill_half_bits(xb.data(), xb.size(), d, l.seed);
+    fill_half_bits(bb.data(), bb.size(), d, ~l.seed);
     const at::Tensor x = cuda_tensor(xb, {rows, width}, t), bias = cuda_tensor(bb, {width}, t);
     const at::Tensor out = at::empty_like(x);
     BiasGeluOptions opt;
-    opt.vector = v;
+    opt.vector = l.vector;
+    opt.math = l.math;
     const LaunchStatus st = bias_gelu_tanh(torch_tensor_view(out), torch_tensor_view(x), torch_tensor_view(bias), opt);
     RC_ASSERT(st.ok);
     const at::Tensor eager = at::gelu(x + bias, "tanh");

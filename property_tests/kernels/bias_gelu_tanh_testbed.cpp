@@ -5,6 +5,8 @@
 #include <cstring>
 #include <random>
 
+#include <rapidcheck.h>
+
 #include "property_tests/support/bit_patterns.h"
 #include "property_tests/support/golden_paths.h"
 #include "reference/add_round.h"
@@ -122,6 +124,21 @@ const std::vector<int64_t>& production_widths() {
 
 std::string policy_label(ScalarType t, VectorPolicy v) {
   return std::string(scalar_type_name(t)) + ", " + std::to_string(static_cast<int>(v)) + "-byte vectors";
+}
+
+RandomLaunch gen_random_launch(ScalarType t) {
+  RandomLaunch l{};
+  l.vector = *rc::gen::element(VectorPolicy::kBytes16, VectorPolicy::kBytes32);
+  const int64_t elems = bias_gelu_tanh_vector_elems(t, l.vector);
+  l.width = *rc::gen::weightedOneOf<int64_t>({
+      {3, rc::gen::map(rc::gen::inRange<int64_t>(1, 9), [elems](int64_t k) { return k * elems; })},
+      {2, rc::gen::elementOf(production_widths())},
+      {2, rc::gen::map(rc::gen::inRange<int64_t>(1, 4097), [elems](int64_t k) { return k * elems; })},
+  });
+  l.rows = *rc::gen::inRange<int64_t>(1, l.width > 4096 ? 65 : 257);
+  l.seed = *rc::gen::arbitrary<uint64_t>();
+  l.math = *rc::gen::elementOf(std::vector<GeluMath>(std::begin(kAllGeluMaths), std::end(kAllGeluMaths)));
+  return l;
 }
 
 }  // namespace fuseproof::test

@@ -75,6 +75,16 @@ bool output_is_trivial(const uint16_t* out, size_t n);
 /// Production MLP widths (Wan2.2 5B/14B hidden and FFN sizes, and other common ones).
 const std::vector<int64_t>& production_widths();
 
+/// A random valid launch for dtype t, drawn inside a rapidcheck property: vector policy, width (small multiples of
+/// the vector, production widths, up to 4,096 vectors), rows (fewer for wide rows), input seed, and GELU math.
+struct RandomLaunch {
+  VectorPolicy vector;
+  GeluMath math;
+  int64_t rows, width;
+  uint64_t seed;
+};
+RandomLaunch gen_random_launch(ScalarType t);
+
 /// "bf16, 16-byte vectors" style label.
 std::string policy_label(ScalarType t, VectorPolicy v);
 
