@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # device_session.sh: one bounded GPU session: build once (gpu preset), then the GPU tests, the CUDA audit and mutants,
 # and the e2e nightly export; packs every report into $OUT/results.tar.xz (the e2e frames stay beside it).
-#   OUT=<dir> BUDGET=570 scripts/device_session.sh [steps...]   steps: build tests audit e2e bench (default: all but bench)
+#   OUT=<dir> BUDGET=570 scripts/device_session.sh [steps...]   steps: build tests audit e2e bench profile (default: build tests audit e2e)
 # A step starts only if the session budget leaves it time; each runs under `timeout`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -46,6 +46,7 @@ for s in "${steps[@]}"; do
       run_step e2e 60 scripts/nightly_e2e.sh --skip-build --out "$W/e2e" --export "$W/e2e_export"
       for f in lossless.rgb24 high.rgb24; do [ -f "$W/e2e_export/$f" ] && mv "$W/e2e_export/$f" "$OUT/$f"; done ;;
     bench) run_step bench 60 env OUT="$W/bench" scripts/gpu_bench.sh ;;
+    profile) run_step profile 60 env OUT="$W/profile" scripts/gpu_profile.sh ;;
     *) echo "device_session: unknown step $s" ;;
   esac
 done

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# gpu_profile.sh: Nsight Compute on one launch each of the shipped table-compact kernel and the direct kernel at
+# 32,760 x 13,824 bf16 (16-byte vectors), and of a device copy's kernel when there is one: throughput, issue and
+# warp-stall sections, as text into $OUT. Clocks are left as the card has them (--clock-control none).
+#   OUT=<dir> scripts/gpu_profile.sh        (after scripts/gpu_run.sh build)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:?OUT must name the folder for the results}
+BUILD_DIR=${BUILD_DIR:-build-gpu}
+mkdir -p "$OUT"
+ncu="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || echo /usr/local/cuda/bin/ncu)"
+[ -x "$ncu" ] || { echo "gpu_profile: no ncu on this machine" >&2; exit 2; }
+bin="$BUILD_DIR/bin/fuseproof"
+[ -x "$bin" ] || { echo "gpu_profile: no $bin: run scripts/gpu_run.sh build first" >&2; exit 2; }
+sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis
+          --section SchedulerStats --section WarpStateStats --section Occupancy --section LaunchStats)
+for m in table-compact direct; do
+  case $m in table-compact) k='regex:bias_gelu_tanh_compact_kernel' ;; direct) k='regex:^bias_gelu_tanh_kernel' ;; esac
+  timeout -k 5 150 "$ncu" --clock-control none --kernel-name "$k" --launch-skip 2 --launch-count 1 "${sections[@]}" \
+    "$bin" bench --shapes 32760x13824 --dtypes bf16 --vectors 16 --maths "$m" --reps 3 --warmup 1 --graph-launches 0 \
+    > "$OUT/ncu_${m}.txt" 2>&1
+  echo "gpu_profile: $m exit $?"
+  grep -E "DRAM Throughput|Memory Throughput|Duration|Issue Slots Busy|Issued Ipc|Achieved Occupancy|No Eligible|Stall" \
+    "$OUT/ncu_${m}.txt" | head -20
+done
