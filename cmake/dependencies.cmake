@@ -2,7 +2,9 @@
 
 # --- CUDA: optional; the CPU parts build without it.
 set(FUSEPROOF_HAVE_CUDA OFF)
-if(NOT FUSEPROOF_CUDA STREQUAL "OFF")
+if(FUSEPROOF_CUDA STREQUAL "OFF")
+  message(STATUS "fuseproof: CUDA disabled (FUSEPROOF_CUDA=OFF); building CPU parts only (emulated kernel, reference, tests)")
+else()
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
     set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
   endif()
