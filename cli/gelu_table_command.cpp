@@ -15,9 +15,7 @@
 namespace fuseproof::cli {
 
 using audit::can_write;
-using audit::default_golden_build_dir;
 using audit::default_golden_dir;
-using audit::golden_digest;
 using audit::golden_gelu_table_path;
 
 namespace {

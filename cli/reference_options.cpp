@@ -7,11 +7,7 @@
 
 namespace fuseproof::cli {
 
-using audit::can_write;
 using audit::default_golden_build_dir;
-using audit::default_golden_dir;
-using audit::golden_digest;
-using audit::golden_gelu_table_path;
 
 void ReferenceOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--tanh", tanh, "tanh model: cuda (sm_90 tanhf with captured MUFU), exact (double), libm (host)")
