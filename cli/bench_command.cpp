@@ -95,12 +95,9 @@ std::vector<Shape> selected_shapes(const BenchArgs& a) {
   return out;
 }
 
-/// A --maths entry: a GeluMath name, optionally with "+pf" (BiasGeluOptions::l2_prefetch) for the compact tables.
-bool prefetch_of(const std::string& m) { return m.size() > 3 && m.compare(m.size() - 3, 3, "+pf") == 0; }
 GeluMath math_of(const std::string& m) {
   GeluMath g = GeluMath::kDirect;
-  const std::string base = prefetch_of(m) ? m.substr(0, m.size() - 3) : m;
-  if (!gelu_math_from_name(base, &g)) throw std::runtime_error("bench: --maths entries must be a GeluMath name, got " + m);
+  if (!gelu_math_from_name(m, &g)) throw std::runtime_error("bench: --maths entries must be a GeluMath name, got " + m);
   return g;
 }
 ScalarType dtype_of(const std::string& d) { return d == "fp16" ? ScalarType::kFp16 : ScalarType::kBf16; }
@@ -277,7 +274,6 @@ int run_emulated(const BenchArgs& a, Report& rep) {
           BiasGeluOptions opt;
           opt.vector = static_cast<VectorPolicy>(vb);
           opt.math = math_of(m);
-          opt.l2_prefetch = prefetch_of(m);
           std::vector<double> secs;
           for (int r = 0; r < std::max(1, std::min(a.reps, 5)); ++r) {
             const auto t0 = std::chrono::steady_clock::now();
@@ -493,7 +489,6 @@ int run_cuda(const BenchArgs& a, Report& rep) {
           BiasGeluOptions opt;
           opt.vector = static_cast<VectorPolicy>(vb);
           opt.math = math_of(m);
-          opt.l2_prefetch = prefetch_of(m);
           opt.stream = s;
           opt.pdl = true;
           auto launch = [&](int i, void* stream, bool pdl) {
@@ -613,8 +608,8 @@ void add_bench_command(CLI::App& app) {
                   "shape names (wan720p81f 32760x13824 32760x5120 4096x13824 256x13824) or ROWSxWIDTH; default all");
   cmd->add_option("--dtypes", a->dtypes, "bf16 and/or fp16")->check(CLI::IsMember({"bf16", "fp16"}))->capture_default_str();
   cmd->add_option("--vectors", a->vectors, "vector bytes: 16 and/or 32")->check(CLI::IsMember(std::vector<int>{16, 32}))->capture_default_str();
-  cmd->add_option("--maths", a->maths, "any of direct, table, table-compact, table-compact-1b; +pf on a compact one: L2 prefetch")
-      ->check(CLI::IsMember({"direct", "table", "table-compact", "table-compact-1b", "table-compact+pf", "table-compact-1b+pf"}))
+  cmd->add_option("--maths", a->maths, "any of direct, table, table-compact, table-compact-1b")
+      ->check(CLI::IsMember({"direct", "table", "table-compact", "table-compact-1b"}))
       ->capture_default_str();
   cmd->add_option("--reps", a->reps, "timed reps per measurement")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--warmup", a->warmup, "untimed launches first")->check(CLI::Range(0, 100))->capture_default_str();

@@ -15,7 +15,6 @@ namespace {
 enum KernelFlags : int {
   kFlagWait = 1,     ///< griddepcontrol.wait before the first global read
   kFlagTrigger = 2,  ///< griddepcontrol.launch_dependents after the last store
-  kFlagPrefetch = 4, ///< compact-table kernels: prefetch the next group of x vectors into L2
 };
 
 template <Half D, int kBytes>
@@ -90,7 +89,7 @@ __global__ void __launch_bounds__(kCompactBlockThreads<kBlocksPerSm>, kBlocksPer
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   bias_gelu_tanh_compact_thread<D, kBytes, kCompactUnroll<kBytes, kBlocksPerSm>>(
-      args, reinterpret_cast<const uint16_t*>(smem_table), first, stride, (flags & kFlagPrefetch) != 0);
+      args, reinterpret_cast<const uint16_t*>(smem_table), first, stride);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (flags & kFlagTrigger) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
@@ -375,7 +374,7 @@ std::string bias_gelu_tanh_cuda_launch(const CudaLaunch& launch) {
   attrs[0].val.programmaticStreamSerializationAllowed = 1;
   config.attrs = attrs;
   config.numAttrs = pdl ? 1 : 0;
-  const int flags = (pdl ? ((launch.skip_wait ? 0 : kFlagWait) | kFlagTrigger) : 0) | (launch.l2_prefetch ? kFlagPrefetch : 0);
+  const int flags = pdl ? ((launch.skip_wait ? 0 : kFlagWait) | kFlagTrigger) : 0;
 
   const cudaError_t e =
       kind != TableKind::kNone

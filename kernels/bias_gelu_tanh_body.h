@@ -291,7 +291,7 @@ FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_compact_vec(const HalfVec<kBytes>& x
 /// wrapped by one compare.
 template <Half D, int kBytes, int kUnroll>
 FUSEPROOF_HD void bias_gelu_tanh_compact_thread(const BodyArgs& a, const uint16_t* table, int64_t first,
-                                                int64_t stride, bool l2_prefetch = false) {
+                                                int64_t stride) {
   constexpr int kElems = HalfVec<kBytes>::kElems;
   if (first >= a.n_vectors) return;
   int64_t left = (a.n_vectors - first + stride - 1) / stride;  // this thread's vectors, >= 1
@@ -311,17 +311,6 @@ FUSEPROOF_HD void bias_gelu_tanh_compact_thread(const BodyArgs& a, const uint16_
       bias_off += bias_step;
       if (bias_off >= width) bias_off -= width;
     }
-#if defined(__CUDA_ARCH__)
-    // Ask L2 for the next group while this one is computed: more bytes in flight without registers. Only where the
-    // next group is this thread's too, so no address past the tensor is touched. Values are unchanged either way.
-    if (l2_prefetch && left >= 2 * kUnroll) {
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(a.x + off + (kUnroll + u) * step));
-    }
-#else
-    (void)l2_prefetch;
-#endif
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif

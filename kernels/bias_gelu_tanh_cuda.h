@@ -26,7 +26,6 @@ struct CudaLaunch {
   void* stream = nullptr;
   bool pdl = true;
   bool skip_wait = false;  ///< test only: launch with PDL but without griddepcontrol.wait
-  bool l2_prefetch = false;  ///< compact-table kernels: prefetch.global.L2 of the thread's next group of x vectors
   TableKind table = TableKind::kNone;  ///< a GELU-table kernel instead of the direct-math one
   bool table_auto = false; ///< table came from GeluMath::kAuto: fall back to direct math if it cannot be built now
 };

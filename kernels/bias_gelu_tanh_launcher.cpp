@@ -310,7 +310,6 @@ LaunchStatus bias_gelu_tanh(const TensorView& out, const TensorView& x, const Te
   launch.stream = options.stream;
   launch.pdl = options.pdl;
   launch.skip_wait = options.pdl_skip_wait_for_test;
-  launch.l2_prefetch = options.l2_prefetch;
   launch.table = table_kind(plan.math);
   launch.table_auto = options.math == GeluMath::kAuto;
   const std::string err = kernel::bias_gelu_tanh_cuda_launch(launch);

@@ -36,7 +36,6 @@ struct BiasGeluOptions {
   bool pdl = true;               ///< programmatic dependent launch on sm_90+ (CUDA only)
   void* stream = nullptr;        ///< cudaStream_t; nullptr = legacy default stream
   int emulated_sms = 132;        ///< CPU emulation: simulated SM count for the grid size
-  bool l2_prefetch = false;  ///< compact-table kernels on CUDA: prefetch each thread's next x vectors into L2 (bench lead)
   bool pdl_skip_wait_for_test = false;  ///< negative control only: PDL launch without griddepcontrol.wait (stale reads)
   GeluMath math = GeluMath::kAuto;      ///< direct math or GELU table (both bit-exact; CUDA and emulation alike)
 };
