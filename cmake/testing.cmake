@@ -21,3 +21,19 @@ function(fuseproof_add_test)
     "if(${T_NAME}_TESTS)\n  set_tests_properties(\${${T_NAME}_TESTS} PROPERTIES LABELS \"${T_LABELS}\")\nendif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${_labels_file}")
 endfunction()
+
+# fuseproof_add_refusal_tests(PREFIX <ctest prefix> COMMAND <executable> CASES "Name|args|stderr regex" ...)
+# One ctest per case: the command must exit 2 with one stderr line (no final period) matching the regex.
+function(fuseproof_add_refusal_tests)
+  cmake_parse_arguments(R "" "PREFIX;COMMAND" "CASES" ${ARGN})
+  foreach(_case IN LISTS R_CASES)
+    string(REPLACE "|" ";" _parts "${_case}")
+    list(GET _parts 0 _name)
+    list(GET _parts 1 _args)
+    list(GET _parts 2 _match)
+    add_test(NAME ${R_PREFIX}.${_name}
+      COMMAND ${CMAKE_COMMAND} "-DARGS=${R_COMMAND} ${_args}" -DCODE=2 "-DMATCH=${_match}"
+              -P ${PROJECT_SOURCE_DIR}/property_tests/mutation/expect_exit.cmake)
+    set_tests_properties(${R_PREFIX}.${_name} PROPERTIES LABELS validation TIMEOUT 60)
+  endforeach()
+endfunction()
