@@ -2,13 +2,13 @@
 #include <CLI/CLI.hpp>
 
 #include <cstring>
-#include <iostream>
 #include <vector>
 
 #include "audit/audit_cli.h"
+#include "common/cli_exit.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"fuseproof-audit: audit a fused kernel for bit-exactness (also `fuseproof audit`)"};
+  CLI::App app{"fuseproof-audit: audit a fused kernel for bit-exactness (also `fuseproof audit`)", "fuseproof-audit"};
   app.require_subcommand(1);
   fuseproof::audit::add_audit_subcommand(app);
   // `fuseproof-audit --op ...` and `fuseproof-audit audit --op ...` both work.
@@ -17,15 +17,5 @@ int main(int argc, char** argv) {
   if (argc < 2 || (std::strcmp(argv[1], "audit") != 0 && std::strcmp(argv[1], "--help") != 0 &&
                    std::strcmp(argv[1], "-h") != 0))
     args.insert(args.begin() + 1, kAudit);
-  try {
-    app.parse(int(args.size()), args.data());
-  } catch (const CLI::RuntimeError& e) {
-    return e.get_exit_code();
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "fuseproof-audit: " << e.what() << '\n';
-    return 2;
-  }
-  return 0;
+  return fuseproof::parse_and_run(app, int(args.size()), args.data());
 }

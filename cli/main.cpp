@@ -1,10 +1,11 @@
 // main.cpp: the `fuseproof` command: conformance audits, reference tables, domain sweeps, the kernel benchmark, video
 // and e2e tools.
 #include <cstdio>
-#include <exception>
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#include "common/cli_exit.h"
 
 #include "cli/gelu_table_command.h"
 #include "audit/reference_audit.h"
@@ -44,20 +45,5 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::RuntimeError& e) {
-    return e.get_exit_code();  // a command's own status
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "fuseproof: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fuseproof: %s\n", e.what());
-    return 2;
-  }
-  return 0;
+  return fuseproof::parse_and_run(app, argc, argv);
 }
