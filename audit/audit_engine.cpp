@@ -376,7 +376,7 @@ Subject plugin_subject(AuditOptions& o) {
   if (o.backend.empty() && o.plugin.empty()) o.backend = cuda_runner_available(nullptr) ? "cuda" : "emulated";
   const std::string path = o.plugin.empty() ? builtin_plugin_path(o.backend) : o.plugin;
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw UsageError("audit: plugin " + path + " does not exist");
+  if (!fs::is_regular_file(path, ec)) throw UsageError("audit: plugin " + path + " not found");
   Subject s;
   s.info.path = fs::absolute(path).string();
   s.info.op = o.op;
@@ -455,6 +455,8 @@ AuditResult run_audit(const AuditOptions& opt, const Subject& subject) {
               opt.isolate ? "each check class in a child process of its own" : "none (--no-isolation)",
               opt.call_timeout_s);
   std::fflush(stdout);
+
+  if (opt.on_described) opt.on_described();
 
   // 2. Every class on every dtype.
   AuditOptions child_opt = opt;
