@@ -2,10 +2,9 @@
 #include "audit/expected_model.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "common/golden_digests.h"
 #include "reference/mufu_model.h"
 
 namespace fuseproof::audit {
@@ -40,13 +39,7 @@ ExpectedModel make_expected_model(ref::Dtype d, ref::TanhModel tanh, const Golde
   if (tanh == ref::TanhModel::kCuda && m.golden_table_diffs != 0)
     throw std::runtime_error("audit: the CUDA tanh model differs from " + m.golden_table + " at " +
                              std::to_string(m.golden_table_diffs) + " inputs; the oracle cannot be trusted");
-  const std::string digests = golden.dir + "/sm_90/digests.json";
-  std::ifstream in(digests);
-  if (!in) throw std::runtime_error("audit: cannot read " + digests);
-  const auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.contains("bias_gelu_tanh"))
-    throw std::runtime_error("audit: " + digests + " has no bias_gelu_tanh digests");
-  m.golden_digest = j["bias_gelu_tanh"].value(ref::dtype_name(d), "");
+  m.golden_digest = require_golden_digest(golden.dir + "/sm_90/digests.json", "bias_gelu_tanh", d);
   m.digest_applies = tanh == ref::TanhModel::kCuda;
   m.description = std::string("eager gelu(x + bias, approximate=\"tanh\") op by op in binary32 (reference/), tanh model ") +
                   ref::tanh_model_name(tanh) + ", FMA-contracted inner sum, NaN policy cuda-cvt-rn (0x7FFF); " +

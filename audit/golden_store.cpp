@@ -9,7 +9,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include <nlohmann/json.hpp>
+#include "common/golden_digests.h"
 
 namespace fuseproof::audit {
 
@@ -36,18 +36,7 @@ std::vector<std::string> golden_archs(const std::string& golden_dir) {
 
 std::optional<std::string> golden_digest(const std::string& golden_dir, const std::string& arch, const std::string& op,
                                          ref::Dtype d) {
-  const std::string path = golden_dir + "/" + arch + "/digests.json";
-  if (!std::filesystem::exists(path)) return std::nullopt;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(path + " is not valid JSON: " + e.what());
-  }
-  if (!j.contains(op) || !j[op].contains(ref::dtype_name(d))) return std::nullopt;
-  return j[op][ref::dtype_name(d)].get<std::string>();
+  return read_golden_digest(golden_dir + "/" + arch + "/digests.json", op, d);
 }
 
 std::string golden_gelu_table_path(const std::string& golden_dir, const std::string& arch, ref::Dtype d) {
