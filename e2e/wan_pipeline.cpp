@@ -9,6 +9,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "ffn_capture.h"
 #include "nvfp4.h"
 #include "seeded_generator.h"
 #include "adapters/torch_tensor_view.h"
@@ -110,6 +111,11 @@ struct WanPipeline::Impl {
 
   at::Tensor apply_site(const Site& s, const at::Tensor& h) {
     const at::Tensor u = gemm(*s.fc_in, h);  // the bias is deferred to the site
+    if (s.gelu_target && s.fc_in->bias.defined() && ffn_capture_pending()) {  // FUSEPROOF_CAPTURE_FFN (ffn_capture.h)
+      const at::Tensor xc = u.contiguous().cpu(), bc = s.fc_in->bias.contiguous().cpu();
+      capture_ffn_site(s.name, static_cast<const uint16_t*>(xc.data_ptr()), xc.size(0), xc.size(1),
+                       static_cast<const uint16_t*>(bc.data_ptr()));
+    }
     if (s.mounted) {
       at::Tensor out = at::empty_like(u);
       const LaunchStatus st = s.op(torch_tensor_view(out), torch_tensor_view(u), torch_tensor_view(s.fc_in->bias));
