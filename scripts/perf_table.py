@@ -58,7 +58,7 @@ def worst_case(rs, value, fmt, higher_is_better=True):
                 cells.append("-")
                 continue
             w = min(measured, key=lambda r: r[value]) if higher_is_better else max(measured, key=lambda r: r[value])
-            cells.append("%s (%s, %d dists)" % (fmt % w[value], w.get("dist", "?"), len(mine)))
+            cells.append("%s (%s, %d dists)" % (fmt % w[value], dist(w), len(mine)))
         print("| %s (%d x %d) | %s | %s |" % (k[0], k[1], k[2], k[3], " | ".join(cells)))
 
 
