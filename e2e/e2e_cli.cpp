@@ -13,7 +13,7 @@
 
 #include "golden_check.h"
 #include "run_manifest.h"
-#include "sha256.h"
+#include "common/sha256.h"
 #include "wan_pipeline.h"
 #include "y4m_writer.h"
 #ifdef FUSEPROOF_E2E_WITH_VIDEO
@@ -136,7 +136,7 @@ void run_command(const RunArgs& a) {
 #ifdef FUSEPROOF_E2E_WITH_VIDEO
         if (format_set.count("mp4")) {
           m["mp4_encoder"] = write_mp4(base + ".mp4", frames, config.fps);
-          m["mp4_sha256"] = sha256_file_hex(base + ".mp4");
+          m["mp4_sha256"] = Sha256::of_file(base + ".mp4");
           m["files"]["mp4"] = mode + ".mp4";
         }
 #endif
