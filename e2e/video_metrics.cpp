@@ -110,3 +110,5 @@ FrameMetrics frame_metrics(const PlanarVideo& a, const PlanarVideo& b, int f) {
   m.psnr_all = psnr_of_mse(m.mse_all);
   return m;
 }
+
+}  // namespace fuseproof::e2e

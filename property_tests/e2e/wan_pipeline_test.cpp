@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <set>
 
-#include "sha256.h"
+#include "common/sha256.h"
 #include "wan_pipeline.h"
 #ifdef FUSEPROOF_E2E_WITH_VIDEO
 #include "mp4_writer.h"
@@ -170,7 +170,7 @@ TEST(E2E_Pipeline, HighVsHighEager_SameMp4AndComparatorSaysIdentical) {
   write_mp4(h, high, 16);
   write_mp4(e, eager, 16);
   write_mp4(l, lossless, 16);
-  EXPECT_EQ(sha256_file_hex(h), sha256_file_hex(e));
+  EXPECT_EQ(Sha256::of_file(h), Sha256::of_file(e));
   const DecodedVideo dh = read_video(h), de = read_video(e), dl = read_video(l);
   EXPECT_EQ(frame_sha256(dh.frames), frame_sha256(high)) << "the MP4 is lossless: decoded pixels equal the frames";
   const VideoComparison same = compare_videos(dh, de, h, e, 81);
