@@ -11,12 +11,23 @@ namespace {
 
 constexpr int kMaxFailureLines = 5;
 
+/// Which failure wins when several gates fail: an error, then a mismatch, then missing evidence (incomplete).
+int rank(CheckOutcome o) {
+  switch (o) {
+    case CheckOutcome::kPass: return 0;
+    case CheckOutcome::kIncomplete: return 1;
+    case CheckOutcome::kMismatch: return 2;
+    case CheckOutcome::kError: return 3;
+  }
+  return 3;
+}
+
 struct Gate {
   CheckReport& report;
   void add(const std::string& name, const std::string& status, const std::string& detail, CheckOutcome fail_as) {
     report.lines.push_back(status + " " + name + (detail.empty() ? "" : ": " + detail));
     report.json["gates"].push_back({{"gate", name}, {"status", status}, {"detail", detail}});
-    if (status == "FAIL" && static_cast<int>(fail_as) > static_cast<int>(report.outcome)) report.outcome = fail_as;
+    if (status == "FAIL" && rank(fail_as) > rank(report.outcome)) report.outcome = fail_as;
   }
 };
 

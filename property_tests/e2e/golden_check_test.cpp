@@ -86,6 +86,9 @@ TEST(E2E_GoldenCheck, EagerFallbackInHighIsIncompleteNotAPass) {
   EXPECT_EQ(r.outcome, CheckOutcome::kIncomplete);
   EXPECT_EQ(static_cast<int>(r.outcome), 3);
   EXPECT_EQ(r.lines[0].rfind("FAIL high ran the fused op at every mounted site: INCOMPLETE", 0), 0u) << r.lines[0];
+  // A mismatch found as well is not hidden behind "incomplete".
+  run["runs"]["high"]["frame_sha256"][1] = "zz";
+  EXPECT_EQ(check_run(run, nullptr).outcome, CheckOutcome::kMismatch);
 }
 
 TEST(E2E_GoldenCheck, BlessRecordsMeasuredComparisonsAndARealCommit) {
