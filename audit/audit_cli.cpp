@@ -205,6 +205,7 @@ void add_audit_subcommand(CLI::App& app) {
   sub->add_option("--call-timeout", o.call_timeout_s, "Seconds one call into the kernel may take before it is a hang")
       ->capture_default_str();
   sub->add_flag("--no-isolation", state->no_isolation, "Run every class in this process (a crash ends the audit)");
+  sub->add_flag("--first-fail", o.first_fail, "Skip the classes after the first failure (mutation runs on a budget)");
   sub->add_option("--stop-after", o.stop_after, "Stop a check class after this many mismatches (0: never)")
       ->capture_default_str();
   sub->add_option("--records", o.records, "Mismatch lines kept per check")->capture_default_str();

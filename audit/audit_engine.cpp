@@ -467,7 +467,10 @@ AuditResult run_audit(const AuditOptions& opt, const Subject& subject) {
       CheckResult r;
       r.cls = c;
       r.dtype = d;
-      if (opt.isolate) {
+      if (opt.first_fail && !res.passed) {
+        r.status = "skipped";
+        r.note = "not run: after the first failure (--first-fail)";
+      } else if (opt.isolate) {
         ChildOutcome co;
         const std::string name = std::string(check_class_name(c)) + "_" + ref::dtype_name(d);
         const json spec = {{"task", "class"}, {"class", check_class_name(c)}, {"dtype", ref::dtype_name(d)},
