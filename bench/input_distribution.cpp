@@ -53,7 +53,9 @@ Distribution load_e2e(const std::string& dir) {
     Distribution d;
     d.name = "e2e";
     d.kind = DistKind::kSample;
-    d.sample_is_bf16 = j.at("dtype").get<std::string>() == "bf16";
+    d.sample_dtype = j.at("dtype").get<std::string>();
+    if (d.sample_dtype != "bf16" && d.sample_dtype != "fp16")
+      throw std::runtime_error("bench: --e2e-capture " + manifest + " dtype must be bf16 or fp16, got " + d.sample_dtype);
     const int64_t rows = j.at("rows").get<int64_t>(), width = j.at("width").get<int64_t>();
     d.x_sample = read_raw16(dir + "/" + j.at("x").get<std::string>(), rows * width, "--e2e-capture x");
     d.bias_sample = read_raw16(dir + "/" + j.at("bias").get<std::string>(), width, "--e2e-capture bias");
@@ -142,8 +144,11 @@ std::vector<Distribution> resolve_distributions(const BenchOptions& o, std::vect
 
 std::vector<uint16_t> sample_patterns(const Distribution& d, bool bf16, bool bias) {
   std::vector<uint16_t> v = bias && !d.bias_sample.empty() ? d.bias_sample : d.x_sample;
-  if (d.sample_is_bf16 && !bf16)
-    for (uint16_t& p : v) p = kernel::float_to_half_rn<kernel::Half::kFp16>(kernel::half_to_float<kernel::Half::kBf16>(p));
+  using kernel::Half;
+  if (d.sample_dtype == "bf16" && !bf16)
+    for (uint16_t& p : v) p = kernel::float_to_half_rn<Half::kFp16>(kernel::half_to_float<Half::kBf16>(p));
+  if (d.sample_dtype == "fp16" && bf16)
+    for (uint16_t& p : v) p = kernel::float_to_half_rn<Half::kBf16>(kernel::half_to_float<Half::kFp16>(p));
   return v;
 }
 

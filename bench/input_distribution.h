@@ -21,7 +21,7 @@ struct Distribution {
   DistKind kind = DistKind::kNormal;
   float sigma = 1.0f;                    ///< kNormal
   std::vector<uint16_t> x_sample, bias_sample;  ///< kSample patterns
-  bool sample_is_bf16 = false;  ///< e2e: bf16 values, converted to fp16 for fp16 runs; file: patterns used as given
+  std::string sample_dtype;  ///< e2e: "bf16" or "fp16" values, converted for runs of the other dtype; file: "" (as given)
   std::string source;           ///< the file(s) a kSample came from
 };
 
@@ -41,8 +41,8 @@ std::vector<Distribution> resolve_distributions(const BenchOptions& o, std::vect
 /// file cannot be read or does not hold exactly n * 2 bytes.
 std::vector<uint16_t> read_raw16(const std::string& path, int64_t n, const std::string& option);
 
-/// The patterns a kSample distribution feeds a run of the given dtype: as captured, or (bf16 samples in an fp16
-/// run) each bf16 value rounded to fp16 to nearest even. `bias` picks the bias sample.
+/// The patterns a kSample distribution feeds a run of the given dtype: as captured, or (a sample of the other dtype)
+/// each value rounded to the run's dtype to nearest even. `bias` picks the bias sample.
 std::vector<uint16_t> sample_patterns(const Distribution& d, bool bf16, bool bias);
 
 /// For bench.json's settings: [{name, sigma | source}...].

@@ -36,22 +36,23 @@ bool ffn_capture_pending() {
   return d && *d && !g_captured.load();
 }
 
-void capture_ffn_site(const std::string& site, const uint16_t* x, int64_t rows, int64_t width, const uint16_t* bias) {
+void capture_ffn_site(const std::string& site, const std::string& dtype, const uint16_t* x, int64_t rows, int64_t width,
+                      const uint16_t* bias) {
   const std::string dir = std::getenv(kCaptureFfnEnv);
   g_captured = true;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   write_raw16(dir + "/ffn_x.bin", x, rows * width);
   write_raw16(dir + "/ffn_bias.bin", bias, width);
-  const nlohmann::json j = {{"site", site}, {"dtype", "bf16"}, {"rows", rows}, {"width", width},
+  const nlohmann::json j = {{"site", site}, {"dtype", dtype}, {"rows", rows}, {"width", width},
                             {"x", "ffn_x.bin"}, {"bias", "ffn_bias.bin"},
                             {"what", "inputs of the fused bias + GELU(tanh) at the first FFN site, first call"}};
   std::ofstream f(dir + "/ffn_capture.json");
   f << j.dump(2) << "\n";
   f.close();
   if (!f) throw std::runtime_error(std::string("e2e: ") + kCaptureFfnEnv + " must name a writable folder, got " + dir);
-  std::fprintf(stderr, "e2e: captured %s inputs (%lld x %lld bf16) into %s\n", site.c_str(), (long long)rows,
-               (long long)width, dir.c_str());
+  std::fprintf(stderr, "e2e: captured %s inputs (%lld x %lld %s) into %s\n", site.c_str(), (long long)rows,
+               (long long)width, dtype.c_str(), dir.c_str());
 }
 
 }  // namespace fuseproof::e2e

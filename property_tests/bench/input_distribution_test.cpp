@@ -116,11 +116,17 @@ TEST(Bench_InputDistribution_both, SampleCyclesThroughItsPatterns) {
   for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(v[i], d.x_sample[size_t((int64_t(i) + off) % 5)]) << i;
   // A bf16 capture in an fp16 run: each value rounded to fp16 (1 -> 0x3C00, 2 -> 0x4000, -3 -> 0xC200; NaN -> the
   // canonical 0x7FFF; 2^-133 -> +0).
-  d.sample_is_bf16 = true;
+  d.sample_dtype = "bf16";
   const std::vector<uint16_t> f = sample_patterns(d, false, false);
   EXPECT_EQ(f, (std::vector<uint16_t>{0x3C00, 0x4000, 0xC200, 0x7FFF, 0x0000}));
+  EXPECT_EQ(sample_patterns(d, true, false), d.x_sample);
+  // An fp16 capture in a bf16 run: 1 (0x3C00) -> 0x3F80, 65504 (0x7BFF) -> 65536 (0x4780), 2^-24 (0x0001) -> 0x3380.
+  Distribution h = d;
+  h.sample_dtype = "fp16";
+  h.x_sample = {0x3C00, 0x7BFF, 0x0001};
+  EXPECT_EQ(sample_patterns(h, true, false), (std::vector<uint16_t>{0x3F80, 0x4780, 0x3380}));
   // Patterns used as given when the sample is raw.
-  d.sample_is_bf16 = false;
+  d.sample_dtype = "";
   EXPECT_EQ(sample_patterns(d, false, false), d.x_sample);
 }
 
