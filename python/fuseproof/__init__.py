@@ -9,11 +9,12 @@ extension module _fuseproof; this package only wraps the subject (see _bridge.py
 """
 
 import json as _json
-import sys as _sys
-
-from fuseproof.subjects import Unavailable
 
 __all__ = ["audit", "Verdict", "Unavailable"]
+
+
+class Unavailable(Exception):
+    """A built-in subject that cannot run here (no torch.compile, no Triton); reported, never a crash."""
 
 
 class Verdict:

@@ -6,9 +6,7 @@ import inspect
 import torch
 import torch.nn.functional as F
 
-
-class Unavailable(Exception):
-    """A built-in subject that cannot run here (no torch.compile, no Triton); reported, never a crash."""
+from fuseproof import Unavailable
 
 
 def eager(x, bias):
