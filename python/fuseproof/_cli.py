@@ -74,7 +74,13 @@ def run(argv):
     if args.backend not in (None, "cuda", "emulated"):
         raise _Refusal("fuseproof audit: unknown --backend %s (cuda, emulated)" % args.backend)
     # torch and the extension load only now: a usage error stays fast.
-    from fuseproof import _engine, subjects
+    try:
+        from fuseproof import _engine, subjects
+    except ImportError as e:
+        from fuseproof import _build_info
+        raise _Refusal("fuseproof audit: %s cannot load the package (%s); it was built for %s (Python %s): run that "
+                       "interpreter" % (sys.executable, str(e).strip().splitlines()[0], _build_info.PYTHON,
+                                         _build_info.PYTHON_VERSION))
     options = {k: getattr(args, k) for k in _engine._OPTION_TYPES if getattr(args, k) is not None}
     device = None if args.backend is None else ("cuda" if args.backend == "cuda" else "cpu")
     if args.subject:
