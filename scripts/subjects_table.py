@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """subjects_table.py: the docs/SUBJECTS.md table from gpu_subjects.sh's reports: subject x dtype x verdict x
-mismatches (exact) x first records x time.   Usage: scripts/subjects_table.py DIR (with subject_<name>.json/.status)"""
+mismatches (exact) x first records x time.   Usage: scripts/subjects_table.py DIR (subject_<name>.<dtype>.json/.status)"""
 
 import glob
 import json
@@ -10,38 +10,39 @@ import sys
 ORDER = ["eager", "torch-compile", "torch-compile-emulated", "triton"]
 
 
+def row(d, name, dt):
+    rc, secs = open(os.path.join(d, "subject_%s.%s.status" % (name, dt))).read().split()
+    path = os.path.join(d, "subject_%s.%s.json" % (name, dt))
+    try:
+        with open(path) as f:
+            r = json.load(f)
+    except (OSError, ValueError):
+        r = {}
+    if r.get("verdict") == "unavailable":
+        return "| %s | %s | unavailable | | | %s | %s |" % (name, dt, r.get("reason", ""), secs)
+    checks = [c for c in r.get("checks", []) if c["dtype"] == dt]
+    if not checks:
+        return "| %s | %s | no report (exit %s) | | | see subject_%s.%s.log | %s |" % (name, dt, rc, name, dt, secs)
+    failed = [c for c in checks if c["status"] == "fail"]
+    dom = next((c for c in checks if c["class"] == "domain"), None)
+    dom_text = ("%d of %d%s" % (dom["mismatches"], dom["cases"], " (stopped early)" if dom["stopped_early"] else "")
+                if dom else "not run")
+    records = ["%s: %s" % (c["class"], line) for c in failed for line in c["records"][:2]]
+    verdict = "FAIL (%s)" % ", ".join(c["class"] for c in failed) if failed else "PASS"
+    return "| %s | %s | %s | %s | %d | %s | %s |" % (name, dt, verdict, dom_text, sum(c["mismatches"] for c in checks),
+                                                    "<br>".join("`%s`" % x for x in records[:3]), secs)
+
+
 def main(d):
-    names = sorted((os.path.basename(p)[len("subject_"):-len(".status")] for p in glob.glob(os.path.join(d, "subject_*.status"))),
-                   key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+    found = {}
+    for p in glob.glob(os.path.join(d, "subject_*.status")):
+        name, dt = os.path.basename(p)[len("subject_"):-len(".status")].rsplit(".", 1)
+        found.setdefault(name, []).append(dt)
     print("| subject | dtype | verdict | mismatches (domain, exact) | mismatches (all classes) | first records | time (s) |")
     print("|---|---|---|---:|---:|---|---:|")
-    for n in names:
-        rc, secs = open(os.path.join(d, "subject_%s.status" % n)).read().split()
-        path = os.path.join(d, "subject_%s.json" % n)
-        r = json.load(open(path)) if os.path.exists(path) else {}
-        if r.get("verdict") == "unavailable":
-            print("| %s | all | unavailable | | | %s | %s |" % (n, r.get("reason", ""), secs))
-            continue
-        if not r.get("checks"):
-            print("| %s | all | no report (exit %s) | | | see subject_%s.log | %s |" % (n, rc, n, secs))
-            continue
-        for dt in ("bf16", "fp16"):
-            checks = [c for c in r["checks"] if c["dtype"] == dt]
-            if not checks:
-                continue
-            failed = [c for c in checks if c["status"] == "fail"]
-            domain = [c for c in checks if c["class"] == "domain"]
-            dom = domain[0] if domain else None
-            dom_text = ("%d of %d%s" % (dom["mismatches"], dom["cases"], " (stopped early)" if dom["stopped_early"] else "")
-                        if dom else "not run")
-            total = sum(c["mismatches"] for c in checks)
-            records = []
-            for c in failed:
-                records += ["%s: %s" % (c["class"], line) for line in c["records"][:2]]
-            verdict = "FAIL (%s)" % ", ".join(c["class"] for c in failed) if failed else "PASS"
-            secs_dt = sum(c["seconds"] for c in checks)
-            print("| %s | %s | %s | %s | %d | %s | %.1f |" % (n, dt, verdict, dom_text, total,
-                                                             "<br>".join("`%s`" % x for x in records[:3]), secs_dt))
+    for name in sorted(found, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n)):
+        for dt in sorted(found[name]):
+            print(row(d, name, dt))
     return 0
 
 
