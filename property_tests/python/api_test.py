@@ -45,6 +45,12 @@ class Python_Audit_bf16(unittest.TestCase):
         self.assertFalse(v)
         self.assertTrue(any("modified x or bias" in r for r in v.records()), v.records()[:3])
 
+    def test_GuardWriteFails(self):
+        # The negative control of the guards: a write just past out is found in the host image.
+        v = fuseproof.audit(cpu_subjects.writes_past_out, dtype="bf16", device="cpu", only="extreme")
+        self.assertFalse(v)
+        self.assertTrue(any("wrote 16 guard bytes outside out" in r for r in v.records()), v.records()[:3])
+
     def test_WrongShapeFails(self):
         v = fuseproof.audit(cpu_subjects.wrong_shape, dtype="bf16", device="cpu", only="extreme")
         self.assertFalse(v)
