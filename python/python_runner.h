@@ -28,9 +28,20 @@ class PythonRunner final : public audit::KernelRunner {
                                                         const std::vector<uint16_t>&, int) override {
     return std::nullopt;
   }
+  /// The counter-generated call built as host images (x generated in parallel), run as any call, its inputs checked by
+  /// regenerating them, its output handed to `check` in chunks of rows from the out image.
+  audit::LargeOutcome large_call(const audit::LargeSpec& spec, const audit::ChunkCheck& check) override;
+  /// Host memory available; on CUDA at most half the device's free memory (the subject's temporaries, such as the
+  /// x + bias of an eager op, need as much again as x and out).
+  uint64_t memory_available() const override;
   std::string hardware() const override { return hardware_; }
 
  private:
+  struct Images;
+  /// Places the images, calls the subject (watched: watch_begin/watch_end around it), copies back; (rc, message, fault).
+  void run(Images& im, int64_t rows, int64_t width, int32_t dtype, const std::string& call, int* rc,
+           std::string* message, std::string* fault, bool* subject_fault);
+
   pybind11::object bridge_;
   bool cuda_;
   std::string hardware_;

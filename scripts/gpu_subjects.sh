@@ -23,6 +23,9 @@ SUBJECT_TIMEOUT=${SUBJECT_TIMEOUT:-400}
 # For a smoke test elsewhere: SKIP_BUILD=1 BUILD_DIR=build BACKEND=emulated DOMAIN_BIASES=64 scripts/gpu_subjects.sh DIR
 BACKEND=${BACKEND:-cuda}
 DOMAIN_BIASES=${DOMAIN_BIASES:-65536}
+# The shapes class: Wan2.2's four production shapes (up to 75,600 x 13,824). The class's default call above 2^31
+# elements is left out here: eight audits side by side would need about 17 GB of device memory each for it.
+SHAPES=${SHAPES:---no-default-shapes --model wan2.2}
 PY=$(command -v python3)
 start=$SECONDS
 pack() {
@@ -36,7 +39,8 @@ nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader || 
 "$PY" -c 'import triton; print("triton", triton.__version__)' || echo "triton: not installed"
 
 echo "== build: the Python package and the adapter's stream test (gpu preset, sm_90) =="
-if [ -z "${SKIP_BUILD:-}" ] && ! env OUT="$W/build" BUILD_DIR="$BUILD" ARCHS="${ARCHS:-90}" TARGETS="fuseproof_python" \
+if [ -z "${SKIP_BUILD:-}" ] && ! env OUT="$W/build" BUILD_DIR="$BUILD" ARCHS="${ARCHS:-90}" \
+    TARGETS="fuseproof_python" \
     EXTRA_CMAKE_ARGS="-DPython_EXECUTABLE=$PY" timeout -k 5 300 scripts/gpu_run.sh build; then
   echo "gpu_subjects: build failed (see subjects/build/gpu_build.log)"
   exit 2
@@ -45,7 +49,8 @@ status=0
 if [ -n "${SKIP_BUILD:-}" ]; then
   echo "gpu_subjects: SKIP_BUILD set: no build, no stream test"
 elif env OUT="$W/build" BUILD_DIR="$BUILD" TARGETS="torch_bias_gelu_tanh_stream_test" timeout -k 5 200 \
-    bash -c 'cmake --build "$BUILD_DIR" -j "$(nproc)" --target $TARGETS > "$OUT/stream_test_build.log" 2>&1'; then
+    bash -c 'cmake --build "$BUILD_DIR" -j "$(nproc)" --target $TARGETS > "$OUT/stream_test_build.log" 2>&1'
+then
   timeout -k 5 120 ctest --test-dir "$BUILD" -R Cuda_TorchAdapter --output-on-failure > "$W/stream_test.log" 2>&1 || status=1
   tail -n 8 "$W/stream_test.log"
 else
@@ -66,8 +71,8 @@ for s in "${subjects[@]}"; do
     (
       t0=$SECONDS
       timeout -k 10 "$SUBJECT_TIMEOUT" "$PY" -m fuseproof audit --subject "$s" --backend "$BACKEND" --dtype "$d" \
-        --domain-biases "$DOMAIN_BIASES" --stop-after 0 --report "$W/subject_$s.$d.md" --json "$W/subject_$s.$d.json" \
-        > "$W/subject_$s.$d.log" 2>&1
+        --domain-biases "$DOMAIN_BIASES" --stop-after 0 $SHAPES --call-timeout 300 \
+        --report "$W/subject_$s.$d.md" --json "$W/subject_$s.$d.json" > "$W/subject_$s.$d.log" 2>&1
       rc=$?
       echo "$rc $((SECONDS - t0))" > "$W/subject_$s.$d.status"
       echo "gpu_subjects: $s $d exit $rc in $((SECONDS - t0)) s"

@@ -8,13 +8,14 @@ import unittest
 import fuseproof
 import cpu_subjects
 
-# Small but not empty: every check class runs; the domain class covers all 65,536 x for 64 biases.
-QUICK = dict(domain_biases=64, max_width=256, property_cases=20)
+# Small but not empty: every check class runs, in this process (the command-line tests cover isolation); the domain
+# class covers all 65,536 x for at least 64 biases.
+QUICK = dict(domain_biases=64, max_width=256, property_cases=20, isolate=False)
 
 
 class Python_Audit_bf16(unittest.TestCase):
     def test_CorrectCallablePasses_VerdictObject(self):
-        v = fuseproof.audit(cpu_subjects.correct, dtype="bf16", device="cpu", **QUICK)
+        v = fuseproof.audit(cpu_subjects.correct, dtype="bf16", device="cpu", **dict(QUICK, isolate=True))
         self.assertTrue(v, v.summary())
         self.assertEqual(v.status, 0)
         self.assertEqual(v.mismatches, 0)
@@ -41,25 +42,27 @@ class Python_Audit_bf16(unittest.TestCase):
         self.assertTrue(v, v.summary())
 
     def test_InputWriterFails(self):
-        v = fuseproof.audit(cpu_subjects.writes_input, dtype="bf16", device="cpu", only="property", property_cases=5)
+        v = fuseproof.audit(cpu_subjects.writes_input, dtype="bf16", device="cpu", only="property", property_cases=5,
+                            isolate=False)
         self.assertFalse(v)
         self.assertTrue(any("modified x or bias" in r for r in v.records()), v.records()[:3])
 
     def test_GuardWriteFails(self):
         # The negative control of the guards: a write just past out is found in the host image.
-        v = fuseproof.audit(cpu_subjects.writes_past_out, dtype="bf16", device="cpu", only="extreme")
+        v = fuseproof.audit(cpu_subjects.writes_past_out, dtype="bf16", device="cpu", only="extreme", isolate=False)
         self.assertFalse(v)
         self.assertTrue(any("wrote 16 guard bytes outside out" in r for r in v.records()), v.records()[:3])
 
     def test_WrongShapeFails(self):
-        v = fuseproof.audit(cpu_subjects.wrong_shape, dtype="bf16", device="cpu", only="extreme")
+        v = fuseproof.audit(cpu_subjects.wrong_shape, dtype="bf16", device="cpu", only="extreme", isolate=False)
         self.assertFalse(v)
         self.assertTrue(any("subject returned a tensor of [" in r for r in v.records()), v.records()[:3])
 
     def test_ReportsWritten(self):
         with tempfile.TemporaryDirectory() as d:
             md, js = os.path.join(d, "r.md"), os.path.join(d, "r.json")
-            v = fuseproof.audit(cpu_subjects.unrounded, dtype="bf16", device="cpu", report=md, json=js, only="extreme")
+            v = fuseproof.audit(cpu_subjects.unrounded, dtype="bf16", device="cpu", report=md, json=js, only="extreme",
+                                isolate=False)
             self.assertFalse(v)
             with open(md) as f:
                 self.assertIn("**Verdict: FAIL**", f.read())

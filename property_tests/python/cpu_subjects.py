@@ -68,3 +68,19 @@ def writes_past_out(x, bias, out):
     out.copy_(correct(x, bias))
     flat = out.view(-1)
     torch.as_strided(flat, (flat.numel() + 8,), (1,))[flat.numel():] = 0
+
+
+def aborts(x, bias):
+    """Ends the process (SIGABRT) on any call with more than one row: the fault isolation's subject."""
+    if x.shape[0] > 1:
+        import os
+        os.abort()
+    return correct(x, bias)
+
+
+def hangs(x, bias):
+    """Never returns on a call with more than one row: the call time limit's subject."""
+    if x.shape[0] > 1:
+        import time
+        time.sleep(3600)
+    return correct(x, bias)

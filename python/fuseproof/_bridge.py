@@ -50,6 +50,9 @@ class Bridge:
                                                         torch.version.cuda)
         return torch_line + " (CPU)"
 
+    def device_free_bytes(self):
+        return torch.cuda.mem_get_info(self.device)[0] if self.cuda else 0
+
     def _run(self, x, bias, out, rows, width):
         """Calls the subject; (rc, message): rc 1 when it raised or returned a wrong tensor."""
         try:

@@ -1,7 +1,8 @@
 """_cli.py: the command line: python3 -m fuseproof audit (--callable MODULE:FUNCTION | --subject NAME) [options].
 
-Exit status as `fuseproof audit`: 0 pass, 1 a check failed, 2 bad input or a setup error (one line on stderr),
-3 incomplete (a built-in subject unavailable here: no torch.compile, no Triton; said so on stdout and in the reports).
+Exit status as `fuseproof audit`: 0 pass, 1 a check failed (a mismatch, a fault, a hang), 2 bad input or a setup error
+(one line on stderr), 3 incomplete (golden data missing, or a built-in subject unavailable here: no torch.compile, no
+Triton; said so on stdout and in the reports), 4 a corrupt data file.
 """
 
 import argparse
@@ -10,7 +11,9 @@ import sys
 
 
 class _Refusal(Exception):
-    pass
+    def __init__(self, message, status=2):
+        super().__init__(message)
+        self.status = status
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,6 +43,17 @@ def _parser():
     a.add_argument("--property-cases", type=int, help="random shapes per dtype")
     a.add_argument("--stop-after", type=int, help="stop a check class after this many mismatches (0: never)")
     a.add_argument("--records", type=int, help="mismatch lines kept per check")
+    a.add_argument("--shapes", help="more shapes for the shapes class: ROWSxWIDTH[,ROWSxWIDTH...]")
+    a.add_argument("--model", help="a named catalogue of production shapes for the shapes class (wan2.2)")
+    a.add_argument("--no-default-shapes", dest="default_shapes", action="store_false", default=None,
+                   help="the shapes class runs only --shapes and --model")
+    a.add_argument("--call-timeout", dest="call_timeout", type=float,
+                   help="seconds one call into the subject may take before it is a hang (default 120)")
+    a.add_argument("--no-isolation", dest="isolate", action="store_false", default=None,
+                   help="run every class in this process (a crash ends the audit)")
+    a.add_argument("--no-reference", action="store_true",
+                   help="accepted for the C++ command's reproduce lines; the Python front end runs no reference "
+                        "self-audit (fuseproof reference-audit does)")
     out = a.add_mutually_exclusive_group()
     out.add_argument("--out-arg", dest="out_arg", action="store_const", const=True,
                      help="the callable is fn(x, bias, out) -> None (default: from its signature)")
@@ -81,7 +95,7 @@ def run(argv):
         raise _Refusal("fuseproof audit: %s cannot load the package (%s); it was built for %s (Python %s): run that "
                        "interpreter" % (sys.executable, str(e).strip().splitlines()[0], _build_info.PYTHON,
                                          _build_info.PYTHON_VERSION))
-    options = {k: getattr(args, k) for k in _engine._OPTION_TYPES if getattr(args, k) is not None}
+    options = {k: getattr(args, k) for k in _engine._OPTION_TYPES if getattr(args, k, None) is not None}
     device = None if args.backend is None else ("cuda" if args.backend == "cuda" else "cpu")
     if args.subject:
         if args.subject not in subjects.BUILTIN:
@@ -105,10 +119,25 @@ def run(argv):
                                          name=name, description=description, subject_args=subject_args,
                                          child_spec=args.child_spec)
     except ValueError as e:
-        raise _Refusal(str(e) if str(e).startswith("fuseproof") else "fuseproof audit: " + str(e))
-    except RuntimeError as e:  # setup errors of the engine (golden data, reports): one line, as the C++ CLI says them
-        raise _Refusal(str(e).strip().splitlines()[0] if str(e).strip() else "fuseproof audit: " + type(e).__name__)
+        raise _Refusal(str(e) if str(e).startswith(("fuseproof", "audit")) else "fuseproof audit: " + str(e))
+    except _fuseproof_errors() as e:  # golden data missing (3) or corrupt (4): the C++ command's statuses
+        missing = type(e).__name__ == "MissingDataError"
+        if missing:
+            print("\nverdict: INCOMPLETE (%s)" % _line(e))
+        raise _Refusal(_line(e), 3 if missing else 4)
+    except RuntimeError as e:  # other setup errors of the engine: one line, exit 2
+        raise _Refusal(_line(e))
     return status
+
+
+def _line(e):
+    text = str(e).strip().splitlines()
+    return text[0] if text else "fuseproof audit: " + type(e).__name__
+
+
+def _fuseproof_errors():
+    from fuseproof import _fuseproof
+    return (_fuseproof.MissingDataError, _fuseproof.CorruptDataError)
 
 
 def main(argv):
@@ -117,4 +146,4 @@ def main(argv):
     except _Refusal as e:
         sys.stdout.flush()
         print(str(e).rstrip("."), file=sys.stderr)
-        return 2
+        return e.status

@@ -3,6 +3,7 @@
 import inspect
 import json
 import os
+import shlex
 import sys
 
 import torch
@@ -12,7 +13,13 @@ from fuseproof._bridge import Bridge
 from fuseproof.subjects import importable_name, takes_out
 
 _OPTION_TYPES = {"seed": int, "only": str, "tanh_model": str, "domain_biases": int, "max_width": int,
-                 "property_cases": int, "stop_after": int, "records": int}
+                 "property_cases": int, "stop_after": int, "records": int, "shapes": str, "model": str,
+                 "default_shapes": bool, "call_timeout": (int, float), "isolate": bool}
+
+# Every width is valid for a torch op (2-byte "vectors"), so the widths class makes 8 times the calls it makes for the
+# built-in plugin's 8-element vectors; these defaults keep it at the plugin's number of calls (8,192 on CUDA, 2,048 on
+# the host). --max-width raises them.
+_PYTHON_MAX_WIDTH = {"cuda": 8192, "cpu": 2048}
 
 
 def resolve_device(device):
@@ -57,9 +64,12 @@ def run_callable(fn, op="bias_gelu_tanh", dtype="all", device=None, report=None,
     for k, v in options.items():
         if k not in _OPTION_TYPES:
             raise ValueError("fuseproof audit: unknown option %s (%s)" % (k, ", ".join(sorted(_OPTION_TYPES))))
-        if not isinstance(v, _OPTION_TYPES[k]) or isinstance(v, bool):
-            raise ValueError("fuseproof audit: option %s must be %s, got %r" % (k, _OPTION_TYPES[k].__name__, v))
+        want = _OPTION_TYPES[k]
+        if not isinstance(v, want) or (isinstance(v, bool) and want is not bool):
+            raise ValueError("fuseproof audit: option %s must be %s, got %r"
+                             % (k, "a number" if isinstance(want, tuple) else want.__name__, v))
     d = resolve_device(device)
+    options.setdefault("max_width", _PYTHON_MAX_WIDTH[d.type])
     if out_arg is None:
         out_arg = takes_out(fn)
     if name is None:
@@ -68,18 +78,20 @@ def run_callable(fn, op="bias_gelu_tanh", dtype="all", device=None, report=None,
     if subject_args is None:
         importable = importable_name(fn)
         subject_args = ["--callable", importable] if importable else []
-    if subject_args:
-        subject_args = list(subject_args) + ["--backend", "cuda" if d.type == "cuda" else "emulated"]
-        if out_arg != takes_out(fn):
-            subject_args += ["--out-arg" if out_arg else "--no-out-arg"]
+    ident = list(subject_args)
+    if ident and out_arg != takes_out(fn):
+        ident.append("--out-arg" if out_arg else "--no-out-arg")
+    backend = "cuda" if d.type == "cuda" else "emulated"
     subject = {
         "name": name,
         "description": (description or "Python callable") + (" (" + source + ")" if source else "") +
                        ", " + ("fn(x, bias, out)" if out_arg else "fn(x, bias) -> out") + ", torch " + torch.__version__,
         "sha256": sha,
         "cuda": d.type == "cuda",
-        "child_command": child_command(subject_args) if subject_args else [],
+        "child_command": child_command(ident + ["--backend", backend]) if ident else [],
+        "reproduce_prefix": "python3 -m fuseproof audit " + " ".join(shlex.quote(a) for a in ident)
+                            if ident else "fuseproof.audit(%s, ...) (an in-process callable)" % name,
     }
     opts = dict(options, op=op, dtypes=["bf16", "fp16"] if dtype == "all" else [dtype],
-                backend="cuda" if d.type == "cuda" else "emulated", command=command)
+                backend=backend, command=command)
     return _fuseproof.run(Bridge(fn, d, out_arg), subject, opts, report or "", json_path or "", child_spec or "")
