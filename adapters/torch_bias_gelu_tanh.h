@@ -1,4 +1,4 @@
-// torch_bias_gelu_tanh.h: the libtorch adapter for the built-in kernel: at::Tensors in, launched on PyTorch's current stream.
+// torch_bias_gelu_tanh.h: the libtorch adapter for the built-in kernel: at::Tensors, PyTorch's current stream.
 #pragma once
 
 #include <ATen/ATen.h>

@@ -37,7 +37,8 @@ audit::AuditOptions make_options(const py::dict& o) {
   take(o, "call_timeout", &opt.call_timeout_s);
   take(o, "isolate", &opt.isolate);
   take(o, "default_shapes", &opt.default_shapes);
-  if (opt.op != "bias_gelu_tanh") throw UsageError("fuseproof audit: unknown op " + opt.op + " (known: bias_gelu_tanh)");
+  if (opt.op != "bias_gelu_tanh")
+    throw UsageError("fuseproof audit: unknown op " + opt.op + " (known: bias_gelu_tanh)");
   if (!opt.tanh_model.empty() && !ref::parse_tanh_model(opt.tanh_model))
     throw UsageError("fuseproof audit: unknown tanh model " + opt.tanh_model + " (cuda, libm, exact)");
   if (opt.domain_biases > 65536)
@@ -109,5 +110,6 @@ PYBIND11_MODULE(_fuseproof, m) {
   m.def("run", &fuseproof::python::run, py::arg("bridge"), py::arg("subject"), py::arg("options"),
         py::arg("report_md") = "", py::arg("report_json") = "", py::arg("child_spec") = "",
         "Runs the audit on a fuseproof._bridge.Bridge; returns (exit status, JSON report text)");
-  m.def("file_sha256", &fuseproof::audit::file_sha256, py::arg("path"), "SHA-256 of a file, hex; empty when unreadable");
+  m.def("file_sha256", &fuseproof::audit::file_sha256, py::arg("path"),
+        "SHA-256 of a file, hex; empty when unreadable");
 }

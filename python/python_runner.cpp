@@ -22,7 +22,8 @@ using audit::kPoison;
 
 /// kGuardElems of `fill`, `lead` more, then the data, then kGuardElems of `fill`: what the bridge wraps as a tensor.
 struct HostImage {
-  HostImage(size_t n, size_t lead, uint16_t fill) : offset(kGuardElems + lead), elems(n), image(2 * kGuardElems + lead + n, fill) {}
+  HostImage(size_t n, size_t lead, uint16_t fill)
+      : offset(kGuardElems + lead), elems(n), image(2 * kGuardElems + lead + n, fill) {}
   HostImage(const uint16_t* data, size_t n, size_t lead, uint16_t fill) : HostImage(n, lead, fill) {
     std::copy(data, data + n, image.begin() + long(offset));
   }
@@ -77,7 +78,8 @@ std::string inexpressible_reason(const audit::CallSpec& s) {
   if (s.width > 0 && s.rows > INT64_MAX / 2 / s.width) return "rows * width overflowing int64";
   if (s.null_x || s.null_bias || s.null_out) return "a null pointer";
   if ((s.x_misalign | s.bias_misalign | s.out_misalign) & 1u) return "a pointer to half an element";
-  if (s.x.size() < size_t(s.rows * s.width) || s.bias.size() < size_t(s.width) || s.out_elems < size_t(s.rows * s.width))
+  const size_t n = size_t(s.rows * s.width);
+  if (s.x.size() < n || s.bias.size() < size_t(s.width) || s.out_elems < n)
     return "buffers smaller than rows * width";
   return "";
 }

@@ -1,4 +1,4 @@
-// python_runner.h: KernelRunner for a Python callable on torch tensors: guarded host images, placed by fuseproof._bridge.
+// python_runner.h: KernelRunner for a Python callable on torch tensors: guarded host images placed by the bridge.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -38,7 +38,7 @@ class PythonRunner final : public audit::KernelRunner {
 
  private:
   struct Images;
-  /// Places the images, calls the subject (watched: watch_begin/watch_end around it), copies back; (rc, message, fault).
+  /// Places the images, calls the subject (watch_begin/watch_end around it), copies back: rc, message, fault.
   void run(Images& im, int64_t rows, int64_t width, int32_t dtype, const std::string& call, int* rc,
            std::string* message, std::string* fault, bool* subject_fault);
 

@@ -35,7 +35,7 @@ pack() {
 trap pack EXIT
 exec > >(tee "$W/gpu_subjects.log") 2>&1
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader || true
-"$PY" -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
+"$PY" -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, torch.version.cuda)'
 "$PY" -c 'import triton; print("triton", triton.__version__)' || echo "triton: not installed"
 
 echo "== build: the Python package and the adapter's stream test (gpu preset, sm_90) =="
@@ -51,7 +51,8 @@ if [ -n "${SKIP_BUILD:-}" ]; then
 elif env OUT="$W/build" BUILD_DIR="$BUILD" TARGETS="torch_bias_gelu_tanh_stream_test" timeout -k 5 200 \
     bash -c 'cmake --build "$BUILD_DIR" -j "$(nproc)" --target $TARGETS > "$OUT/stream_test_build.log" 2>&1'
 then
-  timeout -k 5 120 ctest --test-dir "$BUILD" -R Cuda_TorchAdapter --output-on-failure > "$W/stream_test.log" 2>&1 || status=1
+  timeout -k 5 120 ctest --test-dir "$BUILD" -R Cuda_TorchAdapter --output-on-failure > "$W/stream_test.log" 2>&1 ||
+    status=1
   tail -n 8 "$W/stream_test.log"
 else
   echo "gpu_subjects: the stream test did not build (see subjects/build/stream_test_build.log)"

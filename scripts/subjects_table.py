@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """subjects_table.py: the docs/SUBJECTS.md table from gpu_subjects.sh's reports: subject x dtype x verdict x
-mismatches (exact) x first records x time.   Usage: scripts/subjects_table.py DIR (subject_<name>.<dtype>.json/.status)"""
+mismatches (exact) x first records x time.
+Usage: scripts/subjects_table.py DIR        (DIR holds subject_<name>.<dtype>.json and .status)"""
 
 import glob
 import json
@@ -38,7 +39,8 @@ def main(d):
     for p in glob.glob(os.path.join(d, "subject_*.status")):
         name, dt = os.path.basename(p)[len("subject_"):-len(".status")].rsplit(".", 1)
         found.setdefault(name, []).append(dt)
-    print("| subject | dtype | verdict | mismatches (domain, exact) | mismatches (all classes) | first records | time (s) |")
+    print("| subject | dtype | verdict | mismatches (domain, exact) | mismatches (all classes) | first records "
+          "| time (s) |")
     print("|---|---|---|---:|---:|---|---:|")
     for name in sorted(found, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n)):
         for dt in sorted(found[name]):

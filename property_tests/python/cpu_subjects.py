@@ -1,4 +1,4 @@
-"""cpu_subjects.py: CPU callables on torch tensors that the Python front end's tests audit against the emulated model."""
+"""cpu_subjects.py: CPU callables on torch tensors that the Python front end's tests audit (emulated model)."""
 
 import torch
 import torch.nn.functional as F

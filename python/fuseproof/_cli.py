@@ -111,7 +111,8 @@ def run(argv):
             fn = subjects.load_callable(args.callable)
         except ValueError as e:
             raise _Refusal("fuseproof audit: " + str(e))
-        name, description, subject_args = args.callable, "Python callable " + args.callable, ["--callable", args.callable]
+        name, description = args.callable, "Python callable " + args.callable
+        subject_args = ["--callable", args.callable]
     command = "python3 -m fuseproof audit " + " ".join(a for a in argv if a is not None)
     try:
         status, _ = _engine.run_callable(fn, op=args.op, dtype=args.dtype, device=device, report=args.report,

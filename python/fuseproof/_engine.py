@@ -85,7 +85,8 @@ def run_callable(fn, op="bias_gelu_tanh", dtype="all", device=None, report=None,
     subject = {
         "name": name,
         "description": (description or "Python callable") + (" (" + source + ")" if source else "") +
-                       ", " + ("fn(x, bias, out)" if out_arg else "fn(x, bias) -> out") + ", torch " + torch.__version__,
+                       ", " + ("fn(x, bias, out)" if out_arg else "fn(x, bias) -> out") +
+                       ", torch " + torch.__version__,
         "sha256": sha,
         "cuda": d.type == "cuda",
         "child_command": child_command(ident + ["--backend", backend]) if ident else [],

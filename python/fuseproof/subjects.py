@@ -16,8 +16,8 @@ def eager(x, bias):
 
 def _raise_recompile_limit():
     # Every check class calls the op at many shapes; past Dynamo's recompile limit (8 by default) torch.compile falls
-    # back to eager without a word, and the audit would check eager instead. Raising the limit keeps every call compiled;
-    # Inductor's code generation is untouched.
+    # back to eager without a word, and the audit would check eager instead. Raising the limit keeps every call
+    # compiled; Inductor's code generation is untouched.
     import torch._dynamo.config as dc
     for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit", "accumulated_cache_size_limit"):
         if hasattr(dc, name):
@@ -75,7 +75,8 @@ def load_callable(spec):
     try:
         obj = importlib.import_module(module)
     except Exception as e:
-        raise ValueError("--callable %s: cannot import %s: %s" % (spec, module, str(e).strip().splitlines()[0] if str(e) else type(e).__name__))
+        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError("--callable %s: cannot import %s: %s" % (spec, module, why))
     for part in name.split("."):
         if not hasattr(obj, part):
             raise ValueError("--callable %s: %s has no attribute %s" % (spec, module, name))

@@ -38,7 +38,8 @@ def bias_gelu_tanh(x, bias):
         raise ValueError("bias_gelu_tanh: dtypes must be one of bfloat16, float16 and equal, got %s and %s"
                          % (x.dtype, bias.dtype))
     if not x.is_cuda or bias.device != x.device:
-        raise ValueError("bias_gelu_tanh: x and bias must be on one CUDA device, got %s and %s" % (x.device, bias.device))
+        raise ValueError("bias_gelu_tanh: x and bias must be on one CUDA device, got %s and %s"
+                         % (x.device, bias.device))
     if bias.shape[0] != x.shape[1]:
         raise ValueError("bias_gelu_tanh: bias length must equal width (%d), got %d" % (x.shape[1], bias.shape[0]))
     x, bias = x.contiguous(), bias.contiguous()
