@@ -122,9 +122,14 @@ void run(CliState& s, CLI::App& sub) {
     if (m.killed != m.total) throw CLI::RuntimeError(kExitFail);
     return;
   }
-  // The oracle first: a kernel audit means something only if the reference predicts the captured GPUs.
+  // The oracle first (once the subject has loaded): a kernel audit means something only if the reference predicts
+  // the captured GPUs.
   std::string reference_verdict;
-  if (s.reference) {
+  o.on_described = [&] {
+    if (!s.reference) {
+      std::printf("\nreference self-audit: skipped (--no-reference)\n\n");
+      return;
+    }
     ReferenceAuditOptions ro;
     ro.golden_dir = o.golden.dir;
     ro.golden_build_dir = o.golden.build_dir;
@@ -136,9 +141,8 @@ void run(CliState& s, CLI::App& sub) {
                         rows);
     reference_verdict = overall_verdict(rows);
     std::printf("reference self-audit: %s\n\n", reference_verdict.c_str());
-  } else {
-    std::printf("reference self-audit: skipped (--no-reference)\n\n");
-  }
+    std::fflush(stdout);
+  };
   try {
     Subject subject = plugin_subject(o);
     const AuditResult r = run_audit(o, subject);
@@ -201,6 +205,7 @@ void add_audit_subcommand(CLI::App& app) {
   sub->add_option("--call-timeout", o.call_timeout_s, "Seconds one call into the kernel may take before it is a hang")
       ->capture_default_str();
   sub->add_flag("--no-isolation", state->no_isolation, "Run every class in this process (a crash ends the audit)");
+  sub->add_flag("--first-fail", o.first_fail, "Skip the classes after the first failure (mutation runs on a budget)");
   sub->add_option("--stop-after", o.stop_after, "Stop a check class after this many mismatches (0: never)")
       ->capture_default_str();
   sub->add_option("--records", o.records, "Mismatch lines kept per check")->capture_default_str();

@@ -376,7 +376,7 @@ Subject plugin_subject(AuditOptions& o) {
   if (o.backend.empty() && o.plugin.empty()) o.backend = cuda_runner_available(nullptr) ? "cuda" : "emulated";
   const std::string path = o.plugin.empty() ? builtin_plugin_path(o.backend) : o.plugin;
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw UsageError("audit: plugin " + path + " does not exist");
+  if (!fs::is_regular_file(path, ec)) throw UsageError("audit: plugin " + path + " not found");
   Subject s;
   s.info.path = fs::absolute(path).string();
   s.info.op = o.op;
@@ -456,6 +456,8 @@ AuditResult run_audit(const AuditOptions& opt, const Subject& subject) {
               opt.call_timeout_s);
   std::fflush(stdout);
 
+  if (opt.on_described) opt.on_described();
+
   // 2. Every class on every dtype.
   AuditOptions child_opt = opt;
   child_opt.backend = desc.backend;
@@ -465,7 +467,10 @@ AuditResult run_audit(const AuditOptions& opt, const Subject& subject) {
       CheckResult r;
       r.cls = c;
       r.dtype = d;
-      if (opt.isolate) {
+      if (opt.first_fail && !res.passed) {
+        r.status = "skipped";
+        r.note = "not run: after the first failure (--first-fail)";
+      } else if (opt.isolate) {
         ChildOutcome co;
         const std::string name = std::string(check_class_name(c)) + "_" + ref::dtype_name(d);
         const json spec = {{"task", "class"}, {"class", check_class_name(c)}, {"dtype", ref::dtype_name(d)},

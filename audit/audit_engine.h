@@ -56,6 +56,8 @@ struct AuditOptions {
   int pdl_delay_ms = 20;               ///< how late the PDL producer writes the inputs
   double call_timeout_s = 120;         ///< one call into the subject longer than this is a hang: FAIL
   bool isolate = true;                 ///< each class in a child process (off: in this process, for debugging)
+  bool first_fail = false;             ///< skip the classes after the first failure (mutation runs on a budget)
+  std::function<void()> on_described;  ///< runs once the subject is loaded, before the classes (the self-audit)
   GoldenPaths golden = default_golden_paths();
   std::string command;                 ///< the command line, for the report
 };

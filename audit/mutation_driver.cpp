@@ -36,6 +36,7 @@ std::vector<std::string> child_args(const AuditOptions& o, const std::string& ba
   for (const auto& s : o.shapes) shapes += (shapes.empty() ? "" : ",") + std::to_string(s.rows) + "x" + std::to_string(s.width);
   if (!shapes.empty()) a.insert(a.end(), {"--shapes", shapes});
   if (!o.default_shapes) a.push_back("--no-default-shapes");
+  if (o.first_fail) a.push_back("--first-fail");
   a.push_back("--dtype");
   a.push_back(o.dtypes.size() == 2 ? "all" : ref::dtype_name(o.dtypes[0]));
   if (o.domain_biases) a.insert(a.end(), {"--domain-biases", std::to_string(o.domain_biases)});
