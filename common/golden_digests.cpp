@@ -1,4 +1,4 @@
-// golden_digests.cpp: parsing digests.json.
+// golden_digests.cpp: reading digests.json.
 #include "common/golden_digests.h"
 
 #include <cerrno>
@@ -8,11 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/golden_verify.h"
+
 namespace fuseproof {
 
 std::optional<std::string> read_golden_digest(const std::string& path, const std::string& op, ref::Dtype d) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  verify_golden_file(path);  // against provenance.json beside it: corrupt data is never read as evidence
   std::ifstream in(path);
   if (!in) throw MissingDataError("cannot read " + path + ": " + std::strerror(errno));
   nlohmann::json j;
@@ -26,7 +29,7 @@ std::optional<std::string> read_golden_digest(const std::string& path, const std
   if (!j.contains(op) || !j[op].is_object() || !j[op].contains(dtype)) return std::nullopt;
   const auto& v = j[op][dtype];
   const bool hex64 = v.is_string() && v.get<std::string>().size() == 64 &&
-                     v.get<std::string>().find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+                     v.get<std::string>().find_first_not_of("0123456789abcdef") == std::string::npos;
   if (!hex64) throw CorruptDataError(path + " entry " + op + "." + dtype + " is not a 64-digit SHA-256");
   return v.get<std::string>();
 }

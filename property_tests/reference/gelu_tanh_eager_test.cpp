@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/golden_verify.h"
 #include "property_tests/support/golden_paths.h"
 #include "property_tests/support/mismatch_log.h"
 #include "reference/gelu_table.h"
@@ -16,7 +17,9 @@ namespace {
 GeluConfig cuda_cfg() { return GeluConfig{TanhModel::kCuda, Contraction::kFma, NanPolicy::kCudaCvtRn, &test::sm90_mufu()}; }
 
 std::vector<uint16_t> golden_table(Dtype d) {
-  return read_u16_table(test::golden_dir() + "/sm_90/gelu_tanh_" + dtype_name(d) + ".bin");
+  const std::string path = test::golden_dir() + "/sm_90/gelu_tanh_" + dtype_name(d) + ".bin";
+  fuseproof::verify_golden_file(path);  // refuses a table whose SHA-256 differs from provenance.json
+  return read_u16_table(path);
 }
 
 /// Compares two tables entry by entry; returns the log.
