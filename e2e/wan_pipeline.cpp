@@ -5,6 +5,12 @@
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/version.h>
+#ifndef FUSEPROOF_TORCH_CUDA
+#define FUSEPROOF_TORCH_CUDA 0
+#endif
+#if FUSEPROOF_TORCH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -245,7 +251,13 @@ std::vector<float> bilinear_matrix(int n, int factor) {
 
 FusedBiasGelu kernel_bias_gelu_tanh() {
   return [](const TensorView& out, const TensorView& x, const TensorView& bias) {
-    return bias_gelu_tanh(out, x, bias);
+    BiasGeluOptions options;
+#if FUSEPROOF_TORCH_CUDA
+    // PyTorch's current stream of x's device, like an ATen op (adapters/torch_bias_gelu_tanh.h): ordered after the
+    // linear that produced x and before the next op, on whatever stream the caller made current.
+    if (x.device.kind == DeviceKind::kCuda) options.stream = c10::cuda::getCurrentCUDAStream(x.device.index).stream();
+#endif
+    return bias_gelu_tanh(out, x, bias, options);
   };
 }
 

@@ -33,11 +33,16 @@ text = "\n" + open(sys.argv[1]).read()
 funcs = re.split(r"\n\s*Function : ", text)[1:]
 ins_re = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
 def short(name):
-    m = re.search(r"(gelu_table_fill_kernel|gelu_compact_fill_kernel|bias_gelu_tanh_compact_kernel|"
-                  r"bias_gelu_tanh_table_kernel|bias_gelu_tanh_kernel)ILNS0_4HalfE(\d)E(?:Li(\d+)E)?(?:Li(\d+)E)?", name)
-    if not m: return name[:60]
-    return "%s<%s%s%s>" % (m.group(1), "bf16" if m.group(2) == "0" else "fp16", ", %s B" % m.group(3) if m.group(3) else "",
-                           ", %s/SM" % m.group(4) if m.group(4) else "")
+    # bias_gelu_tanh_kernel<Policy<Half, bytes[, blocks per SM or round-sum]>>, gelu_table_fill_kernel<Half, GeluTable>
+    dt = lambda d: "bf16" if d == "0" else "fp16"
+    m = re.search(r"bias_gelu_tanh_kernelINS0_\d+(DirectMath|FullTable|CompactTable)ILNS0_4HalfE(\d)ELi(\d+)E"
+                  r"(?:Li(\d+)E)?", name)
+    if m:
+        return "%s<%s, %s B%s>" % (m.group(1), dt(m.group(2)), m.group(3), ", %s/SM" % m.group(4) if m.group(4) else "")
+    m = re.search(r"gelu_table_fill_kernelILNS0_4HalfE(\d)E.*?GeluTableIL\w+?ELb(\d)E", name)
+    if m:
+        return "gelu_table_fill_kernel<%s, %s>" % (dt(m.group(1)), "compact" if m.group(2) == "1" else "full")
+    return name[:60]
 keys = ["LDG", "STG", "LDS", "STS", "MUFU", "F2FP", "FADD", "FMUL", "FFMA", "HADD2", "PRMT", "LOP3", "SHF", "IMAD",
         "IADD3", "LEA", "ISETP", "BRA"]
 print("| kernel | instructions | hot loop instructions | stored elements per loop pass | instructions per element | " +
