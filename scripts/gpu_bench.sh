@@ -3,8 +3,9 @@
 # the compiler's resource report and the SASS instruction counts of every kernel variant, all into $OUT.
 #   OUT=<dir> scripts/gpu_bench.sh
 # Environment: BUILD_DIR (default build-gpu), BENCH_TIMEOUT (seconds, default 300), BENCH_ARGS (extra `fuseproof bench`
-#   options, default "--reps 20": every shape x dtype x vector x math (direct, table, table-compact, table-compact-1b)
-#   in about a minute; e.g. "--shapes 256x13824 --dtypes bf16 --reps 10"), SASS_ARCH (default sm_90).
+#   options, default "--reps 20 --dist normal1,uniform16": every shape x dtype x vector x math (direct, table,
+#   table-compact, table-compact-1b) on two distributions in about two minutes (all six: scripts/gpu_bench_dist.sh);
+#   e.g. "--shapes 256x13824 --dtypes bf16 --reps 10"), SASS_ARCH (default sm_90).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:?OUT must name the folder for the results}
@@ -74,7 +75,7 @@ fi
 # --- The benchmark.
 t0=$SECONDS
 # shellcheck disable=SC2086
-timeout -k 5 "$BENCH_TIMEOUT" "$bin" bench --json "$OUT/bench.json" ${BENCH_ARGS:---reps 20} > "$OUT/bench.txt" 2>&1
+timeout -k 5 "$BENCH_TIMEOUT" "$bin" bench --json "$OUT/bench.json" ${BENCH_ARGS:---reps 20 --dist normal1,uniform16} > "$OUT/bench.txt" 2>&1
 rc=$?
 # One renderer of bench.json: scripts/perf_table.py (the tables of docs/PERFORMANCE.md).
 if [ -s "$OUT/bench.json" ]; then
