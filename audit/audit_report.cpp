@@ -1,6 +1,8 @@
 // audit_report.cpp: Markdown and JSON renderings of an AuditResult.
 #include "audit/audit_report.h"
 
+#include "common/atomic_file.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -96,10 +98,11 @@ void ensure_writable(const std::string& path) {
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.flush();
-  if (!out) throw std::runtime_error("audit: cannot write report " + path + ": " + std::strerror(errno));
+  try {
+    write_file_atomically(path, text);  // a run killed mid-write leaves the previous report intact
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("audit: ") + e.what());
+  }
 }
 
 }  // namespace fuseproof::audit

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <regex>
 #include <string>
@@ -19,6 +20,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "kernels/bias_gelu_tanh_launcher.h"
 #include "kernels/cuda_device.h"
 
@@ -182,18 +184,23 @@ void print_table(const Report& rep) {
   std::fflush(stdout);
 }
 
+/// Replaces `path` with `text` atomically (common/atomic_file.h); `option` names the flag in the one-line error.
+void write_report(const std::string& option, const std::string& path, const std::string& text) {
+  try {
+    write_file_atomically(path, text);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("bench: " + option + ": " + e.what());
+  }
+}
+
 void write_json(const Report& rep, const std::string& path) {
   nlohmann::json j = {{"backend", rep.backend}, {"machine", rep.machine}, {"settings", rep.settings}};
   j["results"] = nlohmann::json::array();
   for (const Row& r : rep.rows) j["results"].push_back(row_json(r));
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("bench: --json must name a writable file, got " + path);
-  f << j.dump(2) << "\n";
+  write_report("--json", path, j.dump(2) + "\n");
 }
 
-void write_markdown(const Report& rep, const std::string& path) {
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("bench: --markdown must name a writable file, got " + path);
+void render_markdown(const Report& rep, std::ostream& f) {
   f << "<!-- written by `fuseproof bench` -->\n\n| machine | |\n|---|---|\n";
   for (auto it = rep.machine.begin(); it != rep.machine.end(); ++it)
     f << "| " << it.key() << " | " << (it.value().is_string() ? it.value().get<std::string>() : it.value().dump())
@@ -591,7 +598,11 @@ int run(const BenchArgs& a) {
   }
   print_table(rep);
   if (!a.json.empty()) write_json(rep, a.json);
-  if (!a.markdown.empty()) write_markdown(rep, a.markdown);
+  if (!a.markdown.empty()) {
+    std::ostringstream md;
+    render_markdown(rep, md);
+    write_report("--markdown", a.markdown, md.str());
+  }
   return status;
 }
 

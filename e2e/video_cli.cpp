@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "common/atomic_file.h"
 #include "comparison_plot.h"
 #include "mp4_writer.h"
 #include "run_manifest.h"
@@ -43,8 +44,11 @@ void compare_command(const CompareArgs& a) {
       std::cout << to_terminal(c);
     }
     if (!a.markdown_file.empty()) {
-      std::ofstream md(a.markdown_file);
-      if (!(md << to_markdown(c))) fail("video compare: --markdown-file: cannot write '" + a.markdown_file + "'");
+      try {
+        write_file_atomically(a.markdown_file, to_markdown(c));
+      } catch (const std::exception& e) {
+        fail(std::string("video compare: --markdown-file: ") + e.what());
+      }
     }
     if (!a.json.empty()) write_json_file(a.json, to_json(c));
     if (!a.plot.empty()) write_comparison_plot(a.plot, c, base.frames, cand.frames);
