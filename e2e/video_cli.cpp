@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "common/atomic_file.h"
+#include "common/exit_status.h"
 #include "comparison_plot.h"
 #include "mp4_writer.h"
 #include "run_manifest.h"
@@ -55,6 +56,8 @@ void compare_command(const CompareArgs& a) {
     if (!c.frames_identical) throw CLI::RuntimeError(1);
   } catch (const CLI::RuntimeError&) {
     throw;
+  } catch (const CorruptVideoError& e) {
+    fail(std::string("video compare: ") + e.what(), kExitCorrupt);
   } catch (const std::exception& e) {
     fail(std::string("video compare: ") + e.what());
   }
@@ -96,7 +99,8 @@ void encode_command(const std::string& run_dir, const std::string& modes_csv, bo
 void add_video_commands(CLI::App& app) {
   auto ca = std::make_shared<CompareArgs>();
   CLI::App* compare = app.add_subcommand(
-      "compare", "Compare two videos: container and per-frame RGB24 SHA-256, SSIM, PSNR (0 identical, 1 different, 2 error)");
+      "compare", "Compare two videos: container and per-frame RGB24 SHA-256, SSIM, PSNR (0 identical, 1 different, 2 error, "
+      "4 a truncated or corrupt video)");
   compare->add_option("BASELINE", ca->baseline, "baseline video (MP4, Y4M, ...)")->required();
   compare->add_option("CANDIDATE", ca->candidate, "candidate video")->required();
   compare->add_option("--expect-frames", ca->expect_frames, "fail (exit 2) unless both have this many frames");

@@ -14,6 +14,13 @@ class VideoError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The file exists but is not a whole, decodable video (empty, truncated, corrupt, not a video): `video compare`
+/// exits 4 (common/exit_status.h), not 2.
+class CorruptVideoError : public VideoError {
+ public:
+  using VideoError::VideoError;
+};
+
 struct DecodedVideo {
   VideoFrames frames;
   std::string pixel_format;  ///< the decoder's format before RGB24 conversion ("gbrp", "yuv444p", ...)
