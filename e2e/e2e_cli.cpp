@@ -171,7 +171,7 @@ void check_command(const std::string& run_dir, const std::string& golden_path, c
     try {
       golden = read_json_file(golden_path);
     } catch (const std::exception& e) {
-      fail(std::string("e2e check: --golden: ") + e.what());
+      fail(std::string("e2e check: --golden: ") + e.what(), static_cast<int>(CheckOutcome::kForeign));
     }
   }
   const CheckReport r = check_run(run, have_golden ? &golden : nullptr);
@@ -187,6 +187,11 @@ void check_command(const std::string& run_dir, const std::string& golden_path, c
     } catch (const std::exception& e) {
       fail(std::string("e2e check: --json: ") + e.what());
     }
+  }
+  if (r.outcome == CheckOutcome::kForeign) {
+    for (const auto& gate : r.json["gates"])
+      if (gate["status"] == "FAIL")
+        std::cerr << "e2e check: --golden '" << golden_path << "': " << gate["detail"].get<std::string>() << '\n';
   }
   if (code != 0) throw CLI::RuntimeError(code);
 }

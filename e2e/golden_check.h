@@ -8,8 +8,9 @@
 
 namespace fuseproof::e2e {
 
-/// Exit statuses of `e2e check` and scripts/nightly_e2e.sh.
-enum class CheckOutcome : int { kPass = 0, kMismatch = 1, kError = 2, kNoGolden = 3 };
+/// Exit statuses of `e2e check` and scripts/nightly_e2e.sh (common/exit_status.h): kForeign is a golden file of
+/// another schema or configuration, or one that is not valid JSON (corrupt or foreign data, never a pass).
+enum class CheckOutcome : int { kPass = 0, kMismatch = 1, kError = 2, kNoGolden = 3, kForeign = 4 };
 
 struct CheckReport {
   CheckOutcome outcome = CheckOutcome::kPass;

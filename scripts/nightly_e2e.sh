@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # nightly_e2e.sh: GPU nightly: build fuseproof-e2e, run the default config (lossless, high, high-eager, and lossless
 # after mount/unmount) on the GPU, and gate the per-frame SHA-256 against golden/e2e/sm_<cc>.json.
-# Exit status: 0 pass, 1 mismatch, 2 error, 3 no golden file for this GPU's architecture (the message names the bless step).
+# Exit status: 0 pass, 1 mismatch, 2 error, 3 no golden file for this GPU's architecture (the message names the bless step),
+# 4 a golden file of another configuration or schema, or not valid JSON.
 # Usage: scripts/nightly_e2e.sh [--out DIR] [--export DIR] [--config default|small] [--skip-build]
 #   --export DIR  copy run.json, check.json, provenance.json, nightly.log and the lossless/high RGB24 frames to DIR
 #                 (2 x 14.2 MiB for the default config), for scripts/bless_e2e.sh on a machine with FFmpeg and OpenCV.
