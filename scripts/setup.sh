@@ -9,6 +9,7 @@ packages=(
   libgtest-dev librapidcheck-dev libtorch-dev
   libopencv-dev libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
   nlohmann-json3-dev libcli11-dev libssl-dev
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do
