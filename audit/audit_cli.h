@@ -1,13 +1,22 @@
-// audit_cli.h: the `audit` subcommand of the fuseproof CLI (CLI11).
+// audit_cli.h: the `audit` subcommand of the fuseproof CLI (CLI11), and the verdict report shared with front ends.
 #pragma once
+
+#include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "audit/audit_engine.h"
+
 namespace fuseproof::audit {
 
-/// Adds `audit` to `app`. Its callback runs the audit and reports its status by throwing CLI::RuntimeError:
-/// 1 when a check failed (or a mutant survived), 2 for a usage or setup error (unknown --op/--dtype/--backend, a
-/// missing or bad plugin, an unwritable report), after printing one line to stderr; it returns normally on a pass.
+/// Adds `audit` to `app`. Its callback runs the audit and reports its status by throwing CLI::RuntimeError: 0 pass,
+/// 1 a check failed (a mismatch, a fault, a hang) or a mutant survived, 2 a usage or setup error, 3 evidence missing
+/// (golden data absent; verdict INCOMPLETE), 4 a corrupt or foreign data file; every non-zero status after one line.
 void add_audit_subcommand(CLI::App& app);
+
+/// Prints the verdict table of `r`, writes the reports (atomically) and returns the exit status (0, 1 or 3).
+/// `reference_verdict` is the reference self-audit's ("PASS", "FAIL", "INCOMPLETE", or "" when it did not run).
+int report_audit(const AuditResult& r, const std::string& report_md, const std::string& report_json,
+                 const std::string& reference_verdict);
 
 }  // namespace fuseproof::audit

@@ -4,6 +4,7 @@
 #include "common/atomic_file.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -11,7 +12,7 @@
 
 namespace fuseproof::audit {
 
-nlohmann::json report_json(const AuditResult& r) {
+nlohmann::json report_json_of(const AuditResult& r, const std::string& reference_verdict) {
   nlohmann::json j;
   j["tool"] = "fuseproof audit";
   j["command"] = r.command;
@@ -26,7 +27,14 @@ nlohmann::json report_json(const AuditResult& r) {
   j["hardware"] = r.hardware;
   j["reference"] = r.models;
   j["seed"] = r.seed;
-  j["verdict"] = r.passed ? "pass" : "fail";
+  std::string verdict = r.verdict();
+  if (verdict == "PASS" && !reference_verdict.empty() && reference_verdict != "PASS") verdict = reference_verdict;
+  j["verdict"] = verdict == "PASS" ? "pass" : verdict == "FAIL" ? "fail" : "incomplete";
+  j["kernel_verdict"] = r.verdict();
+  j["reference_self_audit"] = reference_verdict.empty() ? "not run" : reference_verdict;
+  j["isolation"] = r.isolated ? "each check class in a child process" : "none";
+  j["call_timeout_s"] = r.call_timeout_s;
+  j["load_fault"] = r.load_fault;
   j["seconds"] = r.seconds;
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : r.checks) {
@@ -40,13 +48,18 @@ nlohmann::json report_json(const AuditResult& r) {
                       {"scope", c.scope},
                       {"note", c.note},
                       {"records", c.records},
+                      {"fault", c.fault},
                       {"reproduce", c.reproduce},
                       {"seconds", c.seconds}});
   }
   j["checks"] = checks;
   if (const CheckResult* k = r.killed_by())
     j["killed_by"] = {{"class", check_class_name(k->cls)}, {"dtype", ref::dtype_name(k->dtype)},
-                      {"mismatches", k->mismatches}, {"stopped_early", k->stopped_early}};
+                      {"mismatches", k->mismatches}, {"stopped_early", k->stopped_early}, {"fault", k->fault},
+                      {"first_record", !k->fault.empty() ? k->fault : k->records.empty() ? "" : k->records[0]}};
+  else if (!r.load_fault.empty())
+    j["killed_by"] = {{"class", "load"}, {"dtype", ""}, {"mismatches", 0}, {"stopped_early", false},
+                      {"fault", r.load_fault}, {"first_record", r.load_fault}};
   else
     j["killed_by"] = nullptr;
   return j;
@@ -55,7 +68,7 @@ nlohmann::json report_json(const AuditResult& r) {
 std::string report_markdown(const AuditResult& r) {
   std::ostringstream md;
   md << "# fuseproof audit: " << r.plugin.kernel_name << "\n\n";
-  md << "**Verdict: " << (r.passed ? "PASS" : "FAIL") << "**";
+  md << "**Verdict: " << r.verdict() << "**";
   if (const CheckResult* k = r.killed_by())
     md << " (first failure: `" << check_class_name(k->cls) << "` " << ref::dtype_name(k->dtype) << ", "
        << k->mismatches << (k->stopped_early ? "+" : "") << " mismatches)";
@@ -69,7 +82,10 @@ std::string report_markdown(const AuditResult& r) {
   md << "| hardware | " << r.hardware << " |\n";
   md << "| seed | " << r.seed << " |\n";
   md << "| command | `" << r.command << "` |\n";
+  md << "| isolation | " << (r.isolated ? "each check class in a child process of its own" : "none") << "; call limit "
+     << r.call_timeout_s << " s |\n";
   md << "| time | " << r.seconds << " s |\n\n";
+  if (!r.load_fault.empty()) md << "**The subject could not be loaded:** `" << r.load_fault << "`\n\n";
   md << "## Reference model and golden data\n\n";
   for (const auto& m : r.models) md << "- " << m << "\n";
   md << "\n## Checks\n\n| class | dtype | status | cases | mismatches | time (s) | scope |\n|---|---|---|---:|---:|---:|---|\n";
@@ -84,7 +100,9 @@ std::string report_markdown(const AuditResult& r) {
     if (!any) md << "\n## Failures\n";
     any = true;
     md << "\n### " << check_class_name(c.cls) << " " << ref::dtype_name(c.dtype) << ": " << c.mismatches
-       << " mismatches in " << c.cases << " cases\n\n```\n";
+       << " mismatches in " << c.cases << " cases\n\n";
+    if (!c.fault.empty()) md << "Fault: `" << c.fault << "`\n\n";
+    md << "```\n";
     for (const auto& l : c.records) md << l << "\n";
     if (c.mismatches > c.records.size()) md << "... and " << (c.mismatches - c.records.size()) << " more\n";
     md << "```\n\nReproduce: `" << c.reproduce << "`\n";

@@ -9,12 +9,14 @@
 
 namespace fuseproof::audit {
 
-nlohmann::json report_json(const AuditResult& r);
+/// `reference_verdict`: the reference self-audit's verdict in this command ("" when it did not run).
+nlohmann::json report_json_of(const AuditResult& r, const std::string& reference_verdict = "");
 std::string report_markdown(const AuditResult& r);
 
 /// Throws std::runtime_error("audit: cannot write report PATH: reason") when `path` cannot be opened for writing.
 void ensure_writable(const std::string& path);
-/// Writes `text` to `path`; throws std::runtime_error (one line) on failure.
+/// Writes `text` to `path` atomically (a temporary file beside it, then rename); throws std::runtime_error (one line)
+/// on failure, leaving any previous file intact.
 void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace fuseproof::audit

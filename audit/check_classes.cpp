@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <thread>
 
 #include "audit/audit_inputs.h"
+#include "audit/call_watch.h"
+#include "audit/counter_patterns.h"
 #include "common/testfloat_record.h"
 #include "common/sha256.h"
 #include "reference/domain_sweep.h"
@@ -22,17 +25,23 @@ class Tally {
  public:
   Tally(const CheckContext& ctx, CheckResult& r) : ctx_(ctx), r_(r), seen_(65536, false) {}
 
-  /// Compares one element; false once the check should stop.
-  bool element(const std::string& where, uint16_t x, uint16_t b, uint16_t got, uint16_t expected) {
+  /// Compares one element; false once the check should stop. `where` is called only for a record.
+  template <class Where>
+  bool element(const Where& where, uint16_t x, uint16_t b, uint16_t got, uint16_t expected) {
     ++r_.cases;
     if (!seen_[expected]) seen_[expected] = true, ++r_.distinct_expected;
     if (got != expected) {
       ++r_.mismatches;
       if (r_.records.size() < ctx_.options.records)
-        r_.records.push_back(testfloat_record(ctx_.options.op, ctx_.model.dtype, where, x, b, got, expected));
+        r_.records.push_back(testfloat_record(ctx_.options.op, ctx_.model.dtype, where(), x, b, got, expected));
+      return !stop();
     }
-    return !stop();
+    return true;
   }
+  /// Counts `n` elements compared equal in bulk.
+  void equal(uint64_t n) { r_.cases += n; }
+  /// The subject faulted (a CUDA error after its call): the class stops here.
+  void fault(const std::string& line) { r_.fault = line; }
   /// Counts an expected output towards the distinct-output guard without a comparison record.
   void seen(uint16_t expected) {
     if (!seen_[expected]) seen_[expected] = true, ++r_.distinct_expected;
@@ -61,8 +70,13 @@ std::string shape(int64_t rows, int64_t width) {
 /// False once the check should stop (or the backend faulted, which throws).
 bool run_valid(const CheckContext& ctx, Tally& t, CallSpec spec, const std::string& label,
                std::optional<CallOutcome> pre_run = std::nullopt) {
+  watch_label(label);
   const CallOutcome o = pre_run ? std::move(*pre_run) : ctx.runner.call(spec);
-  if (!o.fault.empty()) throw std::runtime_error("audit: backend failure in " + label + ": " + o.fault);
+  if (!o.fault.empty()) {
+    if (!o.subject_fault) throw std::runtime_error("audit: backend failure in " + label + ": " + o.fault);
+    t.fault("CUDA error in call " + label + " [" + describe_call(spec) + "]: " + o.fault);
+    return false;
+  }
   const std::string head = ctx.options.op + " " + ref::dtype_name(ctx.model.dtype) + " [" + shape(spec.rows, spec.width) + "]";
   if (o.rc != 0) {
     t.failure(head + " valid call rejected: " + o.message, uint64_t(spec.rows * spec.width));
@@ -74,7 +88,8 @@ bool run_valid(const CheckContext& ctx, Tally& t, CallSpec spec, const std::stri
     for (int64_t c = 0; c < spec.width; ++c) {
       const size_t i = size_t(r * spec.width + c);
       const uint16_t x = spec.x[i], b = spec.bias[size_t(c)];
-      if (!t.element("r=" + std::to_string(r) + ",c=" + std::to_string(c), x, b, o.out[i], ctx.model.expected(x, b)))
+      if (!t.element([&] { return "r=" + std::to_string(r) + ",c=" + std::to_string(c); }, x, b, o.out[i],
+                     ctx.model.expected(x, b)))
         return false;
     }
   return !t.stop();
@@ -103,7 +118,7 @@ uint64_t class_seed(const CheckContext& ctx, CheckClass c) {
 }  // namespace
 
 void check_rejection(const CheckContext& ctx, CheckResult& r) {
-  const int64_t v = ctx.plugin.info().vector_elems();
+  const int64_t v = ctx.info.vector_elems();
   struct Probe {
     std::string what;
     CallSpec spec;
@@ -149,7 +164,7 @@ void check_rejection(const CheckContext& ctx, CheckResult& r) {
     (k == 0 ? p.spec.null_out : k == 1 ? p.spec.null_x : p.spec.null_bias) = true;
     probes.push_back(p);
   }
-  if (ctx.plugin.info().vector_bytes > 2) {
+  if (ctx.info.vector_bytes > 2) {
     for (int k = 0; k < 3; ++k) {
       Probe p{std::string(k == 0 ? "out" : k == 1 ? "x" : "bias") + " misaligned by 2 bytes",
               base(2, 4 * v, size_t(8 * v))};
@@ -160,8 +175,13 @@ void check_rejection(const CheckContext& ctx, CheckResult& r) {
   Tally t(ctx, r);
   for (const Probe& p : probes) {
     ++r.cases;
+    watch_label("rejection probe: " + p.what);
     const CallOutcome o = ctx.runner.call(p.spec);
-    if (!o.fault.empty()) throw std::runtime_error("audit: backend failure in rejection probe " + p.what + ": " + o.fault);
+    if (!o.fault.empty()) {
+      if (!o.subject_fault) throw std::runtime_error("audit: backend failure in rejection probe " + p.what + ": " + o.fault);
+      t.fault("CUDA error in rejection probe " + p.what + " [" + describe_call(p.spec) + "]: " + o.fault);
+      break;
+    }
     uint64_t written = 0;
     for (uint16_t e : o.out) written += e != kPoison;
     const std::string head = ctx.options.op + " " + ref::dtype_name(ctx.model.dtype) + " reject " + p.what + " [" +
@@ -183,7 +203,7 @@ void check_rejection(const CheckContext& ctx, CheckResult& r) {
 
 void check_extreme(const CheckContext& ctx, CheckResult& r) {
   const ref::Dtype d = ctx.model.dtype;
-  const int64_t v = ctx.plugin.info().vector_elems();
+  const int64_t v = ctx.info.vector_elems();
   Tally t(ctx, r);
   // Every pair of extreme patterns: x down the rows, bias across the columns (padded to the vector by repetition).
   const std::vector<uint16_t> s = extreme_patterns(d);
@@ -213,7 +233,7 @@ void check_extreme(const CheckContext& ctx, CheckResult& r) {
 }
 
 void check_property(const CheckContext& ctx, CheckResult& r) {
-  const int64_t v = ctx.plugin.info().vector_elems();
+  const int64_t v = ctx.info.vector_elems();
   Tally t(ctx, r);
   const uint64_t seed = class_seed(ctx, CheckClass::kProperty);
   std::mt19937_64 rng(seed);
@@ -231,7 +251,7 @@ void check_property(const CheckContext& ctx, CheckResult& r) {
 }
 
 void check_widths(const CheckContext& ctx, CheckResult& r) {
-  const int64_t v = ctx.plugin.info().vector_elems();
+  const int64_t v = ctx.info.vector_elems();
   Tally t(ctx, r);
   std::mt19937_64 rng(class_seed(ctx, CheckClass::kWidths));
   for (int64_t w = v; w <= ctx.max_width; w += v) {
@@ -243,9 +263,103 @@ void check_widths(const CheckContext& ctx, CheckResult& r) {
             std::to_string(ctx.max_width / v) + " widths), 3 rows each, random patterns";
 }
 
+void check_shapes(const CheckContext& ctx, CheckResult& r) {
+  const ref::Dtype d = ctx.model.dtype;
+  const bool bf16 = d == ref::Dtype::kBf16;
+  const int64_t v = ctx.info.vector_elems();
+  std::vector<Shape> shapes;
+  if (ctx.options.default_shapes) {
+    if (ctx.info.cuda()) {
+      shapes = model_shapes("wan2.2");
+      // 2^31 / 13,824 = 155,344.6: one more row puts the call above 2^31 elements.
+      shapes.push_back({155345, 13824, "above 2^31 elements (2,147,489,280)"});
+    } else {
+      shapes.push_back({65537, 8 * v, "rows above 65,535"});
+      shapes.push_back({100003, v, "rows above 65,535 at the narrowest width"});
+    }
+  }
+  shapes.insert(shapes.end(), ctx.options.shapes.begin(), ctx.options.shapes.end());
+  Tally t(ctx, r);
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::string> ran, not_ran;
+  uint64_t biggest = 0;
+  for (size_t k = 0; k < shapes.size() && !t.stop() && r.fault.empty(); ++k) {
+    const Shape& sh = shapes[k];
+    const std::string name = std::to_string(sh.rows) + "x" + std::to_string(sh.width);
+    if (sh.width % v != 0) {
+      not_ran.push_back(name + " (width not a multiple of " + std::to_string(v) + ")");
+      continue;
+    }
+    const uint64_t elems = uint64_t(sh.rows) * uint64_t(sh.width);
+    const uint64_t need = elems * 4 + (uint64_t(64) << 20), have = ctx.runner.memory_available();
+    if (have && need > have) {
+      char b[160];
+      std::snprintf(b, sizeof b, "%s (%s: needs %.1f GiB, %.1f GiB free)", name.c_str(), sh.why.c_str(),
+                    double(need) / double(1ull << 30), double(have) / double(1ull << 30));
+      not_ran.push_back(b);
+      continue;
+    }
+    LargeSpec spec{sh.rows, sh.width, ctx.abi_dtype, class_seed(ctx, CheckClass::kShapes) + k};
+    std::vector<uint16_t> bias(size_t(sh.width)), expected;
+    for (int64_t c = 0; c < sh.width; ++c) bias[size_t(c)] = counter_pattern(bf16, spec.seed ^ kBiasSalt, uint64_t(c));
+    const std::string head = ctx.options.op + " " + ref::dtype_name(d) + " [rows=" + std::to_string(sh.rows) +
+                             ",width=" + std::to_string(sh.width) + "]";
+    bool go_on = true;
+    // Expected rows computed in parallel where the output arrives; compared in order.
+    const ChunkCheck check = [&](int64_t row0, int64_t nrows, const uint16_t* out) {
+      const size_t n = size_t(nrows) * size_t(sh.width);
+      expected.resize(n);
+      const uint64_t first = uint64_t(row0) * uint64_t(sh.width);
+      std::vector<std::thread> pool;
+      for (unsigned w = 0; w < threads; ++w)
+        pool.emplace_back([&, w] {
+          const size_t lo = n * w / threads, hi = n * (w + 1) / threads;
+          for (size_t i = lo; i < hi; ++i)
+            expected[i] = ctx.model.expected(counter_pattern(bf16, spec.seed, first + i), bias[(first + i) % size_t(sh.width)]);
+        });
+      for (auto& th : pool) th.join();
+      for (size_t i = 0; i < n; i += 61) t.seen(expected[i]);
+      if (std::memcmp(expected.data(), out, n * 2) == 0) {
+        t.equal(n);
+        return true;
+      }
+      for (size_t i = 0; i < n; ++i) {
+        const uint64_t g = first + i;
+        const int64_t row = int64_t(g / uint64_t(sh.width)), col = int64_t(g % uint64_t(sh.width));
+        if (!t.element([&] { return "r=" + std::to_string(row) + ",c=" + std::to_string(col); },
+                       counter_pattern(bf16, spec.seed, g), bias[size_t(col)], out[i], expected[i]))
+          return go_on = false;
+      }
+      return true;
+    };
+    watch_label("shapes " + name + " (" + sh.why + ")");
+    const LargeOutcome o = ctx.runner.large_call(spec, check);
+    if (!o.fault.empty()) {
+      if (!o.subject_fault) throw std::runtime_error("audit: backend failure in shapes " + name + ": " + o.fault);
+      t.fault("CUDA error in call shapes " + name + " [" + head + "]: " + o.fault);
+      break;
+    }
+    if (o.rc != 0) t.failure(head + " valid call rejected: " + o.message, elems);
+    if (o.guard_writes) t.failure(head + " wrote " + std::to_string(o.guard_writes) + " guard bytes outside out", o.guard_writes);
+    if (o.inputs_changed) t.failure(head + " modified " + std::to_string(o.inputs_changed) + " elements of x or bias");
+    ran.push_back(name + " (" + sh.why + ")");
+    biggest = std::max(biggest, elems);
+    (void)go_on;
+  }
+  std::string scope = std::to_string(ran.size()) + " shape(s) at full size";
+  for (const auto& s : ran) scope += "; " + s;
+  scope += "; largest call " + std::to_string(biggest) + " elements" + (biggest > (uint64_t(1) << 31) ? " (above 2^31)" : "");
+  scope += "; inputs from the counter generator, output streamed back and compared chunk by chunk";
+  r.scope = scope;
+  if (!not_ran.empty()) {
+    r.note = "not run:";
+    for (const auto& s : not_ran) r.note += " " + s + ";";
+  }
+}
+
 void check_domain(const CheckContext& ctx, CheckResult& r) {
   const ref::Dtype d = ctx.model.dtype;
-  const int64_t v = ctx.plugin.info().vector_elems();
+  const int64_t v = ctx.info.vector_elems();
   const bool full = ctx.domain_biases >= 65536;
   std::vector<uint16_t> biases;
   if (full) {
@@ -264,8 +378,15 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
     const size_t n = std::min(block, biases.size() - b0);
     std::vector<uint16_t> cols(biases.begin() + long(b0), biases.begin() + long(b0 + n));
     while (int64_t(cols.size()) % v) cols.push_back(cols[cols.size() % n]);  // pad to the vector; padding not compared
+    watch_label("domain block of biases " + std::to_string(b0) + ".." + std::to_string(b0 + n - 1));
     const DomainBlock got = ctx.runner.domain_block(ctx.abi_dtype, cols);
-    if (!got.fault.empty()) throw std::runtime_error("audit: backend failure in the domain class: " + got.fault);
+    if (!got.fault.empty()) {
+      if (!got.subject_fault) throw std::runtime_error("audit: backend failure in the domain class: " + got.fault);
+      t.fault("CUDA error in domain block of biases " + std::to_string(b0) + ".." + std::to_string(b0 + n - 1) +
+              " [rows=65536,width=" + std::to_string(cols.size()) + "]: " + got.fault);
+      stopped = true;
+      break;
+    }
     if (got.rc != 0) {
       t.failure(ctx.options.op + " " + ref::dtype_name(d) + " [rows=65536,width=" + std::to_string(cols.size()) +
                     "] valid call rejected: " + got.message,
@@ -292,7 +413,7 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
         continue;
       }
       for (uint32_t x = 0; x < 65536; ++x)
-        if (!t.element("x=all,b=" + std::to_string(c + b0), uint16_t(x), cols[c], g[x], e[x])) {
+        if (!t.element([&] { return "x=all,b=" + std::to_string(c + b0); }, uint16_t(x), cols[c], g[x], e[x])) {
           stopped = true;
           break;
         }
@@ -320,12 +441,12 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
 }
 
 void check_pdl(const CheckContext& ctx, CheckResult& r) {
-  if (!ctx.plugin.info().cuda()) {
+  if (!ctx.info.cuda()) {
     r.status = "skipped";
     r.note = "host-memory plugin: no stream ordering to check";
     return;
   }
-  const int64_t v = ctx.plugin.info().vector_elems();
+  const int64_t v = ctx.info.vector_elems();
   Tally t(ctx, r);
   std::mt19937_64 rng(class_seed(ctx, CheckClass::kPdl));
   const int64_t rows = 256, width = std::max<int64_t>(v, 2048 / v * v);
@@ -336,6 +457,7 @@ void check_pdl(const CheckContext& ctx, CheckResult& r) {
     std::vector<uint16_t> stale_x(s.x), stale_b(s.bias);
     for (auto& e : stale_x) e = uint16_t(e ^ 0x0A5A);
     for (auto& e : stale_b) e = uint16_t(e ^ 0x05A5);
+    watch_label("pdl trial " + std::to_string(trial));
     auto o = ctx.runner.call_after_producer(s, stale_x, stale_b, ctx.options.pdl_delay_ms);
     if (!run_valid(ctx, t, s, "pdl trial " + std::to_string(trial), std::move(o))) break;
   }

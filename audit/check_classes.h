@@ -8,7 +8,7 @@ namespace fuseproof::audit {
 
 /// What every check class needs.
 struct CheckContext {
-  const Plugin& plugin;
+  const PluginInfo& info;
   KernelRunner& runner;
   const ExpectedModel& model;
   const AuditOptions& options;
@@ -24,8 +24,12 @@ void check_rejection(const CheckContext& ctx, CheckResult& r);
 void check_extreme(const CheckContext& ctx, CheckResult& r);
 /// Random valid shapes with weighted random patterns, seeded.
 void check_property(const CheckContext& ctx, CheckResult& r);
-/// Every valid width up to max_width, three rows each.
+/// Every valid width up to max_width (65,536 on CUDA, 16,384 on the host), three rows each.
 void check_widths(const CheckContext& ctx, CheckResult& r);
+/// The production envelope: the seed's shapes at full size, rows above 65,535, a call above 2^31 elements when the
+/// memory allows (GPU); rows above 65,535 at small widths (host); plus the user's --shapes and --model. Inputs come
+/// from the counter generator where the call runs; the output is streamed back and compared chunk by chunk.
+void check_shapes(const CheckContext& ctx, CheckResult& r);
 /// All 65,536 x for each bias of the domain set (all 65,536 biases: the whole 2^32 domain, with its digest).
 void check_domain(const CheckContext& ctx, CheckResult& r);
 /// PDL ordering: a producer releases the plugin's launch early and writes x and bias late (CUDA only).

@@ -2,9 +2,9 @@
 #include "audit/expected_model.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "audit/golden_store.h"
 
 #include "reference/mufu_model.h"
 
@@ -29,24 +29,22 @@ ExpectedModel make_expected_model(ref::Dtype d, ref::TanhModel tanh, const Golde
   cfg.nan = ref::NanPolicy::kCudaCvtRn;
   std::optional<ref::MufuModel> mufu;
   if (tanh == ref::TanhModel::kCuda) {
+    verify_mufu_tables(golden.dir, golden.build_dir, "sm_90");
     mufu.emplace(ref::MufuModel::load(golden.build_dir + "/sm_90"));
     cfg.mufu = &*mufu;
   }
   m.gelu_table = ref::gelu_tanh_table(d, cfg);
   m.golden_table = golden.dir + "/sm_90/gelu_tanh_" + ref::dtype_name(d) + ".bin";
-  const std::vector<uint16_t> g = ref::read_u16_table(m.golden_table);
+  const std::vector<uint16_t> g = read_golden_gelu_table(golden.dir, "sm_90", d);
   m.golden_table_diffs = 0;
   for (size_t i = 0; i < g.size(); ++i) m.golden_table_diffs += g[i] != m.gelu_table[i];
   if (tanh == ref::TanhModel::kCuda && m.golden_table_diffs != 0)
     throw std::runtime_error("audit: the CUDA tanh model differs from " + m.golden_table + " at " +
                              std::to_string(m.golden_table_diffs) + " inputs; the oracle cannot be trusted");
-  const std::string digests = golden.dir + "/sm_90/digests.json";
-  std::ifstream in(digests);
-  if (!in) throw std::runtime_error("audit: cannot read " + digests);
-  const auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.contains("bias_gelu_tanh"))
-    throw std::runtime_error("audit: " + digests + " has no bias_gelu_tanh digests");
-  m.golden_digest = j["bias_gelu_tanh"].value(ref::dtype_name(d), "");
+  const auto digest = golden_digest(golden.dir, "sm_90", "bias_gelu_tanh", d);
+  if (!digest)
+    throw MissingDataError(golden.dir + "/sm_90/digests.json has no bias_gelu_tanh." + ref::dtype_name(d) + " digest");
+  m.golden_digest = *digest;
   m.digest_applies = tanh == ref::TanhModel::kCuda;
   m.description = std::string("eager gelu(x + bias, approximate=\"tanh\") op by op in binary32 (reference/), tanh model ") +
                   ref::tanh_model_name(tanh) + ", FMA-contracted inner sum, NaN policy cuda-cvt-rn (0x7FFF); " +

@@ -30,7 +30,13 @@ std::vector<std::string> child_args(const AuditOptions& o, const std::string& ba
                                     const std::string& json) {
   std::vector<std::string> a{"/proc/self/exe", "audit", "--op", o.op, "--plugin", plugin, "--backend", backend,
                              "--seed", std::to_string(o.seed), "--json", json, "--stop-after",
-                             std::to_string(o.stop_after), "--property-cases", std::to_string(o.property_cases)};
+                             std::to_string(o.stop_after), "--property-cases", std::to_string(o.property_cases),
+                             "--call-timeout", std::to_string(o.call_timeout_s), "--no-reference"};
+  std::string shapes;
+  for (const auto& s : o.shapes) shapes += (shapes.empty() ? "" : ",") + std::to_string(s.rows) + "x" + std::to_string(s.width);
+  if (!shapes.empty()) a.insert(a.end(), {"--shapes", shapes});
+  if (!o.default_shapes) a.push_back("--no-default-shapes");
+  if (o.first_fail) a.push_back("--first-fail");
   a.push_back("--dtype");
   a.push_back(o.dtypes.size() == 2 ? "all" : ref::dtype_name(o.dtypes[0]));
   if (o.domain_biases) a.insert(a.end(), {"--domain-biases", std::to_string(o.domain_biases)});
@@ -104,11 +110,13 @@ MutationResult run_mutants(const AuditOptions& base, const std::string& dir, int
     o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::ifstream jin(json);
     if (jin) o.report = nlohmann::json::parse(jin, nullptr, false);
+    // Killed only by a reported FAIL: a mutant whose audit crashed, hung or wrote no report was not judged.
     if (timed_out) {
       o.status = "timeout";
+      o.first_record = "the whole audit of this mutant ran past --mutant-timeout " + std::to_string(timeout_s) + " s";
     } else if (WIFSIGNALED(status)) {
-      o.status = "killed";
-      o.killed_by = "crash (signal " + std::to_string(WTERMSIG(status)) + ")";
+      o.status = "error";
+      o.first_record = "the audit itself died of signal " + std::to_string(WTERMSIG(status));
     } else if (WEXITSTATUS(status) == 0) {
       o.status = "survived";
     } else if (WEXITSTATUS(status) == 1 && o.report.is_object() && o.report["killed_by"].is_object()) {
@@ -118,12 +126,13 @@ MutationResult run_mutants(const AuditOptions& base, const std::string& dir, int
       o.dtype = k.value("dtype", "");
       o.mismatches = k.value("mismatches", uint64_t(0));
       o.stopped_early = k.value("stopped_early", false);
+      o.fault = k.value("fault", "");
+      o.first_record = k.value("first_record", "");
       for (const auto& c : o.report["checks"])
-        if (c.value("status", "") == "fail" && c.value("class", "") == o.killed_by && c.value("dtype", "") == o.dtype &&
-            !c["records"].empty()) {
-          o.first_record = c["records"][0].get<std::string>();
-          break;
-        }
+        if (c.value("status", "") == "fail") o.failing_classes.push_back(c.value("class", "") + " " + c.value("dtype", ""));
+    } else if (WEXITSTATUS(status) == 1) {
+      o.status = "error";
+      o.first_record = "exit 1 without a JSON report naming the failing class";
     } else {
       o.status = "error";
       std::ifstream lin(log);
@@ -132,9 +141,10 @@ MutationResult run_mutants(const AuditOptions& base, const std::string& dir, int
         if (!line.empty()) last = line;
       o.first_record = "exit " + std::to_string(WEXITSTATUS(status)) + ": " + last;
     }
-    std::printf("  %-40s %-8s %s %s %llu%s mismatches (%.1f s)\n", fs::path(p).filename().c_str(), o.status.c_str(),
+    std::printf("  %-40s %-8s %s %s %llu%s mismatches%s (%.1f s)\n", fs::path(p).filename().c_str(), o.status.c_str(),
                 o.killed_by.c_str(), o.dtype.c_str(), (unsigned long long)o.mismatches, o.stopped_early ? "+" : "",
-                o.seconds);
+                o.fault.empty() ? "" : ", a fault", o.seconds);
+    if (!o.first_record.empty()) std::printf("      %s\n", o.first_record.substr(0, 300).c_str());
     std::fflush(stdout);
     m.mutants.push_back(std::move(o));
   }
@@ -158,7 +168,8 @@ nlohmann::json mutation_json(const MutationResult& m) {
   for (const auto& o : m.mutants)
     arr.push_back({{"plugin", o.plugin}, {"kernel", o.kernel_name}, {"status", o.status}, {"killed_by", o.killed_by},
                    {"dtype", o.dtype}, {"mismatches", o.mismatches}, {"stopped_early", o.stopped_early},
-                   {"first_record", o.first_record}, {"seconds", o.seconds}, {"report", o.report}});
+                   {"first_record", o.first_record}, {"fault", o.fault}, {"failing_classes", o.failing_classes},
+                   {"seconds", o.seconds}, {"report", o.report}});
   j["mutants"] = arr;
   return j;
 }
@@ -167,11 +178,18 @@ std::string mutation_markdown(const MutationResult& m) {
   std::ostringstream md;
   md << "# fuseproof mutation run (" << m.backend << ")\n\n";
   md << "**Mutation score: " << m.killed << " / " << m.total << "**\n\n";
-  md << "| mutant | status | killed by | dtype | mismatches | first record | time (s) |\n|---|---|---|---|---:|---|---:|\n";
-  for (const auto& o : m.mutants)
+  md << "| mutant | status | killed by | dtype | mismatches | every failing class | first record (or fault) | time (s) |\n"
+        "|---|---|---|---|---:|---|---|---:|\n";
+  for (const auto& o : m.mutants) {
+    std::string classes;
+    for (const auto& c : o.failing_classes) classes += (classes.empty() ? "" : ", ") + c;
+    std::string rec = o.first_record;
+    for (char& ch : rec)
+      if (ch == '|') ch = '/';
     md << "| " << (o.kernel_name.empty() ? fs::path(o.plugin).filename().string() : o.kernel_name) << " | "
        << o.status << " | " << o.killed_by << " | " << o.dtype << " | " << o.mismatches << (o.stopped_early ? "+" : "")
-       << " | `" << o.first_record << "` | " << o.seconds << " |\n";
+       << " | " << classes << " | `" << rec << "` | " << o.seconds << " |\n";
+  }
   md << "\n`+`: the check class stopped at --stop-after mismatches.\n";
   return md.str();
 }

@@ -14,11 +14,13 @@ struct MutantOutcome {
   std::string plugin;
   std::string kernel_name;
   std::string status;       ///< "killed", "survived", "timeout", "error" (the audit could not run)
-  std::string killed_by;    ///< check class, or "crash (signal N)"
+  std::string killed_by;    ///< the first failing check class (a reported FAIL; nothing else kills)
   std::string dtype;
   uint64_t mismatches = 0;
   bool stopped_early = false;
-  std::string first_record;
+  std::string first_record; ///< the killing class's first record, or its fault (crash, CUDA error, hang) with the call
+  std::string fault;
+  std::vector<std::string> failing_classes;  ///< every failing class and dtype, in order
   double seconds = 0;
   nlohmann::json report;    ///< the child's JSON report, when it wrote one
 };
@@ -31,8 +33,9 @@ struct MutationResult {
 };
 
 /// Runs `self_argv0 audit --plugin P ...` (the options of `base`) on each lib*.so in `dir` whose memory suits
-/// base.backend, with `timeout_s` per mutant (then SIGKILL). A mutant is killed when its audit exits 1 (a failed
-/// check) or dies of a signal; exit 0 is a survivor; any other status is an error of the run.
+/// base.backend, with `timeout_s` per mutant (then SIGKILL). A mutant is killed only by a reported FAIL: its audit
+/// exits 1 with a JSON report naming the failing class; exit 0 is a survivor; a time-out of the whole audit is not a
+/// kill; anything else (the audit itself crashing, no report) is an error of the run.
 MutationResult run_mutants(const AuditOptions& base, const std::string& dir, int timeout_s);
 
 nlohmann::json mutation_json(const MutationResult& m);

@@ -32,6 +32,11 @@ std::vector<VerdictRow> run_reference_audit(const ReferenceAuditOptions& options
 /// Prints rows as an aligned table; returns true when no row is FAIL.
 bool print_verdict_table(const std::string& title, const std::vector<VerdictRow>& rows);
 
+/// FAIL when a row failed, else INCOMPLETE when a row is MISSING (or there are no rows), else PASS.
+std::string overall_verdict(const std::vector<VerdictRow>& rows);
+/// The exit status of a verdict: PASS 0, FAIL 1, INCOMPLETE 3.
+int verdict_exit_status(const std::string& verdict);
+
 /// `fuseproof reference-audit`.
 void add_reference_audit_command(CLI::App& app);
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# gpu_audit.sh: on a CUDA machine, audits the built-in CUDA kernel (both dtypes, the whole 2^32 domain, PDL ordering)
-# and runs every CUDA mutant; writes the reports to ${OUT:-build-gpu}/. Bounded: every step runs under `timeout`.
+# gpu_audit.sh: on a CUDA machine, audits the built-in CUDA kernel (both dtypes, every class: widths to 65,536, the
+# production shapes at full size and one call above 2^31 elements, the whole 2^32 domain, PDL ordering) and runs every
+# CUDA mutant (faults and hangs included); writes the reports to ${OUT:-build-gpu}/. Every step runs under `timeout`.
 #
 #   cmake --preset gpu && cmake --build build-gpu -j      # once (builds fuseproof-audit, the plugins, the mutants)
-#   scripts/gpu_audit.sh                                 # ~1-2 min on an H200; exit 0 only when all is as expected
+#   scripts/gpu_audit.sh                                 # ~5-7 min on an H200; exit 0 only when all is as expected
 #
 # Outputs (5 files): audit_cuda.md / .json (built-in kernel), mutation_cuda.md / .json (CUDA mutants and the score),
 # gpu_audit.log (the console). Exit: 0 built-in passed and every mutant killed; 1 otherwise; 2 setup error.
@@ -26,26 +27,62 @@ export FUSEPROOF_GOLDEN_BUILD_DIR=${FUSEPROOF_GOLDEN_BUILD_DIR:-$BUILD/golden}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 
 status=0
-echo "== built-in CUDA kernel: every class, both dtypes, whole 2^32 domain =="
+echo "== built-in CUDA kernel: every class, both dtypes, production shapes, whole 2^32 domain =="
 t0=$SECONDS
-timeout -k 5 120 "$AUDIT" audit --op bias_gelu_tanh --backend cuda --dtype all \
+timeout -k 5 300 "$AUDIT" audit --op bias_gelu_tanh --backend cuda --dtype all \
   --report "$OUT/audit_cuda.md" --json "$OUT/audit_cuda.json"
 rc=$?
 echo "built-in audit: exit $rc in $((SECONDS - t0)) s"
 [[ $rc -eq 0 ]] || status=1
 
-echo "== CUDA mutants (domain class: 2048-bias stratified subset each) =="
+# The mutants on a budget: each audit stops at its first failing class; widths to 16,384 (past the 8,192 cache bug),
+# shapes: rows above 65,535 and one call above 2^31 elements (the int32-index bug), a 10 s call limit (the hang).
+MUTANT_SCOPE=(--domain-biases 2048 --max-width 16384 --no-default-shapes --shapes 65537x64,155345x13824
+              --call-timeout 10 --first-fail)
+echo "== CUDA mutants: ${MUTANT_SCOPE[*]} =="
 t0=$SECONDS
-timeout -k 5 90 "$AUDIT" audit --op bias_gelu_tanh --backend cuda --dtype all --domain-biases 2048 \
-  --mutants "$BUILD/lib/mutants/cuda" --mutant-timeout 20 \
+timeout -k 5 420 "$AUDIT" audit --op bias_gelu_tanh --backend cuda --dtype all "${MUTANT_SCOPE[@]}" \
+  --mutants "$BUILD/lib/mutants/cuda" --mutant-timeout 120 \
   --report "$OUT/mutation_cuda.md" --json "$OUT/mutation_cuda.json"
 rc=$?
 echo "mutation run: exit $rc in $((SECONDS - t0)) s"
 [[ $rc -eq 0 ]] || status=1
 
+echo "== every CUDA mutant killed by its expected class =="
+python3 - "$OUT/mutation_cuda.json" <<'PY' || status=1
+import json, sys
+expected = {  # mutant -> (class, fault text or None)
+    "gelu_unrounded_sum": ("extreme", None), "add_truncates": ("extreme", None), "fast_tanh": ("extreme", None),
+    "gelu_erf": ("extreme", None), "bias_off_by_one": ("extreme", None), "bias_by_row": ("extreme", None),
+    "skip_last_vector": ("extreme", None), "tail_overread": ("rejection", None), "nan_pattern": ("extreme", None),
+    "zero_sign_lost": ("extreme", None), "fp16_subnormal_ftz": ("extreme", None),
+    "no_width_rejection": ("rejection", None), "no_alignment_check": ("rejection", None),
+    "pdl_wait_removed": ("pdl", None), "bias_cache_8192": ("widths", None),
+    "rows_over_65535_skipped": ("shapes", None), "int32_index": ("shapes", None),
+    "hang_on_empty": ("rejection", "hang: the call did not return"),
+    "misaligned_vector_load": ("extreme", "misaligned address"),
+    "illegal_address": ("widths", "illegal memory access"),
+}
+m = json.load(open(sys.argv[1]))
+bad = 0
+seen = set()
+for o in m["mutants"]:
+    name = o["kernel"].replace("mutant cuda ", "")
+    seen.add(name)
+    want = expected.get(name)
+    ok = want is not None and o["status"] == "killed" and o["killed_by"] == want[0] and \
+        (want[1] is None or want[1] in o.get("fault", ""))
+    print(f"  {'ok ' if ok else 'BAD'} {name:26s} {o['status']:8s} {o['killed_by']:10s} {o.get('first_record', '')[:140]}")
+    bad += not ok
+for name in sorted(set(expected) - seen):
+    print(f"  BAD {name}: not in the run")
+    bad += 1
+sys.exit(1 if bad else 0)
+PY
+
 echo "== control: the CUDA mutants' unmutated base must pass =="
-timeout -k 5 25 "$AUDIT" audit --op bias_gelu_tanh --backend cuda --dtype all --domain-biases 2048 \
-  --plugin "$BUILD/lib/plugins/libcontrol_cuda.so" | tail -n 3
+timeout -k 5 120 "$AUDIT" audit --op bias_gelu_tanh --backend cuda --dtype all "${MUTANT_SCOPE[@]}" --no-reference \
+  --plugin "$BUILD/lib/plugins/libcontrol_cuda.so" | tail -n 20
 rc=${PIPESTATUS[0]}
 echo "control: exit $rc"
 [[ $rc -eq 0 ]] || status=1

@@ -1,8 +1,12 @@
 // cuda_runner.cu: KernelRunner for CUDA-memory plugins: guarded device buffers, the 2^32 domain, the PDL producer.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
+#include <thread>
 
+#include "audit/call_watch.h"
+#include "audit/counter_patterns.h"
 #include "audit/kernel_runner.h"
 
 namespace fuseproof::audit {
@@ -45,6 +49,20 @@ __device__ uint64_t global_ns() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+
+/// x[i] = counter_pattern(seed, i) for i < n.
+__global__ void fill_counter(uint16_t* x, size_t n, bool bf16, uint64_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    x[i] = counter_pattern(bf16, seed, i);
+}
+
+/// Counts elements of x that differ from counter_pattern(seed, i).
+__global__ void count_changed(const uint16_t* x, size_t n, bool bf16, uint64_t seed, unsigned long long* changed) {
+  unsigned long long local = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    local += x[i] != counter_pattern(bf16, seed, i);
+  if (local) atomicAdd(changed, local);
 }
 
 /// Releases dependents at once (griddepcontrol.launch_dependents), spins `delay_ns`, then writes the real inputs.
@@ -93,7 +111,7 @@ class CudaRunner final : public KernelRunner {
                 std::to_string(runtime % 1000 / 10) + "; host " + host_cpu_description();
   }
   ~CudaRunner() override {
-    if (x_) cudaFree(x_), cudaFree(out_), cudaFree(canon_), cudaFree(bias_), cudaFreeHost(host_);
+    release_domain_buffers();
     if (stream_) cudaStreamDestroy(stream_);
   }
 
@@ -114,6 +132,17 @@ class CudaRunner final : public KernelRunner {
     DomainBlock d;
     d.fault = domain(dtype, biases, &d);
     return d;
+  }
+
+  LargeOutcome large_call(const LargeSpec& s, const ChunkCheck& check) override {
+    LargeOutcome o;
+    o.fault = large(s, check, &o);
+    return o;
+  }
+
+  uint64_t memory_available() const override {
+    size_t free_b = 0, total_b = 0;
+    return cudaMemGetInfo(&free_b, &total_b) == cudaSuccess ? uint64_t(free_b) : 0;
   }
 
   std::string hardware() const override { return hardware_; }
@@ -157,9 +186,12 @@ class CudaRunner final : public KernelRunner {
     void* out = s.null_out ? nullptr : ob.data(s.out_misalign);
     const void* x = s.null_x ? nullptr : xb.data(s.x_misalign);
     const void* bias = s.null_bias ? nullptr : bb.data(s.bias_misalign);
+    watch_begin(describe_call(s));
     o->rc = plugin_.call(out, x, bias, s.rows, s.width, s.dtype, stream_, &o->message);
+    o->subject_fault = true;  // from here on, a CUDA error is the subject's
     FP_CUDA_TRY(cudaStreamSynchronize(stream_));
     FP_CUDA_TRY(cudaGetLastError());
+    watch_end();
     std::vector<uint8_t> out_all(ob.bytes), x_after(xb.bytes), b_after(bb.bytes);
     FP_CUDA_TRY(cudaMemcpy(out_all.data(), ob.base, ob.bytes, cudaMemcpyDeviceToHost));
     FP_CUDA_TRY(cudaMemcpy(x_after.data(), xb.base, xb.bytes, cudaMemcpyDeviceToHost));
@@ -173,6 +205,94 @@ class CudaRunner final : public KernelRunner {
     }
     o->inputs_intact = x_before == x_after && b_before == b_after;
     return "";
+  }
+
+  std::string large(const LargeSpec& s, const ChunkCheck& check, LargeOutcome* o) {
+    release_domain_buffers();  // a large call wants the memory
+    const bool bf16 = s.dtype == FUSEPROOF_DTYPE_BF16;
+    const size_t n = size_t(s.rows) * size_t(s.width);
+    DeviceBuffer xb, bb, ob;
+    if (auto e = xb.alloc(n, kPoison ^ 0x1111, stream_); !e.empty()) return e;
+    if (auto e = bb.alloc(size_t(s.width), kPoison ^ 0x2222, stream_); !e.empty()) return e;
+    if (auto e = ob.alloc(n, kPoison, stream_); !e.empty()) return e;
+    unsigned long long* changed = nullptr;
+    FP_CUDA_TRY(cudaMalloc(&changed, sizeof *changed));
+    struct Free {
+      unsigned long long* p;
+      ~Free() { cudaFree(p); }
+    } free_changed{changed};
+    uint16_t* x = reinterpret_cast<uint16_t*>(xb.data(0));
+    uint16_t* b = reinterpret_cast<uint16_t*>(bb.data(0));
+    fill_counter<<<4096, 256, 0, stream_>>>(x, n, bf16, s.seed);
+    fill_counter<<<64, 256, 0, stream_>>>(b, size_t(s.width), bf16, s.seed ^ kBiasSalt);
+    FP_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof *changed, stream_));
+    FP_CUDA_TRY(cudaStreamSynchronize(stream_));
+    FP_CUDA_TRY(cudaGetLastError());
+    watch_begin("rows=" + std::to_string(s.rows) + ",width=" + std::to_string(s.width) + ",dtype=" +
+                std::to_string(s.dtype) + ",x+0,bias+0,out+0");
+    o->rc = plugin_.call(ob.data(0), x, b, s.rows, s.width, s.dtype, stream_, &o->message);
+    o->subject_fault = true;
+    FP_CUDA_TRY(cudaStreamSynchronize(stream_));
+    FP_CUDA_TRY(cudaGetLastError());
+    watch_end();
+    o->subject_fault = false;
+    // Inputs and guards, checked where they live.
+    count_changed<<<4096, 256, 0, stream_>>>(x, n, bf16, s.seed, changed);
+    count_changed<<<64, 256, 0, stream_>>>(b, size_t(s.width), bf16, s.seed ^ kBiasSalt, changed);
+    unsigned long long ch = 0;
+    FP_CUDA_TRY(cudaMemcpyAsync(&ch, changed, sizeof ch, cudaMemcpyDeviceToHost, stream_));
+    FP_CUDA_TRY(cudaStreamSynchronize(stream_));
+    o->inputs_changed = ch;
+    for (const DeviceBuffer* gb : {&xb, &bb}) {
+      const size_t data_bytes = (gb == &xb ? n : size_t(s.width)) * 2;
+      const uint16_t fill = gb == &xb ? uint16_t(kPoison ^ 0x1111) : uint16_t(kPoison ^ 0x2222);
+      std::vector<uint8_t> head(kGuardElems * 2), tail(gb->bytes - kGuardElems * 2 - data_bytes);
+      FP_CUDA_TRY(cudaMemcpy(head.data(), gb->base, head.size(), cudaMemcpyDeviceToHost));
+      FP_CUDA_TRY(cudaMemcpy(tail.data(), gb->data(0) + data_bytes, tail.size(), cudaMemcpyDeviceToHost));
+      for (size_t i = 0; i < head.size(); ++i) o->inputs_changed += head[i] != ((i & 1) ? uint8_t(fill >> 8) : uint8_t(fill & 0xFF));
+      for (size_t i = 0; i < tail.size(); ++i) o->inputs_changed += tail[i] != ((i & 1) ? uint8_t(fill >> 8) : uint8_t(fill & 0xFF));
+    }
+    {
+      std::vector<uint8_t> head(kGuardElems * 2), tail(ob.bytes - kGuardElems * 2 - n * 2);
+      FP_CUDA_TRY(cudaMemcpy(head.data(), ob.base, head.size(), cudaMemcpyDeviceToHost));
+      FP_CUDA_TRY(cudaMemcpy(tail.data(), ob.data(0) + n * 2, tail.size(), cudaMemcpyDeviceToHost));
+      for (size_t i = 0; i < head.size(); ++i) o->guard_writes += head[i] != ((i & 1) ? uint8_t(kPoison >> 8) : uint8_t(kPoison & 0xFF));
+      for (size_t i = 0; i < tail.size(); ++i) o->guard_writes += tail[i] != ((i & 1) ? uint8_t(kPoison >> 8) : uint8_t(kPoison & 0xFF));
+    }
+    if (o->rc != 0) return "";
+    // The output, streamed back in chunks of about 64 MiB, double-buffered: the next copy runs while `check` works.
+    const int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 25) / s.width);
+    std::vector<uint16_t> buf[2] = {std::vector<uint16_t>(size_t(chunk) * size_t(s.width)),
+                                    std::vector<uint16_t>(size_t(chunk) * size_t(s.width))};
+    const uint16_t* out = reinterpret_cast<const uint16_t*>(ob.data(0));
+    int cur = 0;
+    int64_t r0 = 0, rn = std::min(chunk, s.rows);
+    FP_CUDA_TRY(cudaMemcpy(buf[0].data(), out, size_t(rn) * size_t(s.width) * 2, cudaMemcpyDeviceToHost));
+    while (r0 < s.rows) {
+      const int64_t next0 = r0 + rn, next_n = std::min(chunk, s.rows - next0);
+      std::string copy_error;
+      std::thread prefetch;
+      if (next_n > 0)
+        prefetch = std::thread([&] {
+          const cudaError_t e = cudaMemcpy(buf[cur ^ 1].data(), out + size_t(next0) * size_t(s.width),
+                                           size_t(next_n) * size_t(s.width) * 2, cudaMemcpyDeviceToHost);
+          if (e != cudaSuccess) copy_error = std::string("cudaMemcpy: ") + cudaGetErrorString(e);
+        });
+      const bool go_on = check(r0, rn, buf[cur].data());
+      if (prefetch.joinable()) prefetch.join();
+      if (!copy_error.empty()) return copy_error;
+      if (!go_on) break;
+      r0 = next0;
+      rn = next_n;
+      cur ^= 1;
+    }
+    return "";
+  }
+
+  void release_domain_buffers() {
+    if (x_) cudaFree(x_), cudaFree(out_), cudaFree(canon_), cudaFree(bias_), cudaFreeHost(host_);
+    x_ = out_ = canon_ = bias_ = host_ = nullptr;
+    domain_cols_ = x_cols_ = 0;
   }
 
   std::string domain(int32_t dtype, const std::vector<uint16_t>& biases, DomainBlock* d) {
@@ -196,11 +316,14 @@ class CudaRunner final : public KernelRunner {
     FP_CUDA_TRY(cudaMemcpyAsync(bias_, biases.data(), n * 2, cudaMemcpyHostToDevice, stream_));
     fill_u16<<<1024, 256, 0, stream_>>>(out_, elems, kPoison);
     FP_CUDA_TRY(cudaGetLastError());
+    FP_CUDA_TRY(cudaStreamSynchronize(stream_));
+    watch_begin("rows=65536,width=" + std::to_string(n) + ",dtype=" + std::to_string(dtype) + ",x+0,bias+0,out+0");
     d->rc = plugin_.call(out_, x_, bias_, 65536, n, dtype, stream_, &d->message);
-    if (d->rc != 0) {
-      FP_CUDA_TRY(cudaStreamSynchronize(stream_));
-      return "";
-    }
+    d->subject_fault = true;
+    FP_CUDA_TRY(cudaStreamSynchronize(stream_));
+    FP_CUDA_TRY(cudaGetLastError());
+    watch_end();
+    if (d->rc != 0) return "";
     transpose_to_canonical<<<dim3((n + 31) / 32, 65536 / 32), dim3(32, 8), 0, stream_>>>(out_, canon_, n);
     FP_CUDA_TRY(cudaGetLastError());
     FP_CUDA_TRY(cudaMemcpyAsync(host_, canon_, elems * 2, cudaMemcpyDeviceToHost, stream_));

@@ -19,7 +19,16 @@ namespace fuseproof::mutants {
   X(kFp16SubnormalFtz, "fp16_subnormal_ftz", 1, 1, "fp16 subnormal inputs and outputs flushed to zero")             \
   X(kNoWidthRejection, "no_width_rejection", 1, 1, "the width-multiple rejection removed: any width is computed")   \
   X(kNoAlignmentCheck, "no_alignment_check", 1, 1, "misaligned pointers accepted")                                   \
-  X(kPdlWaitRemoved, "pdl_wait_removed", 0, 1, "launched with PDL but without cudaGridDependencySynchronize()")
+  X(kPdlWaitRemoved, "pdl_wait_removed", 0, 1, "launched with PDL but without cudaGridDependencySynchronize()")   \
+  X(kBiasCache8192, "bias_cache_8192", 1, 1, "bias staged in an 8,192-entry cache: column c reads bias[c % 8192]") \
+  X(kRowsOver65535, "rows_over_65535_skipped", 1, 1, "rows past 65,535 never processed (a gridDim.y-style limit)")  \
+  X(kInt32Index, "int32_index", 0, 1, "element index computed in int32: wraps past 2^31 elements")                  \
+  X(kSegvOnMisaligned, "segv_on_misaligned", 1, 0, "alignment check removed, aligned 16-byte loads: SIGSEGV")       \
+  X(kAbortOnNan, "abort_on_nan", 1, 0, "a debug assert left in: abort() when an input is NaN")                      \
+  X(kHangOnEmpty, "hang_on_empty", 1, 1, "rows == 0 not rejected: the loop never ends")                              \
+  X(kOobRead, "oob_read", 1, 0, "the last element reads x 2^30 elements past its end")                               \
+  X(kMisalignedLoad, "misaligned_vector_load", 0, 1, "a 16-byte vector load from x + 2 bytes: misaligned address") \
+  X(kIllegalAddress, "illegal_address", 0, 1, "out written 2^34 bytes past its end for widths above 4096")
 
 enum class Bug : int {
 #define FUSEPROOF_MUTANT_ENUM(e, name, host, cuda, what) e,

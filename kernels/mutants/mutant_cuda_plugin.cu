@@ -68,16 +68,31 @@ __global__ void bias_gelu_kernel(uint16_t* out, const uint16_t* x, const uint16_
                                  int64_t vecs_per_row, bool bf16) {
   // PDL: everything before this line may overlap the previous kernel; x and bias are read only after it.
   if (kBug != Bug::kPdlWaitRemoved) asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (kBug == Bug::kHangOnEmpty && rows == 0)
+    for (volatile uint64_t n = 0; n < ~uint64_t(0); n = n + 1) {
+    }
+  if (kBug == Bug::kRowsOver65535 && rows > 65535) rows = 65535;
   const int64_t total = rows * vecs_per_row;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = i / vecs_per_row, v = i % vecs_per_row;
+    if (kBug == Bug::kMisalignedLoad && r == rows - 1 && v == 0 && rows > 1) {
+      // a vectorised "fast path" for the last row that loads from one element in: not 16-byte aligned
+      const uint4 q = *reinterpret_cast<const uint4*>(x + r * width + 1);
+      if (q.x == 0x12345678u && q.y == 0x9ABCDEF0u) out[r * width] = 0;
+    }
     for (int64_t k = 0; k < kV; ++k) {
       const int64_t c = v * kV + k;
       if (kBug != Bug::kTailOverread && c >= width) break;
       int64_t bc = c % width;
       if (kBug == Bug::kBiasOffByOne) bc = (c + 1) % width;
       if (kBug == Bug::kBiasByRow) bc = r % width;
-      out[r * width + c] = element(bf16, x[r * width + c], bias[bc]);
+      if (kBug == Bug::kBiasCache8192) bc = c % 8192;
+      int64_t e = r * width + c;
+      // a 32-bit index whose sign bit is dropped: wraps to the start of the buffer past 2^31 elements
+      if (kBug == Bug::kInt32Index) e = int64_t(uint32_t(uint64_t(r) * uint64_t(width) + uint64_t(c)) & 0x7FFFFFFFu);
+      int64_t oe = e;
+      if (kBug == Bug::kIllegalAddress && width > 4096 && r == rows - 1 && c == width - 1) oe += int64_t(1) << 33;
+      out[oe] = element(bf16, x[e], bias[bc]);
     }
   }
   asm volatile("griddepcontrol.launch_dependents;");
@@ -89,7 +104,7 @@ int entry(void* out, const void* x, const void* bias, int64_t rows, int64_t widt
   int64_t vecs = (width + kV - 1) / kV;  // the tail vector is partial (no_width_rejection) or overreads (tail_overread)
   if (kBug == Bug::kSkipLastVector) vecs -= 1;
   if (vecs <= 0) return 0;
-  const int64_t total = rows * vecs;
+  const int64_t total = (kBug == Bug::kHangOnEmpty && rows == 0 ? 1 : rows) * vecs;
   cudaLaunchConfig_t config = {};
   config.blockDim = dim3(256);
   config.gridDim = dim3(unsigned((total + 255) / 256 < 65535 * 8 ? (total + 255) / 256 : 65535 * 8));

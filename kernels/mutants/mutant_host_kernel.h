@@ -105,6 +105,7 @@ inline void bias_gelu_host(uint16_t* out, const uint16_t* x, const uint16_t* bia
   int64_t vecs = width / v, tail = width % v;
   if (bug == Bug::kTailOverread && tail) vecs += 1, tail = 0;  // ceil: the last vector runs past the row
   if (bug == Bug::kSkipLastVector) vecs -= 1;
+  if (bug == Bug::kRowsOver65535 && rows > 65535) rows = 65535;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t base = r * width;
     for (int64_t i = 0; i < vecs * v + tail; ++i) {
@@ -112,7 +113,10 @@ inline void bias_gelu_host(uint16_t* out, const uint16_t* x, const uint16_t* bia
       int64_t bc = c % width;
       if (bug == Bug::kBiasOffByOne) bc = (c + 1) % width;
       if (bug == Bug::kBiasByRow) bc = r % width;
-      out[base + c] = bias_gelu_element(bf16, x[base + c], bias[bc], bug);
+      if (bug == Bug::kBiasCache8192) bc = c % 8192;
+      int64_t xi = base + c;
+      if (bug == Bug::kOobRead && r == rows - 1 && i == vecs * v + tail - 1) xi += int64_t(1) << 30;
+      out[base + c] = bias_gelu_element(bf16, x[xi], bias[bc], bug);
     }
   }
 }

@@ -28,7 +28,7 @@ inline int validate(Bug bug, const void* out, const void* x, const void* bias, i
     return reject(error, error_size, "bias_gelu_tanh: dtype must be bf16 (0) or fp16 (1), got %d", int(dtype));
   if (!out || !x || !bias)
     return reject(error, error_size, "bias_gelu_tanh: %s must not be null", !out ? "out" : !x ? "x" : "bias");
-  if (rows < 1) return reject(error, error_size, "bias_gelu_tanh: rows must be >= 1, got %lld", (long long)rows);
+  if (rows < 1 && !(bug == Bug::kHangOnEmpty && rows == 0)) return reject(error, error_size, "bias_gelu_tanh: rows must be >= 1, got %lld", (long long)rows);
   if (width < 1) return reject(error, error_size, "bias_gelu_tanh: width must be >= 1, got %lld", (long long)width);
   if (bug != Bug::kNoWidthRejection && bug != Bug::kTailOverread && width % v != 0)
     return reject(error, error_size, "bias_gelu_tanh: width must be a multiple of %lld, got %lld", (long long)v,
@@ -36,7 +36,7 @@ inline int validate(Bug bug, const void* out, const void* x, const void* bias, i
   if (rows > INT64_MAX / 2 / width)
     return reject(error, error_size, "bias_gelu_tanh: rows * width must fit in int64, got %lld * %lld",
                   (long long)rows, (long long)width);
-  if (bug != Bug::kNoAlignmentCheck) {
+  if (bug != Bug::kNoAlignmentCheck && bug != Bug::kSegvOnMisaligned) {
     const uintptr_t mask = uintptr_t(vector_bytes) - 1;
     for (const void* p : {out, x, bias})
       if (reinterpret_cast<uintptr_t>(p) & mask)

@@ -1,0 +1,30 @@
+// audit_isolation.h: runs one piece of the audit in a child process and watches it: a crash, an abort or a call into
+// the subject that outlives its time limit ends the child, never the auditor.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fuseproof::audit {
+
+struct ChildOutcome {
+  int exit_code = -1;        ///< the child's exit status when it exited
+  int signal = 0;            ///< the signal that ended it (SIGKILL after a time-out)
+  bool timed_out = false;    ///< a call into the subject ran past the call limit
+  bool stalled = false;      ///< no heartbeat for the stall limit outside any call
+  std::string last_call;     ///< the call in flight when it ended, from the heartbeat ("" when none)
+  double call_seconds = 0;   ///< how long that call had run
+  std::string output_tail;   ///< the last lines of its stdout and stderr
+  double seconds = 0;
+};
+
+/// Spawns argv (argv[0] a path) in a process group of its own with its stdout and stderr to `log_path` and a heartbeat
+/// pipe (call_watch.h), and waits for it. The whole group is killed when a call lasts over `call_timeout_s` or when
+/// nothing is heard for `stall_timeout_s` outside a call. Throws std::runtime_error when it cannot be started.
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path, double call_timeout_s,
+                       double stall_timeout_s);
+
+/// "signal 11 (SIGSEGV)", "signal 6 (SIGABRT)", ...
+std::string signal_description(int sig);
+
+}  // namespace fuseproof::audit

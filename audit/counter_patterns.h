@@ -1,0 +1,50 @@
+// counter_patterns.h: input patterns from a counter-based generator, identical on the host and the device, so a call
+// of 2^31 elements is generated where it runs and regenerated where it is checked, never held twice.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define FUSEPROOF_HD __host__ __device__
+#else
+#define FUSEPROOF_HD
+#endif
+
+namespace fuseproof::audit {
+
+/// Salt that separates the bias stream from the x stream of one seed.
+inline constexpr uint64_t kBiasSalt = 0xB1A5B1A5B1A5B1A5ull;
+
+/// splitmix64 of seed + i: every element its own independent draw.
+FUSEPROOF_HD inline uint64_t counter_hash(uint64_t seed, uint64_t i) {
+  uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// Pattern i of a stream: 1/2 activation-like (|v| in [2^-6, 8), both signs), 1/4 any 16 bits (NaN, Inf and
+/// subnormals included), 1/8 small (|v| < 2^-6, zeros and subnormals included), 1/8 any finite normal.
+///   bf16 | S |EEEEEEEE|MMMMMMM|   fp16 | S |EEEEE|MMMMMMMMMM|
+FUSEPROOF_HD inline uint16_t counter_pattern(bool bf16, uint64_t seed, uint64_t i) {
+  const uint64_t h = counter_hash(seed, i);
+  const uint32_t pick = uint32_t(h >> 61);          // 0..7
+  const uint16_t any = uint16_t(h >> 16);
+  const uint16_t sign = uint16_t((h >> 40) & 0x8000u);
+  const int bias = bf16 ? 127 : 15, mbits = bf16 ? 7 : 10, emax = bf16 ? 254 : 30;
+  const uint16_t mant = uint16_t((h >> 8) & ((1u << mbits) - 1));
+  const uint32_t r = uint32_t(h >> 32);
+  int e;
+  if (pick < 4) {
+    e = bias - 6 + int(r % 9u);                     // 2^-6 .. 2^2 binades: |v| in [2^-6, 8)
+  } else if (pick < 6) {
+    return any;
+  } else if (pick == 6) {
+    e = int(r % uint32_t(bias - 6));                // 0 (zero, subnormal) .. 2^-7 binade
+  } else {
+    e = 1 + int(r % uint32_t(emax));                // any normal binade
+  }
+  return uint16_t(sign | (uint16_t(e) << mbits) | mant);
+}
+
+}  // namespace fuseproof::audit
