@@ -197,7 +197,8 @@ TEST(Audit_Report, KilledMidWriteKeepsPreviousReport) {
   for (const std::string flag : {"--report", "--json"}) {
     const fs::path out = scratch("report" + std::string(flag == "--json" ? ".json" : ".md"));
     const std::vector<std::string> cmd = {FUSEPROOF_AUDIT_BIN, "--op", "bias_gelu_tanh", "--plugin",
-                                          FUSEPROOF_CONTROL_PLUGIN, "--only", "rejection", flag, out.string()};
+                                          FUSEPROOF_CONTROL_PLUGIN, "--only", "rejection", "--no-reference", flag,
+                                          out.string()};
     expect_kill_mid_write_keeps_previous(cmd, out);
     expect_completed_run_replaces(cmd, out);
   }
