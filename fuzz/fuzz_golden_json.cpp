@@ -1,7 +1,10 @@
-// fuzz_golden_json.cpp: the golden JSON loaders on mutated files: golden/<arch>/digests.json through
-// audit/golden_store.h, and the e2e golden (golden/e2e/<arch>.json) and run manifest through e2e/golden_check.h. Every
-// input gives a digest, nothing, or a one-line error; the e2e gates never PASS a golden that is not the run's.
+// fuzz_golden_json.cpp: the golden JSON loaders on mutated files: golden/<arch>/digests.json and provenance.json
+// through audit/golden_store.h (the input signed into the provenance, so that verification passes and the parser is
+// reached; then the input as the provenance itself), and the e2e golden (golden/e2e/<arch>.json) and run manifest
+// through e2e/golden_check.h. Every input gives a digest, nothing, or a one-line error; the e2e gates never PASS a
+// golden that is not the run's.
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -13,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/golden_store.h"
+#include "common/sha256.h"
 #include "golden_check.h"
 #include "run_manifest.h"
 
@@ -38,6 +42,23 @@ void one_line(const std::exception& e) {
   if (m.empty() || m.find('\n') != std::string::npos) __builtin_trap();
 }
 
+void write(const std::string& path, const void* data, size_t size) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(static_cast<const char*>(data), std::streamsize(size));
+}
+
+void read_digests() {
+  for (const char* op : {"bias_gelu_tanh", "add_round"}) {
+    for (auto d : {fuseproof::ref::Dtype::kBf16, fuseproof::ref::Dtype::kFp16}) {
+      try {
+        (void)fuseproof::audit::golden_digest(g_golden_dir, "sm_90", op, d);
+      } catch (const std::exception& e) {
+        one_line(e);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -49,19 +70,18 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  {
-    std::ofstream out(g_golden_dir + "/sm_90/digests.json", std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data), std::streamsize(size));
-  }
-  for (const char* op : {"bias_gelu_tanh", "add_round"}) {
-    for (auto d : {fuseproof::ref::Dtype::kBf16, fuseproof::ref::Dtype::kFp16}) {
-      try {
-        (void)fuseproof::audit::golden_digest(g_golden_dir, "sm_90", op, d);
-      } catch (const std::exception& e) {
-        one_line(e);
-      }
-    }
-  }
+  const std::string dir = g_golden_dir + "/sm_90";
+  // 1. The input as digests.json, signed into a valid provenance.
+  write(dir + "/digests.json", data, size);
+  const nlohmann::json prov = {{"arch", "sm_90"}, {"files", {{"digests.json", fuseproof::Sha256::of(data, size)}}}};
+  const std::string prov_text = prov.dump();
+  write(dir + "/provenance.json", prov_text.data(), prov_text.size());
+  read_digests();
+  // 2. The input as provenance.json, beside a fixed digests.json.
+  static const std::string digests = R"({"bias_gelu_tanh": {"bf16": "00"}, "add_round": {"fp16": "11"}})";
+  write(dir + "/digests.json", digests.data(), digests.size());
+  write(dir + "/provenance.json", data, size);
+  read_digests();
   const nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return 0;
   using fuseproof::e2e::check_run;
