@@ -1,7 +1,10 @@
 // corrupt_data_test.cpp: corrupted or foreign data given to the commands: each case is refused with one line naming the
 // file and what was expected, and its own exit status (common/exit_status.h: 2 usage, 3 missing, 4 corrupt or
 // foreign), never a pass and never a crash. The intact copy passes (the control: the command reads these files).
+#include <elf.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include <filesystem>
 #include <fstream>
@@ -31,6 +34,21 @@ void copy_truncated(const fs::path& from, const fs::path& to, uintmax_t bytes) {
   truncate_to(to, bytes);
 }
 
+/// End of the last PT_LOAD segment's file bytes in the ELF file at `path`.
+uintmax_t loaded_end(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  Elf64_Ehdr eh{};
+  in.read(reinterpret_cast<char*>(&eh), sizeof eh);
+  uintmax_t end = 0;
+  for (unsigned i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    in.seekg(std::streamoff(eh.e_phoff + i * sizeof ph));
+    in.read(reinterpret_cast<char*>(&ph), sizeof ph);
+    if (ph.p_type == PT_LOAD) end = std::max<uintmax_t>(end, ph.p_offset + ph.p_filesz);
+  }
+  return end;
+}
+
 /// The command ended with `code` and said so in exactly one stderr line, without a final period, that contains every
 /// one of `needles` (the file and what was expected).
 void expect_refusal(const CommandResult& r, int code, const std::vector<std::string>& needles) {
@@ -44,7 +62,8 @@ void expect_refusal(const CommandResult& r, int code, const std::vector<std::str
 // --- A plugin that is not a shared library: refused before dlopen, exit 2 (a setup error, common/exit_status.h).
 TEST(Corrupt_Plugin, TruncatedSharedLibraryIsRefusedBeforeDlopen) {
   const fs::path so = scratch("libtruncated.so");
-  copy_truncated(FUSEPROOF_CONTROL_PLUGIN, so, fs::file_size(FUSEPROOF_CONTROL_PLUGIN) / 2);
+  // Cut inside the last loadable segment (a cut in trailing debug information would not be truncation to ld.so).
+  copy_truncated(FUSEPROOF_CONTROL_PLUGIN, so, loaded_end(FUSEPROOF_CONTROL_PLUGIN) - 1);
   for (const std::vector<std::string> cmd :
        {std::vector<std::string>{FUSEPROOF_AUDIT_BIN, "--op", "bias_gelu_tanh", "--plugin", so.string()},
         std::vector<std::string>{FUSEPROOF_BIN, "audit", "--op", "bias_gelu_tanh", "--plugin", so.string()}}) {
