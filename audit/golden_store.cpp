@@ -8,57 +8,14 @@
 #include <filesystem>
 #include <fstream>
 
-#include <nlohmann/json.hpp>
-
-#include "common/sha256.h"
+#include "common/golden_digests.h"
+#include "common/golden_verify.h"
 #include "reference/gelu_table.h"
 
 namespace fuseproof::audit {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-nlohmann::json read_json(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw MissingDataError(path + " is missing");
-  std::ifstream in(path);
-  if (!in) throw MissingDataError("cannot read " + path + ": " + std::strerror(errno));
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception&) {
-    throw CorruptDataError(path + " is not valid JSON");
-  }
-}
-
-nlohmann::json provenance(const std::string& golden_dir, const std::string& arch) {
-  const std::string path = golden_dir + "/" + arch + "/provenance.json";
-  nlohmann::json p = read_json(path);
-  if (!p.is_object() || !p.contains("arch") || !p["arch"].is_string())
-    throw CorruptDataError(path + " has no \"arch\" entry");
-  if (p["arch"].get<std::string>() != arch)
-    throw CorruptDataError(path + " describes " + p["arch"].get<std::string>() + ", expected " + arch);
-  return p;
-}
-
-/// Checks `path` against `want` (hex SHA-256 from the provenance at `prov`).
-void check_digest(const std::string& path, const nlohmann::json& files, const std::string& key, const std::string& prov) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw MissingDataError(path + " is missing");
-  if (!files.is_object() || !files.contains(key) || !files[key].is_string())
-    throw CorruptDataError(prov + " records no SHA-256 for " + key);
-  const std::string want = files[key].get<std::string>();
-  std::string got;
-  try {
-    got = Sha256::of_file(path);
-  } catch (const std::exception& e) {
-    throw MissingDataError(e.what());
-  }
-  if (got != want)
-    throw CorruptDataError(path + " has SHA-256 " + got + ", expected " + want + " from " + prov);
-}
-
-}  // namespace
 
 std::string default_golden_dir() {
   const char* e = std::getenv("FUSEPROOF_GOLDEN_DIR");
@@ -82,19 +39,13 @@ std::vector<std::string> golden_archs(const std::string& golden_dir) {
 }
 
 void verify_golden_file(const std::string& golden_dir, const std::string& arch, const std::string& file) {
-  const std::string prov = golden_dir + "/" + arch + "/provenance.json";
-  const nlohmann::json p = provenance(golden_dir, arch);
-  check_digest(golden_dir + "/" + arch + "/" + file, p.value("files", nlohmann::json::object()), file, prov);
+  fuseproof::verify_golden_file(golden_dir + "/" + arch + "/" + file);
 }
 
 void verify_mufu_tables(const std::string& golden_dir, const std::string& golden_build_dir, const std::string& arch) {
   const std::string prov = golden_dir + "/" + arch + "/provenance.json";
-  const nlohmann::json p = provenance(golden_dir, arch);
-  const nlohmann::json mufu = p.value("mufu", nlohmann::json::object());
-  const nlohmann::json files = mufu.is_object() ? mufu.value("files", nlohmann::json::object()) : nlohmann::json();
-  if (!files.is_object() || files.empty()) throw CorruptDataError(prov + " records no MUFU table digests");
-  for (const auto& [name, digest] : files.items())
-    check_digest(golden_build_dir + "/" + arch + "/" + name, files, name, prov);
+  for (const char* name : {"mufu_ex2_approx_ftz.bin", "mufu_rcp_approx_ftz.bin"})
+    verify_unpacked_golden_file(golden_build_dir + "/" + arch + "/" + name, prov, arch);
 }
 
 std::optional<std::string> golden_digest(const std::string& golden_dir, const std::string& arch, const std::string& op,
@@ -103,13 +54,15 @@ std::optional<std::string> golden_digest(const std::string& golden_dir, const st
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::nullopt;
   verify_golden_file(golden_dir, arch, "digests.json");
-  const nlohmann::json j = read_json(path);
-  if (!j.is_object()) throw CorruptDataError(path + " is not a JSON object");
-  if (!j.contains(op) || !j[op].is_object() || !j[op].contains(ref::dtype_name(d))) return std::nullopt;
-  const auto& v = j[op][ref::dtype_name(d)];
-  if (!v.is_string() || v.get<std::string>().size() != 64)
+  std::optional<std::string> v;
+  try {
+    v = read_golden_digest(path, op, d);
+  } catch (const std::exception& e) {
+    throw CorruptDataError(e.what());
+  }
+  if (v && (v->size() != 64 || v->find_first_not_of("0123456789abcdef") != std::string::npos))
     throw CorruptDataError(path + " entry " + op + "." + ref::dtype_name(d) + " is not a 64-digit SHA-256");
-  return v.get<std::string>();
+  return v;
 }
 
 std::string golden_gelu_table_path(const std::string& golden_dir, const std::string& arch, ref::Dtype d) {

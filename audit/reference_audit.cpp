@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/golden_store.h"
+#include "common/progress_line.h"
 #include "common/sha256.h"
 #include "reference/domain_sweep.h"
 #include "reference/gelu_table.h"
@@ -131,13 +132,14 @@ std::vector<VerdictRow> run_reference_audit(const ReferenceAuditOptions& o) {
           continue;
         }
         Sha256 h;
+        ProgressLine progress(stderr, std::string(op) + " " + ref::dtype_name(d) + " biases", 65536, o.progress);
         const auto t0 = std::chrono::steady_clock::now();
         ref::sweep_bias_gelu(d, std::string(op) == "add_round" ? std::vector<uint16_t>{} : cuda_table, ref::NanPolicy::kCudaCvtRn,
                              [&](uint32_t b0, uint32_t n, const uint16_t* out) {
                                h.update(out, size_t(n) * 65536 * 2);
-                               if (o.progress) std::fprintf(stderr, "\r%s %s %3u%%", op, ref::dtype_name(d), (b0 + n) * 100 / 65536);
+                               progress.update(b0 + n);
                              });
-        if (o.progress) std::fprintf(stderr, "\r%40s\r", "");
+        progress.finish();
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const std::string got = h.hex();
         char detail[160];

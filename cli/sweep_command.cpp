@@ -1,8 +1,6 @@
 // sweep_command.cpp: `fuseproof sweep --op OP --dtype D --backend B [--against B2|golden]`.
 #include "cli/sweep_command.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -15,6 +13,7 @@
 #include "cli/reference_options.h"
 #include "cli/torch_cpu_backend.h"
 #include "common/atomic_file.h"
+#include "common/progress_line.h"
 #include "common/sha256.h"
 #include "reference/domain_sweep.h"
 #include "reference/gelu_table.h"
@@ -41,26 +40,6 @@ struct SweepArgs {
   uint32_t bias_count = 65536;
   size_t max_records = 8;
   ReferenceOptions ref_opts;
-};
-
-/// A progress bar on stdout when it is a terminal; silent otherwise.
-class Progress {
- public:
-  explicit Progress(uint32_t total) : total_(total), tty_(isatty(STDOUT_FILENO)) {}
-  void update(uint32_t done) {
-    if (!tty_) return;
-    const int width = 40, filled = int(uint64_t(done) * width / total_);
-    std::printf("\r[%s%s] %3u%% biases %u/%u", std::string(filled, '#').c_str(), std::string(width - filled, ' ').c_str(),
-                unsigned(uint64_t(done) * 100 / total_), done, total_);
-    std::fflush(stdout);
-  }
-  void finish() {
-    if (tty_) std::printf("\n");
-  }
-
- private:
-  uint32_t total_;
-  bool tty_;
 };
 
 int run(SweepArgs& a) {
@@ -99,7 +78,7 @@ int run(SweepArgs& a) {
     if (op == SweepOp::kBiasGeluTanh) table = ref::gelu_tanh_table(d, cfg);
   }
   Sha256 hash;
-  Progress progress(a.bias_count);
+  ProgressLine progress(stdout, "biases", a.bias_count);
   std::vector<uint16_t> other;
   uint64_t mismatches = 0;
   std::vector<std::string> records;

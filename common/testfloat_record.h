@@ -15,4 +15,12 @@ namespace fuseproof {
 std::string testfloat_record(const std::string& op, ref::Dtype d, const std::string& where, uint16_t x,
                              std::optional<uint16_t> bias, uint16_t got, uint16_t expected);
 
+/// A narrowing from binary32: "f32_to_bf16 bf16 x=0x3F808000 => 0x3F81 expected 0x3F80 (1 ulp)"; the input in
+/// eight hex digits, the outputs in four.
+std::string testfloat_record_from_f32(const std::string& op, ref::Dtype d, uint32_t x, uint16_t got, uint16_t expected);
+
+/// A widening to binary32: "fp16_to_f32 fp16 x=0x7E01 => 0x7FC02000 expected 0x7FC02001 (NaN pattern)"; the outputs
+/// in eight hex digits, the distance in binary32 ulps.
+std::string testfloat_record_to_f32(const std::string& op, ref::Dtype d, uint16_t x, uint32_t got, uint32_t expected);
+
 }  // namespace fuseproof

@@ -71,23 +71,23 @@ void write_comparison_plot(const std::string& path, const VideoComparison& c, co
   const int cell_h = std::max(1, cell_w * c.height / c.width);
   cv::Mat img(2 * kPanel + cell_h + 90, kWidth, CV_8UC3, cv::Scalar(255, 255, 255));
 
-  double ssim_lo = c.ssim_min;
+  double ssim_lo = c.ssim_all_min;
   if (!(ssim_lo < 1.0)) ssim_lo = 0.99;
   ssim_lo = std::floor(ssim_lo * 1000.0) / 1000.0;
-  panel(img, 0, "SSIM per frame (RGB mean; min " + fmt(c.ssim_min, 6) + ", mean " + fmt(c.ssim_mean, 6) + ")", n,
-        [&](int i) { return c.per_frame[static_cast<size_t>(i)].ssim.rgb; }, ssim_lo, 1.0, kSsim, 3);
+  panel(img, 0, "SSIM All per frame (FFmpeg ssim; min " + fmt(c.ssim_all_min, 6) + ", mean " + fmt(c.ssim_all_mean, 6) + ")", n,
+        [&](int i) { return c.per_frame[static_cast<size_t>(i)].metrics.ssim_all; }, ssim_lo, 1.0, kSsim, 3);
   double p_lo = 1e300, p_hi = -1e300;
   for (const FrameComparison& f : c.per_frame) {
-    if (!std::isinf(f.psnr)) {
-      p_lo = std::min(p_lo, f.psnr);
-      p_hi = std::max(p_hi, f.psnr);
+    if (!std::isinf(f.metrics.psnr_all)) {
+      p_lo = std::min(p_lo, f.metrics.psnr_all);
+      p_hi = std::max(p_hi, f.metrics.psnr_all);
     }
   }
   if (p_lo > p_hi) p_lo = 40, p_hi = 60;  // every frame identical: an arbitrary finite scale under the inf line
   p_lo = std::floor(p_lo - 1.0);
   p_hi = std::ceil(p_hi + 1.0);
-  panel(img, kPanel, "PSNR per frame, dB (min " + format_psnr(c.psnr_min) + ", mean " + format_psnr(c.psnr_mean) + ")",
-        n, [&](int i) { return c.per_frame[static_cast<size_t>(i)].psnr; }, p_lo, p_hi, kPsnr, 1);
+  panel(img, kPanel, "PSNR All per frame, dB (min " + format_psnr(c.psnr_all_min) + ", mean " + format_psnr(c.psnr_all_mean) + ")",
+        n, [&](int i) { return c.per_frame[static_cast<size_t>(i)].metrics.psnr_all; }, p_lo, p_hi, kPsnr, 1);
 
   const cv::Mat a(c.height, c.width, CV_8UC3, const_cast<uint8_t*>(baseline.frame(c.worst_frame)));
   const cv::Mat b(c.height, c.width, CV_8UC3, const_cast<uint8_t*>(candidate.frame(c.worst_frame)));
@@ -103,8 +103,8 @@ void write_comparison_plot(const std::string& path, const VideoComparison& c, co
   cv::cvtColor(a, a_bgr, cv::COLOR_RGB2BGR);
   cv::cvtColor(b, b_bgr, cv::COLOR_RGB2BGR);
   const int y0 = 2 * kPanel + 10;
-  text(img, "worst frame " + std::to_string(c.worst_frame) + ": SSIM " + fmt(worst.ssim.rgb, 6) + ", PSNR " +
-                format_psnr(worst.psnr) + " dB; heat map: max-channel |difference|, full scale = " +
+  text(img, "worst frame " + std::to_string(c.worst_frame) + ": SSIM " + fmt(worst.metrics.ssim_all, 6) + ", PSNR " +
+                format_psnr(worst.metrics.psnr_all) + " dB; heat map: max-channel |difference|, full scale = " +
                 std::to_string(static_cast<int>(dmax)) + " levels",
        {10, y0 + 14}, 0.45);
   const cv::Mat* cells[3] = {&a_bgr, &b_bgr, &heat};

@@ -5,15 +5,18 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <set>
 #include <sstream>
 #include <array>
 
+#include "frame_comparison.h"
 #include "golden_check.h"
 #include "run_manifest.h"
-#include "sha256.h"
+#include "common/atomic_file.h"
+#include "common/sha256.h"
 #include "wan_pipeline.h"
 #include "y4m_writer.h"
 #ifdef FUSEPROOF_E2E_WITH_VIDEO
@@ -50,6 +53,7 @@ struct RunArgs {
   std::string formats = "rgb24,y4m";
 #endif
   std::string out;
+  std::string dtype = "bf16";
 };
 
 void run_command(const RunArgs& a) {
@@ -59,6 +63,8 @@ void run_command(const RunArgs& a) {
   } catch (const std::exception& e) {
     fail(std::string("e2e run: --config: ") + e.what());
   }
+  if (a.dtype != "bf16" && a.dtype != "fp16") fail("e2e run: --dtype must be bf16 or fp16, got '" + a.dtype + "'");
+  config.dtype = a.dtype;
   if (a.device != "cpu" && a.device != "cuda") fail("e2e run: --device must be cpu or cuda, got '" + a.device + "'");
   const std::vector<std::string> modes = split_csv(a.modes);
   if (modes.empty()) fail("e2e run: --modes must name at least one mode, got '" + a.modes + "'");
@@ -105,6 +111,7 @@ void run_command(const RunArgs& a) {
                           {"device", pipeline.device_name()},
                           {"kernel_path", device == ComputeDevice::kCuda ? "cuda" : "cpu-emulation"},
                           {"torch_version", torch_version()},
+                          {"activation_dtype", config.dtype},
                           {"modes", modes},
                           {"runs", nlohmann::json::object()}};
     for (const std::string& mode : modes) {
@@ -117,8 +124,12 @@ void run_command(const RunArgs& a) {
       m["seconds"] = seconds;
       m["mounted"] = nlohmann::json::array();
       m["rejected"] = nlohmann::json::array();
+      m["fallbacks"] = nlohmann::json::array();
       for (const SiteInfo& s : pipeline.sites()) {
         if (s.mounted) m["mounted"].push_back(s.name);
+        if (s.fallback_calls > 0) {
+          m["fallbacks"].push_back({{"site", s.name}, {"calls", s.fallback_calls}, {"reason", s.fallback_reason}});
+        }
       }
       for (const MountStatus& s : mounts) {
         if (!s.ok) m["rejected"].push_back(s.message);
@@ -136,14 +147,14 @@ void run_command(const RunArgs& a) {
 #ifdef FUSEPROOF_E2E_WITH_VIDEO
         if (format_set.count("mp4")) {
           m["mp4_encoder"] = write_mp4(base + ".mp4", frames, config.fps);
-          m["mp4_sha256"] = sha256_file_hex(base + ".mp4");
+          m["mp4_sha256"] = Sha256::of_file(base + ".mp4");
           m["files"]["mp4"] = mode + ".mp4";
         }
 #endif
       }
       std::cout << mode << ": " << frames.count << " frames " << frames.width << "x" << frames.height << " in "
                 << seconds << " s on " << pipeline.device_name() << ", " << m["mounted"].size()
-                << " sites mounted, rgb24 sha256 " << m["rgb24_sha256"].get<std::string>() << '\n';
+                << " sites mounted, " << m["fallbacks"].size() << " with eager fallbacks, rgb24 sha256 " << m["rgb24_sha256"].get<std::string>() << '\n';
       run["runs"][mode] = m;
     }
     write_json_file((fs::path(a.out) / "run.json").string(), run);
@@ -197,7 +208,8 @@ void check_command(const std::string& run_dir, const std::string& golden_path, c
 }
 
 void bless_command(const std::string& run_dir, const std::string& arch, const std::string& out,
-                   const std::string& comparison_path, const std::string& provenance_path) {
+                   const std::string& comparison_path, const std::string& provenance_path,
+                   const std::string& high_comparison_path) {
   try {
     const nlohmann::json run = read_json_file((fs::path(run_dir) / "run.json").string());
     const CheckReport self = check_run(run, nullptr);
@@ -207,12 +219,62 @@ void bless_command(const std::string& run_dir, const std::string& arch, const st
     }
     const nlohmann::json comparison = comparison_path.empty() ? nlohmann::json() : read_json_file(comparison_path);
     const nlohmann::json provenance = provenance_path.empty() ? nlohmann::json() : read_json_file(provenance_path);
-    write_json_file(out, make_golden(run, arch, comparison, provenance));
+    const nlohmann::json high_comparison =
+        high_comparison_path.empty() ? nlohmann::json() : read_json_file(high_comparison_path);
+    write_json_file(out, make_golden(run, arch, comparison, high_comparison, provenance));
     std::cout << "e2e bless: wrote " << out << '\n';
   } catch (const CLI::RuntimeError&) {
     throw;
   } catch (const std::exception& e) {
     fail(std::string("e2e bless: ") + e.what());
+  }
+}
+
+struct CompareArgs {
+  std::string run_dir, baseline = "high", candidate = "high-eager", json, markdown_file;
+};
+
+/// Two modes of a run directory compared from their RGB24 frames (as gbrp planes): the same measurement as
+/// `fuseproof video compare` on lossless MP4s of them, without FFmpeg (for the GPU machine).
+void compare_command(const CompareArgs& a) {
+  try {
+    const nlohmann::json run = read_json_file((fs::path(a.run_dir) / "run.json").string());
+    const auto frames_of = [&](const std::string& mode) {
+      if (!run.at("runs").contains(mode)) throw std::runtime_error("run.json has no mode '" + mode + "'");
+      const nlohmann::json& m = run["runs"][mode];
+      if (!m.contains("files") || !m["files"].contains("rgb24")) {
+        throw std::runtime_error("mode '" + mode + "' has no rgb24 frames in the run directory");
+      }
+      const std::string raw = (fs::path(a.run_dir) / m["files"]["rgb24"].get<std::string>()).string();
+      const VideoFrames f = read_rgb24(raw, m.at("width").get<int>(), m.at("height").get<int>(), m.at("frames").get<int>());
+      if (Sha256::of(f.rgb.data(), f.rgb.size()) != m.at("rgb24_sha256").get<std::string>()) {
+        throw std::runtime_error("'" + raw + "' does not match rgb24_sha256 in run.json");
+      }
+      return f;
+    };
+    const VideoFrames base = frames_of(a.baseline), cand = frames_of(a.candidate);
+    VideoComparison c = compare_planar(gbrp_from_rgb24(base), gbrp_from_rgb24(cand));
+    c.baseline = a.baseline + ".rgb24";
+    c.candidate = a.candidate + ".rgb24";
+    c.pixel_format_baseline = c.pixel_format_candidate = "rgb24";
+    c.conversion = "rgb24 -> gbrp (repacking, both)";
+    c.container_sha_baseline = run["runs"][a.baseline].at("rgb24_sha256").get<std::string>();
+    c.container_sha_candidate = run["runs"][a.candidate].at("rgb24_sha256").get<std::string>();
+    c.container_equal = c.container_sha_baseline == c.container_sha_candidate;
+    std::cout << to_terminal(c);
+    if (!a.json.empty()) write_json_file(a.json, to_json(c));
+    if (!a.markdown_file.empty()) {
+      try {
+        write_file_atomically(a.markdown_file, to_markdown(c));
+      } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("--markdown-file: ") + e.what());
+      }
+    }
+    if (!c.frames_identical) throw CLI::RuntimeError(1);
+  } catch (const CLI::RuntimeError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(std::string("e2e compare: ") + e.what());
   }
 }
 
@@ -228,7 +290,7 @@ void sites_command(const std::string& config_name, const std::string& mode) {
         why = probe.ok ? "eligible; " + mode + " leaves it eager" : probe.message;
         if (probe.ok) p.unmount(s.name);
       }
-      std::cout << s.name << ": " << (s.mounted ? "mounted" : "eager (" + why + ")") << '\n';
+      std::cout << s.name << ": " << (s.mounted ? "mounted (fc_in skip_bias_add)" : "eager (" + why + ")") << '\n';
     }
   } catch (const std::exception& e) {
     fail(std::string("e2e sites: ") + e.what());
@@ -246,6 +308,7 @@ void add_e2e_commands(CLI::App& app) {
       ->capture_default_str();
   run->add_option("--formats", run_args->formats, "comma list of rgb24, y4m, mp4")->capture_default_str();
   run->add_option("--out", run_args->out, "output directory")->required();
+  run->add_option("--dtype", run_args->dtype, "activation dtype: bf16 or fp16")->capture_default_str();
   run->callback([run_args] { run_command(*run_args); });
 
   auto check_args = std::make_shared<std::array<std::string, 3>>();
@@ -255,17 +318,30 @@ void add_e2e_commands(CLI::App& app) {
   check->add_option("--json", (*check_args)[2], "write the gate results as JSON");
   check->callback([check_args] { check_command((*check_args)[0], (*check_args)[1], (*check_args)[2]); });
 
-  auto bless_args = std::make_shared<std::array<std::string, 5>>();
+  auto bless_args = std::make_shared<std::array<std::string, 6>>();
   CLI::App* bless = app.add_subcommand("bless", "Write a golden file from a run directory whose own gates pass");
   bless->add_option("--run-dir", (*bless_args)[0], "directory written by e2e run")->required();
   bless->add_option("--arch", (*bless_args)[1], "architecture name, e.g. sm_90")->required();
   bless->add_option("--out", (*bless_args)[2], "golden file to write, e.g. golden/e2e/sm_90.json")->required();
   bless->add_option("--comparison", (*bless_args)[3], "lossless-vs-high JSON from `fuseproof video compare --json`");
-  bless->add_option("--provenance", (*bless_args)[4], "provenance JSON (GPU, driver, CUDA, torch, command, date)");
+  bless->add_option("--provenance", (*bless_args)[4], "provenance JSON (GPU, driver, CUDA, torch, commit, command, date)");
+  bless->add_option("--high-comparison", (*bless_args)[5],
+                    "high-vs-high-eager JSON from `fuseproof-e2e compare` or `fuseproof video compare --json`");
   bless->callback([bless_args] {
     const auto& b = *bless_args;
-    bless_command(b[0], b[1], b[2], b[3], b[4]);
+    bless_command(b[0], b[1], b[2], b[3], b[4], b[5]);
   });
+
+  auto compare_args = std::make_shared<CompareArgs>();
+  CLI::App* compare = app.add_subcommand(
+      "compare", "Compare two modes' RGB24 frames of a run directory: SHA-256, PSNR and SSIM per plane and All as "
+                 "FFmpeg computes them (0 identical, 1 different, 2 error)");
+  compare->add_option("--run-dir", compare_args->run_dir, "directory written by e2e run")->required();
+  compare->add_option("--baseline", compare_args->baseline, "mode")->capture_default_str();
+  compare->add_option("--candidate", compare_args->candidate, "mode")->capture_default_str();
+  compare->add_option("--json", compare_args->json, "write the report, per frame, as JSON");
+  compare->add_option("--markdown-file", compare_args->markdown_file, "write the Markdown table to this file");
+  compare->callback([compare_args] { compare_command(*compare_args); });
 
   auto sites_args = std::make_shared<std::array<std::string, 2>>(std::array<std::string, 2>{"small", "high"});
   CLI::App* sites = app.add_subcommand("sites", "List the fusion sites and why each is mounted or eager");

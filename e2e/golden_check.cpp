@@ -11,12 +11,23 @@ namespace {
 
 constexpr int kMaxFailureLines = 5;
 
+/// Which failure wins when several gates fail: an error, then a mismatch, then missing evidence (incomplete).
+int rank(CheckOutcome o) {
+  switch (o) {
+    case CheckOutcome::kPass: return 0;
+    case CheckOutcome::kIncomplete: return 1;
+    case CheckOutcome::kMismatch: return 2;
+    case CheckOutcome::kError: return 3;
+  }
+  return 3;
+}
+
 struct Gate {
   CheckReport& report;
   void add(const std::string& name, const std::string& status, const std::string& detail, CheckOutcome fail_as) {
     report.lines.push_back(status + " " + name + (detail.empty() ? "" : ": " + detail));
     report.json["gates"].push_back({{"gate", name}, {"status", status}, {"detail", detail}});
-    if (status == "FAIL" && static_cast<int>(fail_as) > static_cast<int>(report.outcome)) report.outcome = fail_as;
+    if (status == "FAIL" && rank(fail_as) > rank(report.outcome)) report.outcome = fail_as;
   }
 };
 
@@ -65,6 +76,16 @@ CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden) {
     if (!lossless || !high || !high_eager) {
       g.add("run", "FAIL", "run.json must hold modes lossless, high and high-eager", CheckOutcome::kError);
       return r;
+    }
+    const nlohmann::json fallbacks = high->value("fallbacks", nlohmann::json::array());
+    if (fallbacks.empty()) {
+      g.add("high ran the fused op at every mounted site", "PASS",
+            std::to_string(high->value("mounted", nlohmann::json::array()).size()) + " sites, no eager fallback",
+            CheckOutcome::kPass);
+    } else {
+      g.add("high ran the fused op at every mounted site", "FAIL",
+            "INCOMPLETE: eager fallback at " + fallbacks.dump() + "; high == high-eager does not test the kernel there",
+            CheckOutcome::kIncomplete);
     }
     std::string d = diff_frames(*high, *high_eager, "high", "high-eager");
     g.add("high == high-eager (fused bias+GELU is lossless)", d.empty() ? "PASS" : "FAIL",
@@ -124,7 +145,7 @@ CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden) {
 }
 
 nlohmann::json make_golden(const nlohmann::json& run, const std::string& arch, const nlohmann::json& comparison,
-                           const nlohmann::json& provenance) {
+                           const nlohmann::json& high_comparison, const nlohmann::json& provenance) {
   const nlohmann::json* high = mode_of(run, "high");
   const nlohmann::json* lossless = mode_of(run, "lossless");
   if (!high || !lossless) throw std::runtime_error("bless: run.json must hold modes lossless and high");
@@ -135,6 +156,30 @@ nlohmann::json make_golden(const nlohmann::json& run, const std::string& arch, c
     }
     return j;
   };
+  // The summary of a comparison report: identity, formats and every flat PSNR/SSIM/LPIPS figure, no per-frame list.
+  const auto summary = [](const nlohmann::json& c) {
+    nlohmann::json j;
+    for (const auto& [k, v] : c.items()) {
+      if (k == "per_frame") continue;
+      if (k.rfind("psnr_", 0) == 0 || k.rfind("ssim_", 0) == 0 || k.rfind("lpips", 0) == 0 ||
+          k.rfind("rgb_domain_", 0) == 0) {
+        j[k] = v;
+      }
+    }
+    for (const char* k : {"schema", "container_sha256_equal", "frames_identical", "identical_frames", "baseline",
+                          "candidate", "metrics_pixel_format", "conversion"}) {
+      if (c.contains(k)) j[k] = c[k];
+    }
+    return j;
+  };
+  if (!provenance.is_null()) {
+    const std::string commit = provenance.value("git_commit", "");
+    const bool hex40 = commit.size() == 40 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!hex40) {
+      throw std::runtime_error("bless: provenance git_commit must be a 40-hex commit hash, got '" + commit +
+                               "' (run scripts/nightly_e2e.sh --commit $(git rev-parse HEAD))");
+    }
+  }
   nlohmann::json g = {{"schema", kGoldenSchema},
                       {"arch", arch},
                       {"config", run.at("config")},
@@ -143,14 +188,8 @@ nlohmann::json make_golden(const nlohmann::json& run, const std::string& arch, c
                       {"torch_version", run.value("torch_version", "")},
                       {"high", identity(*high)},
                       {"lossless", identity(*lossless)}};
-  if (!comparison.is_null()) {
-    nlohmann::json c;
-    for (const char* k : {"ssim_min", "ssim_mean", "ssim_luma_min", "ssim_luma_mean", "psnr_min", "psnr_mean",
-                          "container_sha256_equal", "frames_identical", "baseline", "candidate"}) {
-      if (comparison.contains(k)) c[k] = comparison[k];
-    }
-    g["lossless_vs_high"] = c;
-  }
+  if (!comparison.is_null()) g["lossless_vs_high"] = summary(comparison);
+  if (!high_comparison.is_null()) g["high_vs_high_eager"] = summary(high_comparison);
   if (!provenance.is_null()) g["provenance"] = provenance;
   return g;
 }

@@ -49,6 +49,12 @@ void validate(const PipelineConfig& c) {
     fail("fc_in_bias must have one entry per block (" + std::to_string(c.blocks) + "), got " +
          std::to_string(c.fc_in_bias.size()));
   }
+  if (c.dtype != "bf16" && c.dtype != "fp16") fail("dtype must be bf16 or fp16, got '" + c.dtype + "'");
+  for (const std::string& name : c.nvfp4_exclude) {
+    bool known = false;
+    for (int b = 0; b < c.blocks; ++b) known |= name == "blocks." + std::to_string(b) + ".ffn.fc_in";
+    if (!known) fail("nvfp4_exclude must name FFN fc_in linears (blocks.<i>.ffn.fc_in), got '" + name + "'");
+  }
 }
 
 nlohmann::json to_json(const PipelineConfig& c) {
@@ -59,6 +65,8 @@ nlohmann::json to_json(const PipelineConfig& c) {
       {"flow_shift", c.flow_shift}, {"vae_spatial", c.vae_spatial}, {"vae_temporal", c.vae_temporal}, {"fps", c.fps},
       {"frames", c.output_frames()}, {"width", c.output_width()}, {"height", c.output_height()}};
   if (!c.fc_in_bias.empty()) j["fc_in_bias"] = c.fc_in_bias;
+  if (c.dtype != "bf16") j["dtype"] = c.dtype;
+  if (!c.nvfp4_exclude.empty()) j["nvfp4_exclude"] = c.nvfp4_exclude;
   return j;
 }
 

@@ -7,16 +7,23 @@
 #include <stdexcept>
 
 #include "common/atomic_file.h"
-#include "sha256.h"
+#include "common/sha256.h"
 
 namespace fuseproof::e2e {
+
+std::vector<std::string> frame_sha256(const VideoFrames& frames) {
+  std::vector<std::string> out;
+  out.reserve(static_cast<size_t>(frames.count));
+  for (int f = 0; f < frames.count; ++f) out.push_back(Sha256::of(frames.frame(f), frames.frame_bytes()));
+  return out;
+}
 
 nlohmann::json describe_frames(const VideoFrames& frames) {
   return {{"frames", frames.count},
           {"width", frames.width},
           {"height", frames.height},
           {"frame_sha256", frame_sha256(frames)},
-          {"rgb24_sha256", sha256_hex(frames.rgb.data(), frames.rgb.size())}};
+          {"rgb24_sha256", Sha256::of(frames.rgb.data(), frames.rgb.size())}};
 }
 
 nlohmann::json read_json_file(const std::string& path) {

@@ -15,6 +15,9 @@ inline constexpr const char* kGoldenSchema = "fuseproof.e2e.golden/1";
 /// The pseudo-mode that replays lossless on a pipeline that has been mounted (high) and unmounted again.
 inline constexpr const char* kLosslessAfterUnmount = "lossless-after-unmount";
 
+/// One SHA-256 per frame, over that frame's packed RGB24 bytes.
+std::vector<std::string> frame_sha256(const VideoFrames& frames);
+
 /// {"frames", "width", "height", "frame_sha256": [...], "rgb24_sha256"}: the identity of a clip's RGB24 pixels.
 nlohmann::json describe_frames(const VideoFrames& frames);
 

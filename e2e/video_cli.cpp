@@ -11,9 +11,13 @@
 #include "common/atomic_file.h"
 #include "common/exit_status.h"
 #include "comparison_plot.h"
+#ifdef FUSEPROOF_VIDEO_WITH_LPIPS
+#include "lpips_model.h"
+#endif
 #include "mp4_writer.h"
+#include "pixel_format_conversion.h"
 #include "run_manifest.h"
-#include "sha256.h"
+#include "common/sha256.h"
 #include "video_compare.h"
 #include "video_reader.h"
 #include "y4m_writer.h"
@@ -29,16 +33,35 @@ namespace fs = std::filesystem;
 }
 
 struct CompareArgs {
-  std::string baseline, candidate, json, plot, markdown_file;
-  bool markdown = false;
+  std::string baseline, candidate, json, plot, markdown_file, lpips_model, pix_fmt;
+  bool markdown = false, rgb_domain = false;
   int expect_frames = -1;
+  bool expect_frames_given = false;
 };
 
 void compare_command(const CompareArgs& a) {
   try {
+    CompareOptions o;
+    // -1 is the default ("any count"); a count the user gives must be a real one.
+    if (a.expect_frames_given && a.expect_frames < 1)
+      fail("video compare: --expect-frames must be >= 1, got " + std::to_string(a.expect_frames));
+    o.expect_frames = a.expect_frames;
+    o.pixel_format = a.pix_fmt;
+    o.rgb_domain = a.rgb_domain;
+#ifdef FUSEPROOF_VIDEO_WITH_LPIPS
+    std::shared_ptr<LpipsModel> lpips;
+    if (!a.lpips_model.empty()) {
+      lpips = std::make_shared<LpipsModel>(a.lpips_model);
+      o.lpips = [lpips](const uint8_t* x, const uint8_t* y, int w, int h) { return lpips->distance(x, y, w, h); };
+      o.lpips_model = a.lpips_model;
+    }
+#else
+    if (!a.lpips_model.empty()) fail("video compare: --lpips-model needs a build with libtorch, this one has none");
+#endif
+    if (!a.pix_fmt.empty()) planar_layout(a.pix_fmt, 16, 16);  // a bad name is a usage error before any decoding
     const DecodedVideo base = read_video(a.baseline);
     const DecodedVideo cand = read_video(a.candidate);
-    const VideoComparison c = compare_videos(base, cand, a.baseline, a.candidate, a.expect_frames);
+    const VideoComparison c = compare_videos(base, cand, a.baseline, a.candidate, o);
     if (a.markdown) {
       std::cout << to_markdown(c);
     } else {
@@ -73,12 +96,12 @@ void encode_command(const std::string& run_dir, const std::string& modes_csv, bo
       if (!m.contains("files") || !m["files"].contains("rgb24")) continue;
       const std::string raw = (fs::path(run_dir) / m["files"]["rgb24"].get<std::string>()).string();
       const VideoFrames f = read_rgb24(raw, m.at("width").get<int>(), m.at("height").get<int>(), m.at("frames").get<int>());
-      if (sha256_hex(f.rgb.data(), f.rgb.size()) != m.at("rgb24_sha256").get<std::string>()) {
+      if (Sha256::of(f.rgb.data(), f.rgb.size()) != m.at("rgb24_sha256").get<std::string>()) {
         fail("video encode: '" + raw + "' does not match rgb24_sha256 in " + manifest);
       }
       const std::string mp4 = (fs::path(run_dir) / (mode + ".mp4")).string();
       m["mp4_encoder"] = write_mp4(mp4, f, fps);
-      m["mp4_sha256"] = sha256_file_hex(mp4);
+      m["mp4_sha256"] = Sha256::of_file(mp4);
       m["files"]["mp4"] = mode + ".mp4";
       if (y4m) {
         write_y4m((fs::path(run_dir) / (mode + ".y4m")).string(), f, fps);
@@ -99,16 +122,28 @@ void encode_command(const std::string& run_dir, const std::string& modes_csv, bo
 void add_video_commands(CLI::App& app) {
   auto ca = std::make_shared<CompareArgs>();
   CLI::App* compare = app.add_subcommand(
-      "compare", "Compare two videos: container and per-frame RGB24 SHA-256, SSIM, PSNR (0 identical, 1 different, 2 error, "
-      "4 a truncated or corrupt video)");
+      "compare",
+      "Compare two videos: container and per-frame SHA-256, PSNR and SSIM per plane and All as FFmpeg's psnr and ssim "
+      "filters compute them (0 identical, 1 different, 2 error, 4 a truncated "
+      "or corrupt video)");
   compare->add_option("BASELINE", ca->baseline, "baseline video (MP4, Y4M, ...)")->required();
   compare->add_option("CANDIDATE", ca->candidate, "candidate video")->required();
-  compare->add_option("--expect-frames", ca->expect_frames, "fail (exit 2) unless both have this many frames");
+  CLI::Option* expect_frames =
+      compare->add_option("--expect-frames", ca->expect_frames, "fail (exit 2) unless both have this many frames (>= 1)");
   compare->add_option("--json", ca->json, "write the full report, per frame, as JSON");
   compare->add_flag("--markdown", ca->markdown, "print a Markdown table for a pull request instead of the summary");
   compare->add_option("--markdown-file", ca->markdown_file, "also write the Markdown table to this file");
+  compare->add_option("--pix-fmt", ca->pix_fmt,
+                      "compare in this 8-bit planar format (default: the clips' own, or the finer of two YUV formats)");
+  compare->add_flag("--rgb-domain", ca->rgb_domain,
+                    "also the RGB-domain metrics: OpenCV Gaussian SSIM and PSNR on frames converted to RGB24");
+  compare->add_option("--lpips-model", ca->lpips_model,
+                      "TorchScript LPIPS network, forward(x, y) on [1,3,H,W] RGB in [-1,1]; without it LPIPS is not computed");
   compare->add_option("--plot", ca->plot, "write a PNG: per-frame SSIM and PSNR, worst frame's difference heat map");
-  compare->callback([ca] { compare_command(*ca); });
+  compare->callback([ca, expect_frames] {
+    ca->expect_frames_given = expect_frames->count() > 0;
+    compare_command(*ca);
+  });
 
   auto ea = std::make_shared<std::pair<std::string, std::string>>();
   auto ey = std::make_shared<bool>(false);

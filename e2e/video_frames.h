@@ -1,4 +1,4 @@
-// video_frames.h: a clip of 8-bit RGB24 frames in memory, the pipeline's output and the comparator's input.
+// video_frames.h: a clip of 8-bit RGB24 frames in memory: the pipeline's output, and the decoded RGB24 view of a compared file.
 #pragma once
 
 #include <cstddef>

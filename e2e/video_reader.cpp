@@ -1,10 +1,11 @@
-// video_reader.cpp: libavformat demux + libavcodec decode + swscale to RGB24, validating every step.
+// video_reader.cpp: libavformat demux + libavcodec decode, native planes + swscale to RGB24, validating every step.
 #include "video_reader.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/error.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 }
@@ -14,7 +15,8 @@ extern "C" {
 #include <filesystem>
 #include <memory>
 
-#include "sha256.h"
+#include "common/sha256.h"
+#include "pixel_format_conversion.h"
 
 namespace fuseproof::e2e {
 namespace {
@@ -30,6 +32,7 @@ struct Reader {
   AVFormatContext* fc = nullptr;
   AVCodecContext* dec = nullptr;
   SwsContext* sws = nullptr;
+  SwsContext* sws_planes = nullptr;  // decoder format -> metrics format, when they differ
   AVPacket* pkt = av_packet_alloc();
   AVFrame* frame = av_frame_alloc();
   int width = 0, height = 0;
@@ -39,6 +42,7 @@ struct Reader {
 
   ~Reader() {
     sws_freeContext(sws);
+    sws_freeContext(sws_planes);
     av_frame_free(&frame);
     av_packet_free(&pkt);
     avcodec_free_context(&dec);
@@ -63,9 +67,23 @@ struct Reader {
       sws = sws_getContext(width, height, fmt, width, height, AV_PIX_FMT_RGB24,
                            SWS_POINT | SWS_ACCURATE_RND | SWS_BITEXACT | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr);
       if (!sws) fail("cannot convert pixel format " + out.pixel_format + " to rgb24");
+      try {
+        const std::string mf = metrics_format_for(out.pixel_format);
+        out.planes = planar_layout(mf, width, height);
+      } catch (const std::invalid_argument& e) {
+        fail(e.what());
+      }
+      if (out.planes.pixel_format != out.pixel_format) {
+        out.metrics_conversion = out.pixel_format + " -> " + out.planes.pixel_format + " (swscale point, repacking)";
+        sws_planes = sws_getContext(width, height, fmt, width, height, av_get_pix_fmt(out.planes.pixel_format.c_str()),
+                                    SWS_POINT | SWS_ACCURATE_RND | SWS_BITEXACT | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP,
+                                    nullptr, nullptr, nullptr);
+        if (!sws_planes) fail("cannot convert pixel format " + out.pixel_format + " to " + out.planes.pixel_format);
+      }
     } else if (frame->width != width || frame->height != height || frame->format != fmt) {
       fail("frame " + std::to_string(out.frames.count) + " changes size or pixel format");
     }
+    take_planes();
     const size_t bytes = out.frames.frame_bytes();
     out.frames.rgb.resize(bytes * static_cast<size_t>(out.frames.count + 1));
     uint8_t* dst[4] = {out.frames.rgb.data() + bytes * static_cast<size_t>(out.frames.count), nullptr, nullptr, nullptr};
@@ -74,6 +92,28 @@ struct Reader {
       fail("rgb24 conversion failed at frame " + std::to_string(out.frames.count));
     }
     ++out.frames.count;
+  }
+
+  void take_planes() {
+    PlanarVideo& v = out.planes;
+    v.data.resize(v.frame_bytes() * static_cast<size_t>(out.frames.count + 1));
+    uint8_t* dst[4] = {nullptr, nullptr, nullptr, nullptr};
+    int dst_stride[4] = {0, 0, 0, 0};
+    for (int p = 0; p < v.planes; ++p) {
+      dst[p] = v.plane(out.frames.count, p);
+      dst_stride[p] = v.plane_width(p);
+    }
+    if (sws_planes) {
+      if (sws_scale(sws_planes, frame->data, frame->linesize, 0, height, dst, dst_stride) != height) {
+        fail(v.pixel_format + " conversion failed at frame " + std::to_string(out.frames.count));
+      }
+    } else {
+      for (int p = 0; p < v.planes; ++p) {
+        av_image_copy_plane(dst[p], dst_stride[p], frame->data[p], frame->linesize[p], v.plane_width(p),
+                            v.plane_height(p));
+      }
+    }
+    v.count = out.frames.count + 1;
   }
 
   void receive() {
@@ -103,7 +143,7 @@ DecodedVideo read_video(const std::string& path) {
   if (std::filesystem::file_size(path, ec) == 0) r.fail("file is empty");
   if (!r.pkt || !r.frame) r.fail("out of memory");
   try {
-    r.out.container_sha256 = sha256_file_hex(path);
+    r.out.container_sha256 = Sha256::of_file(path);
   } catch (const std::exception& e) {
     throw VideoError(e.what());
   }

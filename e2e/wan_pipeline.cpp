@@ -6,6 +6,7 @@
 #include <c10/core/InferenceMode.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -27,17 +28,20 @@ at::Tensor host_tensor(const std::vector<float>& v, at::IntArrayRef sizes) {
 /// A linear layer whose weights are bf16 values held in float32 (so every GEMM is an FP32-accumulate GEMM of
 /// bf16 operands, on any device and libtorch version); optionally also an NVFP4 copy of the weights.
 struct Linear {
+  std::string name;
   at::Tensor wt;        ///< [in, out] float32, bf16-exact (the "checkpoint")
   at::Tensor wt_nvfp4;  ///< [in, out] float32, e2m1 * e4m3 (exact); undefined until quantised
   float tensor_scale = 1.0f;
-  at::Tensor bias;      ///< [out] bf16, or undefined
+  at::Tensor bias;      ///< [out] in the activation dtype (bf16-exact checkpoint values), or undefined
   at::Tensor bias_f32;  ///< the same values in float32, for the epilogue of non-site linears
   bool use_nvfp4 = false;
+  bool skip_bias_add = false;  ///< site linears: return the GEMM without the bias, the mounted op adds it
 };
 
 Linear make_linear(uint64_t seed, const std::string& name, int64_t in, int64_t out, bool has_bias, float bias_scale,
-                   bool quantise, const at::Device& device) {
+                   bool quantise, const at::Device& device, at::ScalarType act) {
   Linear l;
+  l.name = name;
   // The checkpoint is bf16: round the seeded float32 values once, on the CPU, then keep them exactly.
   const at::Tensor w = host_tensor(seeded_normal(seed, name + ".weight", static_cast<size_t>(out * in),
                                                  1.0f / std::sqrt(static_cast<float>(in))),
@@ -54,25 +58,39 @@ Linear make_linear(uint64_t seed, const std::string& name, int64_t in, int64_t o
   if (has_bias) {
     l.bias = host_tensor(seeded_normal(seed, name + ".bias", static_cast<size_t>(out), bias_scale), {out})
                  .to(at::kBFloat16)
+                 .to(act)
                  .to(device);
     l.bias_f32 = l.bias.to(at::kFloat);
   }
   return l;
 }
 
-/// FP32-accumulate GEMM of bf16 operands, rounded once to bf16; no bias. NVFP4 applies its tensor scale to the
-/// FP32 accumulator, as NVFP4 GEMMs do in their epilogue.
+/// FP32-accumulate GEMM, rounded once to x's dtype; no bias. NVFP4 applies its tensor scale to the FP32
+/// accumulator, as NVFP4 GEMMs do in their epilogue.
 at::Tensor gemm(const Linear& l, const at::Tensor& x) {
   at::Tensor acc = at::matmul(x.to(at::kFloat), l.use_nvfp4 ? l.wt_nvfp4 : l.wt);
   if (l.use_nvfp4) acc = acc * static_cast<double>(l.tensor_scale);
-  return acc.to(at::kBFloat16);
+  return acc.to(x.scalar_type());
+}
+
+/// A site's linear (an NVFP4-capable GEMM without a bias epilogue): the GEMM, then, unless skip_bias_add, its bias
+/// added eagerly in the activation dtype (one more rounding), as such linears do after their GEMM.
+at::Tensor site_linear(const Linear& l, const at::Tensor& x) {
+  const at::Tensor u = gemm(l, x);
+  return !l.skip_bias_add && l.bias.defined() ? u + l.bias : u;
 }
 
 /// A linear layer with its bias in the FP32 epilogue (every linear that is not a fusion site).
 at::Tensor linear(const Linear& l, const at::Tensor& x) {
   at::Tensor acc = at::matmul(x.to(at::kFloat), l.wt);
   if (l.bias.defined()) acc = acc + l.bias_f32;
-  return acc.to(at::kBFloat16);
+  return acc.to(x.scalar_type());
+}
+
+/// SiLU; libtorch 1.13 has none on the CPU for fp16: there float opmath and one rounding, as CUDA eager computes it.
+at::Tensor silu_opmath(const at::Tensor& t) {
+  if (!t.is_cuda() && t.scalar_type() == at::kHalf) return at::silu(t.to(at::kFloat)).to(at::kHalf);
+  return at::silu(t);
 }
 
 struct Site {
@@ -81,6 +99,9 @@ struct Site {
   Linear* fc_in = nullptr;
   bool mounted = false;
   FusedBiasGelu op;
+  bool saved_skip_bias_add = false;  // fc_in's flag before mount(), restored by unmount()
+  int fallback_calls = 0;
+  std::string fallback_reason;
 };
 
 struct Block {
@@ -92,10 +113,11 @@ struct Block {
 struct WanPipeline::Impl {
   PipelineConfig config;
   at::Device device{at::kCPU};
+  at::ScalarType act = at::kBFloat16;  // activation dtype
   Linear patch_embed, time_in, time_out, head;
   std::vector<Block> blocks;
   std::vector<Site> sites;  // blocks.<i>.ffn ..., time_embedding
-  at::Tensor pos;           // [tokens, dim] bf16
+  at::Tensor pos;           // [tokens, dim] activation dtype
   at::Tensor dec_wt;        // [channels, 3] float32
   at::Tensor up_h, up_wt;   // bilinear upsampling matrices [H, h] and [w, W]
   at::Tensor frame_idx0, frame_idx1, frame_w0, frame_w1;
@@ -108,20 +130,31 @@ struct WanPipeline::Impl {
     return nullptr;
   }
 
-  at::Tensor apply_site(const Site& s, const at::Tensor& h) {
-    const at::Tensor u = gemm(*s.fc_in, h);  // the bias is deferred to the site
-    if (s.mounted) {
-      at::Tensor out = at::empty_like(u);
-      const LaunchStatus st = s.op(torch_tensor_view(out), torch_tensor_view(u), torch_tensor_view(s.fc_in->bias));
-      if (!st.ok) throw std::runtime_error("site " + s.name + ": " + st.message);
-      return out;
-    }
-    const at::Tensor pre = s.fc_in->bias.defined() ? u + s.fc_in->bias : u;  // eager bf16 add: one rounding
-    if (!s.gelu_target) return at::silu(pre);
-    if (pre.is_cuda()) return at::gelu(pre, "tanh");  // CUDA eager: opmath float inside, one rounding to bf16
+  /// Eager bias (when fc_in left it to the site) + activation; GELU as CUDA eager computes it.
+  at::Tensor eager_activation(const Site& s, const at::Tensor& u) const {
+    const at::Tensor pre = s.fc_in->skip_bias_add && s.fc_in->bias.defined() ? u + s.fc_in->bias : u;
+    if (!s.gelu_target) return silu_opmath(pre);
+    if (pre.is_cuda()) return at::gelu(pre, "tanh");  // CUDA eager: opmath float inside, one rounding
     // libtorch's CPU bf16 GELU (1.13) rounds every intermediate to bf16 and differs from CUDA eager on 1015 of the
     // 65282 non-NaN bf16 inputs; computing in float and rounding once is CUDA eager's arithmetic (docs/E2E.md).
-    return at::gelu(pre.to(at::kFloat), "tanh").to(at::kBFloat16);
+    return at::gelu(pre.to(at::kFloat), "tanh").to(pre.scalar_type());
+  }
+
+  at::Tensor apply_site(Site& s, const at::Tensor& h) {
+    const at::Tensor u = site_linear(*s.fc_in, h);  // with skip_bias_add (mounted) the bias is left to the op
+    if (!s.mounted) return eager_activation(s, u);
+    at::Tensor out = at::empty_like(u);
+    std::string why;
+    try {
+      const LaunchStatus st = s.op(torch_tensor_view(out), torch_tensor_view(u), torch_tensor_view(s.fc_in->bias));
+      if (st.ok) return out;
+      why = st.message;
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    // The op cannot take this call (dtype, device, ...): run it eagerly and record why, rather than stop the run.
+    if (s.fallback_calls++ == 0) s.fallback_reason = why;
+    return eager_activation(s, u);
   }
 
   at::Tensor timestep_sinusoid(double t) const {
@@ -132,7 +165,7 @@ struct WanPipeline::Impl {
       e[static_cast<size_t>(i)] = static_cast<float>(std::cos(arg));
       e[static_cast<size_t>(half + i)] = static_cast<float>(std::sin(arg));
     }
-    return host_tensor(e, {1, config.freq_dim}).to(at::kBFloat16).to(device);
+    return host_tensor(e, {1, config.freq_dim}).to(act).to(device);
   }
 
   at::Tensor velocity(const at::Tensor& latent, double sigma) {
@@ -140,24 +173,24 @@ struct WanPipeline::Impl {
     const int64_t C = c.latent_channels, F = c.latent_frames, p = c.patch, H = c.latent_height / p,
                   W = c.latent_width / p, T = F * H * W, D = c.dim, dh = c.dim / c.heads;
     const at::Tensor tok = latent.reshape({C, F, H, p, W, p}).permute({1, 2, 4, 0, 3, 5}).reshape({T, C * p * p});
-    at::Tensor x = linear(patch_embed, tok.to(at::kBFloat16)) + pos;
-    const at::Tensor temb = at::silu(linear(time_out, apply_site(sites.back(), timestep_sinusoid(sigma * 1000.0))));
+    at::Tensor x = linear(patch_embed, tok.to(act)) + pos;
+    const at::Tensor temb = silu_opmath(linear(time_out, apply_site(sites.back(), timestep_sinusoid(sigma * 1000.0))));
     const double attn_scale = 1.0 / std::sqrt(static_cast<double>(dh));
     for (size_t b = 0; b < blocks.size(); ++b) {
       const Block& blk = blocks[b];
       const std::vector<at::Tensor> mod = linear(blk.modulation, temb).to(at::kFloat).chunk(4, 1);
       const at::Tensor h = (at::layer_norm(x.to(at::kFloat), {D}, {}, {}, kLayerNormEps) * (mod[1] + 1.0) + mod[0])
-                               .to(at::kBFloat16);
+                               .to(act);
       const at::Tensor qkv = linear(blk.qkv, h).to(at::kFloat).reshape({T, 3, c.heads, dh}).permute({1, 2, 0, 3});
       const at::Tensor att = at::softmax(at::matmul(qkv[0], qkv[1].transpose(1, 2)) * attn_scale, -1);
-      const at::Tensor o = at::matmul(att, qkv[2]).permute({1, 0, 2}).reshape({T, D}).to(at::kBFloat16);
+      const at::Tensor o = at::matmul(att, qkv[2]).permute({1, 0, 2}).reshape({T, D}).to(act);
       x = x + linear(blk.attn_out, o);
       const at::Tensor h2 = (at::layer_norm(x.to(at::kFloat), {D}, {}, {}, kLayerNormEps) * (mod[3] + 1.0) + mod[2])
-                                .to(at::kBFloat16);
+                                .to(act);
       x = x + linear(blk.fc_out, apply_site(sites[b], h2));
     }
     const at::Tensor out =
-        linear(head, at::layer_norm(x.to(at::kFloat), {D}, {}, {}, kLayerNormEps).to(at::kBFloat16)).to(at::kFloat);
+        linear(head, at::layer_norm(x.to(at::kFloat), {D}, {}, {}, kLayerNormEps).to(act)).to(at::kFloat);
     return out.reshape({F, H, W, C, p, p}).permute({3, 0, 1, 4, 2, 5}).reshape({C, F, H * p, W * p});
   }
 
@@ -213,6 +246,7 @@ WanPipeline::WanPipeline(const PipelineConfig& config, ComputeDevice device) : i
   c10::InferenceMode guard;
   Impl& m = *impl_;
   m.config = config;
+  m.act = config.dtype == "fp16" ? at::kHalf : at::kBFloat16;
   if (device == ComputeDevice::kCuda) {
     if (!torch_cuda_available()) throw std::runtime_error("device: cuda requested but libtorch sees no CUDA device");
     m.device = at::Device(at::kCUDA, 0);
@@ -223,19 +257,22 @@ WanPipeline::WanPipeline(const PipelineConfig& config, ComputeDevice device) : i
   const PipelineConfig& c = config;
   const uint64_t s = c.seed;
   const int64_t pp = static_cast<int64_t>(c.latent_channels) * c.patch * c.patch;
-  m.patch_embed = make_linear(s, "patch_embed", pp, c.dim, true, 0.1f, false, m.device);
-  m.time_in = make_linear(s, "time_embedding.fc_in", c.freq_dim, c.dim, true, 0.5f, false, m.device);
-  m.time_out = make_linear(s, "time_embedding.fc_out", c.dim, c.dim, true, 0.1f, false, m.device);
-  m.head = make_linear(s, "head", c.dim, pp, true, 0.1f, false, m.device);
+  m.patch_embed = make_linear(s, "patch_embed", pp, c.dim, true, 0.1f, false, m.device, m.act);
+  m.time_in = make_linear(s, "time_embedding.fc_in", c.freq_dim, c.dim, true, 0.5f, false, m.device, m.act);
+  m.time_out = make_linear(s, "time_embedding.fc_out", c.dim, c.dim, true, 0.1f, false, m.device, m.act);
+  m.head = make_linear(s, "head", c.dim, pp, true, 0.1f, false, m.device, m.act);
   m.blocks.resize(static_cast<size_t>(c.blocks));
   for (int b = 0; b < c.blocks; ++b) {
     const std::string n = "blocks." + std::to_string(b);
     Block& blk = m.blocks[static_cast<size_t>(b)];
-    blk.modulation = make_linear(s, n + ".modulation", c.dim, 4 * c.dim, true, 0.1f, false, m.device);
-    blk.qkv = make_linear(s, n + ".qkv", c.dim, 3 * c.dim, true, 0.1f, false, m.device);
-    blk.attn_out = make_linear(s, n + ".attn_out", c.dim, c.dim, true, 0.1f, false, m.device);
-    blk.fc_in = make_linear(s, n + ".ffn.fc_in", c.dim, c.ffn_dim, c.block_has_fc_in_bias(b), 0.5f, true, m.device);
-    blk.fc_out = make_linear(s, n + ".ffn.fc_out", c.ffn_dim, c.dim, true, 0.1f, false, m.device);
+    blk.modulation = make_linear(s, n + ".modulation", c.dim, 4 * c.dim, true, 0.1f, false, m.device, m.act);
+    blk.qkv = make_linear(s, n + ".qkv", c.dim, 3 * c.dim, true, 0.1f, false, m.device, m.act);
+    blk.attn_out = make_linear(s, n + ".attn_out", c.dim, c.dim, true, 0.1f, false, m.device, m.act);
+    // A linear in nvfp4_exclude is not quantised: it stays bf16 in every mode.
+    const std::string fc_in = n + ".ffn.fc_in";
+    const bool excluded = std::find(c.nvfp4_exclude.begin(), c.nvfp4_exclude.end(), fc_in) != c.nvfp4_exclude.end();
+    blk.fc_in = make_linear(s, fc_in, c.dim, c.ffn_dim, c.block_has_fc_in_bias(b), 0.5f, !excluded, m.device, m.act);
+    blk.fc_out = make_linear(s, n + ".ffn.fc_out", c.ffn_dim, c.dim, true, 0.1f, false, m.device, m.act);
   }
   for (int b = 0; b < c.blocks; ++b) {
     Linear* fc_in = &m.blocks[static_cast<size_t>(b)].fc_in;
@@ -247,7 +284,7 @@ WanPipeline::WanPipeline(const PipelineConfig& config, ComputeDevice device) : i
   const at::Tensor pf = host_tensor(seeded_normal(s, "pos.frame", static_cast<size_t>(F * c.dim), 0.5f), {F, 1, 1, c.dim});
   const at::Tensor ph = host_tensor(seeded_normal(s, "pos.row", static_cast<size_t>(H * c.dim), 0.5f), {1, H, 1, c.dim});
   const at::Tensor pw = host_tensor(seeded_normal(s, "pos.col", static_cast<size_t>(W * c.dim), 0.5f), {1, 1, W, c.dim});
-  m.pos = (pf + ph + pw).reshape({F * H * W, c.dim}).to(at::kBFloat16).to(m.device);
+  m.pos = (pf + ph + pw).reshape({F * H * W, c.dim}).to(m.act).to(m.device);
 
   m.dec_wt = host_tensor(seeded_normal(s, "decoder.rgb", static_cast<size_t>(3 * c.latent_channels),
                                        1.0f / std::sqrt(static_cast<float>(c.latent_channels))),
@@ -285,7 +322,8 @@ WanPipeline& WanPipeline::operator=(WanPipeline&&) noexcept = default;
 
 void WanPipeline::set_fc_in_nvfp4(bool nvfp4) {
   impl_->nvfp4 = nvfp4;
-  for (Block& b : impl_->blocks) b.fc_in.use_nvfp4 = nvfp4;
+  // Only linears that have NVFP4 weights (FFN fc_in not in nvfp4_exclude) are marked.
+  for (Block& b : impl_->blocks) b.fc_in.use_nvfp4 = nvfp4 && b.fc_in.wt_nvfp4.defined();
   if (!nvfp4) unmount_all();
 }
 
@@ -294,8 +332,24 @@ bool WanPipeline::fc_in_nvfp4() const { return impl_->nvfp4; }
 std::vector<SiteInfo> WanPipeline::sites() const {
   std::vector<SiteInfo> out;
   for (const Site& s : impl_->sites) {
-    out.push_back(SiteInfo{s.name, s.gelu_target, s.fc_in->use_nvfp4, s.fc_in->bias.defined(), s.mounted});
+    SiteInfo i{s.name, s.gelu_target, s.fc_in->use_nvfp4, s.fc_in->bias.defined(), s.mounted};
+    i.fc_in_skip_bias_add = s.fc_in->skip_bias_add;
+    i.fallback_calls = s.fallback_calls;
+    i.fallback_reason = s.fallback_reason;
+    out.push_back(i);
   }
+  return out;
+}
+
+std::vector<LinearInfo> WanPipeline::linears() const {
+  const Impl& m = *impl_;
+  std::vector<const Linear*> all = {&m.patch_embed, &m.time_in, &m.time_out};
+  for (const Block& b : m.blocks) {
+    for (const Linear* l : {&b.modulation, &b.qkv, &b.attn_out, &b.fc_in, &b.fc_out}) all.push_back(l);
+  }
+  all.push_back(&m.head);
+  std::vector<LinearInfo> out;
+  for (const Linear* l : all) out.push_back(LinearInfo{l->name, l->use_nvfp4, l->skip_bias_add, l->bias.defined()});
   return out;
 }
 
@@ -304,19 +358,26 @@ MountStatus WanPipeline::mount(const std::string& site, FusedBiasGelu op) {
   const auto reject = [&](const char* why) { return MountStatus{false, "mount " + site + ": " + why}; };
   if (s == nullptr) return reject("no such site");
   if (!s->gelu_target) return reject("site is not a fused-GELU target");
+  if (s->gelu_target && !s->fc_in->wt_nvfp4.defined()) return reject("fc_in is excluded from NVFP4 (nvfp4_exclude)");
   if (!s->fc_in->use_nvfp4) return reject("fc_in is not NVFP4");
   if (!s->fc_in->bias.defined()) return reject("fc_in has no bias");
   if (!op) return reject("no op given");
+  if (s->mounted) unmount(site);
   s->op = std::move(op);
+  s->saved_skip_bias_add = s->fc_in->skip_bias_add;
+  s->fc_in->skip_bias_add = true;
+  s->fallback_calls = 0;
+  s->fallback_reason.clear();
   s->mounted = true;
   return MountStatus{};
 }
 
 void WanPipeline::unmount(const std::string& site) {
-  if (Site* s = impl_->find(site)) {
-    s->mounted = false;
-    s->op = nullptr;
-  }
+  Site* s = impl_->find(site);
+  if (s == nullptr || !s->mounted) return;
+  s->fc_in->skip_bias_add = s->saved_skip_bias_add;
+  s->mounted = false;
+  s->op = nullptr;
 }
 
 void WanPipeline::unmount_all() {

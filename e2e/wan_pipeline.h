@@ -14,7 +14,8 @@ namespace fuseproof::e2e {
 
 enum class ComputeDevice { kCpu, kCuda };
 
-/// A fused bias + GELU(tanh) op over bf16 views: out = gelu_tanh(round_bf16(x + bias)). Returns ok or a one-line reason.
+/// A fused bias + GELU(tanh) op over bf16 or fp16 views: out = gelu_tanh(round_T(x + bias)). Returns ok or a one-line
+/// reason when it cannot take the call (dtype, device, shape): the pipeline then runs that call eagerly and records why.
 using FusedBiasGelu = std::function<LaunchStatus(const TensorView& out, const TensorView& x, const TensorView& bias)>;
 /// The fuseproof kernel through its launcher: the CUDA kernel for CUDA views, the CPU emulation for CPU views.
 FusedBiasGelu kernel_bias_gelu_tanh();
@@ -26,18 +27,30 @@ struct SiteInfo {
   bool fc_in_nvfp4 = false;
   bool fc_in_bias = false;
   bool mounted = false;
+  bool fc_in_skip_bias_add = false;  ///< fc_in returns its output without the bias (set while mounted)
+  int fallback_calls = 0;            ///< calls of the mounted op that fell back to eager since mount()
+  std::string fallback_reason;       ///< the op's first reason, "" when none fell back
   bool eligible() const { return gelu_target && fc_in_nvfp4 && fc_in_bias; }
 };
 
-/// Result of mount(): ok, or "mount <site>: <reason>" with reason one of "fc_in is not NVFP4", "fc_in has no bias",
-/// "site is not a fused-GELU target", "no such site".
+/// One linear layer: whether its weights run as NVFP4 and whether it leaves its bias to the caller.
+struct LinearInfo {
+  std::string name;  ///< "blocks.0.ffn.fc_in", "head", ...
+  bool nvfp4 = false;
+  bool skip_bias_add = false;
+  bool has_bias = false;
+};
+
+/// Result of mount(): ok, or "mount <site>: <reason>" with reason one of "fc_in is not NVFP4", "fc_in is excluded from
+/// NVFP4 (nvfp4_exclude)", "fc_in has no bias", "site is not a fused-GELU target", "no such site".
 struct MountStatus {
   bool ok = true;
   std::string message;
   explicit operator bool() const { return ok; }
 };
 
-/// Seeded weights and latent (fuseproof's own generator, not libtorch's RNG), bf16 activations, FP32-accumulate GEMMs,
+/// Seeded weights and latent (fuseproof's own generator, not libtorch's RNG), bf16 or fp16 activations (config.dtype),
+/// FP32-accumulate GEMMs,
 /// attention over every token of the 21-frame latent, flow-matching Euler steps, a fixed decoder to RGB24 frames.
 class WanPipeline {
  public:
@@ -47,19 +60,24 @@ class WanPipeline {
   WanPipeline(WanPipeline&&) noexcept;
   WanPipeline& operator=(WanPipeline&&) noexcept;
 
-  /// fc_in weights of the FFN sites: bf16 (lossless) or NVFP4 (high). Switching to bf16 unmounts every site, which
-  /// then no longer qualifies; the bf16 weights are kept, so switching back and forth is exact.
+  /// fc_in weights of the FFN sites: bf16 (lossless) or NVFP4 (high). Only FFN fc_in linears not in nvfp4_exclude are
+  /// marked NVFP4. Switching to bf16 unmounts every site, which then no longer qualifies; the bf16 weights are kept, so
+  /// switching back and forth is exact.
   void set_fc_in_nvfp4(bool nvfp4);
   bool fc_in_nvfp4() const;
 
   std::vector<SiteInfo> sites() const;
-  /// Mounts `op` at `site` if the site is eligible; otherwise leaves it eager and says why.
+  std::vector<LinearInfo> linears() const;
+  /// Mounts `op` at `site` if the site is eligible, setting its fc_in's skip_bias_add (the op adds the bias);
+  /// otherwise leaves it eager and says why.
   MountStatus mount(const std::string& site, FusedBiasGelu op = kernel_bias_gelu_tanh());
-  /// Restores the eager path (deferred bias added in bf16, then at::gelu tanh). Unknown or unmounted sites: no-op.
+  /// Restores the eager path and fc_in's skip_bias_add as it was before mount() (the linear adds its bias after the
+  /// GEMM, one rounding to the activation dtype, then at::gelu tanh). Unknown or unmounted sites: no-op.
   void unmount(const std::string& site);
   void unmount_all();
 
-  /// Denoises the seeded latent and decodes it. Throws std::runtime_error if a mounted op rejects its inputs.
+  /// Denoises the seeded latent and decodes it. A mounted op that rejects a call (or throws) does not stop the run:
+  /// that call runs eagerly and SiteInfo records the reason.
   VideoFrames run();
 
   const PipelineConfig& config() const;

@@ -73,7 +73,4 @@ bool gelu_math_from_name(const std::string& name, GeluMath* math);
 /// Elements per vector (bytes / element size); a width is valid when it is a positive multiple of this.
 int bias_gelu_tanh_vector_elems(ScalarType dtype, VectorPolicy resolved);
 
-/// True when a CUDA device is usable in this process (false when CUDA was not built or no device/driver).
-bool cuda_device_available();
-
 }  // namespace fuseproof

@@ -1,8 +1,6 @@
 // cuda_device.cpp: CUDA runtime queries (device count, SMs, compute capability, pointer kind), or their absence.
 #include "cuda_device.h"
 
-#include "bias_gelu_tanh_launcher.h"
-
 #if FUSEPROOF_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif

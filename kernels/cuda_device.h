@@ -7,6 +7,8 @@ namespace fuseproof {
 
 /// Number of usable CUDA devices; 0 when CUDA was not built or there is no device or driver.
 int cuda_device_count();
+/// True when a CUDA device is usable in this process (false when CUDA was not built or no device/driver).
+bool cuda_device_available();
 /// Streaming multiprocessors of `device`; 0 when unknown.
 int cuda_device_sm_count(int device);
 /// Compute capability as major * 10 + minor (90 for sm_90, 100 for sm_100); 0 when unknown.

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # bless_e2e.sh: on a machine with FFmpeg and OpenCV, turns a GPU run directory (scripts/nightly_e2e.sh --export DIR) into
-# golden/e2e/<arch>.json (per-frame and MP4 SHA-256, lossless-vs-high SSIM/PSNR, provenance) and the report docs/e2e/<arch>.md
-# with its plot. --report-only writes the report and checks the run against the existing golden file instead.
+# golden/e2e/<arch>.json (per-frame and MP4 SHA-256, lossless-vs-high and high-vs-high-eager PSNR/SSIM as measured by the
+# comparator, provenance with the commit) and the report docs/e2e/<arch>.md with its plot. The high-vs-high-eager figures
+# are measurements: the GPU's (`fuseproof-e2e compare` on the RGB24 frames) and this machine's (`fuseproof video
+# compare` on the MP4s, with the container-hash gate). --report-only writes the report and checks the run against the
+# existing golden file instead.
 # Usage: scripts/bless_e2e.sh --run-dir DIR --arch sm_90 [--report-only] [--build-dir build]
 # Exit status: 0 done, 1 the run's gates fail (nothing blessed), 2 error.
 set -uo pipefail
@@ -18,7 +21,7 @@ while [[ $# -gt 0 ]]; do
     --arch) ARCH="${2:?--arch needs a name like sm_90}"; shift 2 ;;
     --report-only) REPORT_ONLY=1; shift ;;
     --build-dir) BUILD="${2:?--build-dir needs a directory}"; shift 2 ;;
-    -h|--help) sed -n '2,7p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -32,23 +35,35 @@ VIDEO="$BUILD/bin/fuseproof-video"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bless_e2e.XXXXXX") || die "cannot create a scratch directory"
 trap 'rm -rf "$WORK"' EXIT
 cp "$RUN_DIR"/run.json "$WORK/" && cp "$RUN_DIR"/*.rgb24 "$WORK/" || die "cannot copy '$RUN_DIR'"
-[[ -f "$RUN_DIR/provenance.json" ]] && cp "$RUN_DIR/provenance.json" "$WORK/"
+[[ -f "$WORK/high-eager.rgb24" ]] || die "--run-dir must hold high-eager.rgb24 (scripts/nightly_e2e.sh --export exports it)"
+for f in provenance.json high_vs_high_eager.json high_vs_high_eager.md lossless_vs_high.json mp4_gate.txt; do
+  [[ -f "$RUN_DIR/$f" ]] && cp "$RUN_DIR/$f" "$WORK/gpu_$f"
+done
+[[ -d "$RUN_DIR/fp16" ]] && cp -r "$RUN_DIR/fp16" "$WORK/fp16"
+[[ -f "$WORK/gpu_provenance.json" ]] && mv "$WORK/gpu_provenance.json" "$WORK/provenance.json"
 chmod -R u+w "$WORK"
 
-"$VIDEO" encode --run-dir "$WORK" --modes lossless,high || die "encoding the RGB24 frames to MP4 failed"
+"$VIDEO" encode --run-dir "$WORK" --modes lossless,high,high-eager || die "encoding the RGB24 frames to MP4 failed"
 DOCS="$ROOT/docs/e2e"
 mkdir -p "$DOCS" "$ROOT/golden/e2e"
 (cd "$WORK" && "$VIDEO" compare lossless.mp4 high.mp4 --expect-frames 81 --json lossless_vs_high.json \
   --markdown-file lossless_vs_high.md --plot "$DOCS/${ARCH}_lossless_vs_high.png" > compare.txt)
 rc=$?
 [[ $rc -eq 1 ]] || die "lossless vs high must differ (exit 1: the negative control), got exit $rc"
+# high vs high-eager, measured through the comparator on the MP4s; the container-hash gate: the same bytes.
+(cd "$WORK" && "$VIDEO" compare high.mp4 high-eager.mp4 --expect-frames 81 --json high_vs_high_eager_mp4.json \
+  --markdown-file high_vs_high_eager_mp4.md > compare_high.txt)
+hrc=$?
+[[ $hrc -eq 0 ]] || { echo "bless_e2e: high vs high-eager measured different (exit $hrc); nothing blessed" >&2; cat "$WORK/compare_high.txt"; exit 1; }
+python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["container_sha256_equal"] else 1)' \
+  "$WORK/high_vs_high_eager_mp4.json" || { echo "bless_e2e: high.mp4 and high-eager.mp4 differ in bytes; nothing blessed" >&2; exit 1; }
 
 GOLDEN="$ROOT/golden/e2e/$ARCH.json"
 if [[ $REPORT_ONLY -eq 0 ]]; then
   PROV=()
   [[ -f "$WORK/provenance.json" ]] && PROV=(--provenance "$WORK/provenance.json")
-  "$E2E" bless --run-dir "$WORK" --arch "$ARCH" --out "$GOLDEN" --comparison "$WORK/lossless_vs_high.json" "${PROV[@]}" ||
-    exit $?
+  "$E2E" bless --run-dir "$WORK" --arch "$ARCH" --out "$GOLDEN" --comparison "$WORK/lossless_vs_high.json" \
+    --high-comparison "$WORK/high_vs_high_eager_mp4.json" "${PROV[@]}" || exit $?
 fi
 "$E2E" check --run-dir "$WORK" --golden "$GOLDEN" > "$WORK/check.txt" 2>&1
 check_rc=$?
@@ -73,15 +88,40 @@ cat "$WORK/check.txt"
   echo
   echo "![per-frame SSIM and PSNR, worst frame's difference](${ARCH}_lossless_vs_high.png)"
   echo
-  echo "## high vs high-eager"
+  echo "## high vs high-eager, measured"
   echo
-  echo "Bit-identical on the GPU: every one of the 81 per-frame SHA-256 of \`high\` equals \`high-eager\`'s (gate above),"
-  echo "so their lossless MP4s are byte-identical (same frames, same encoder) with SSIM 1 and PSNR inf."
+  if [[ -f "$WORK/gpu_high_vs_high_eager.md" ]]; then
+    echo "On the GPU, from the RGB24 frames (\`fuseproof-e2e compare --run-dir <run> --baseline high --candidate high-eager\`):"
+    echo
+    cat "$WORK/gpu_high_vs_high_eager.md"
+    echo
+  fi
+  echo "Here, from the lossless MP4s (\`fuseproof video compare high.mp4 high-eager.mp4 --expect-frames 81\`; the"
+  echo "container SHA-256 row is the container-hash gate):"
   echo
+  cat "$WORK/high_vs_high_eager_mp4.md"
+  echo
+  [[ -f "$WORK/gpu_mp4_gate.txt" ]] && { echo "GPU machine's MP4 gate: \`$(cat "$WORK/gpu_mp4_gate.txt")\`"; echo; }
+  if [[ -f "$WORK/fp16/check.json" ]]; then
+    echo "## fp16 run (own gates; no fp16 golden)"
+    echo
+    echo '```'
+    python3 -c 'import json,sys
+c = json.load(open(sys.argv[1]))
+for g in c["gates"]: print(g["status"], g["gate"] + (": " + g["detail"][:160] if g["detail"] else ""))
+try:
+    h = json.load(open(sys.argv[2]))
+    p = h["psnr_all_min"]
+    print("high vs high-eager (measured): %d/%d frames identical, PSNR All min %s dB, SSIM All min %.6f" % (h["identical_frames"], h["frames"], p if isinstance(p, str) else "%.2f" % p, h["ssim_all_min"]))
+except (OSError, KeyError):
+    pass' "$WORK/fp16/check.json" "$WORK/fp16/high_vs_high_eager.json"
+    echo '```'
+    echo
+  fi
   echo "## Run"
   echo
   echo '```json'
-  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({k: r[k] for k in ("config","device","kernel_path","torch_version") if k in r}, indent=2)); print(json.dumps({m: {k: v for k, v in x.items() if k in ("seconds","mounted","rejected","rgb24_sha256","mp4_sha256")} for m, x in r["runs"].items()}, indent=2))' "$WORK/run.json"
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({k: r[k] for k in ("config","device","kernel_path","torch_version","activation_dtype") if k in r}, indent=2)); print(json.dumps({m: {k: v for k, v in x.items() if k in ("seconds","mounted","rejected","fallbacks","rgb24_sha256","mp4_sha256")} for m, x in r["runs"].items()}, indent=2))' "$WORK/run.json"
   [[ -f "$WORK/provenance.json" ]] && cat "$WORK/provenance.json"
   echo '```'
 } > "$DOCS/$ARCH.md"

@@ -44,7 +44,7 @@ for s in "${steps[@]}"; do
     e2e)
       ln -sfn build-gpu build-gpu-e2e
       run_step e2e 60 scripts/nightly_e2e.sh --skip-build --out "$W/e2e" --export "$W/e2e_export"
-      for f in lossless.rgb24 high.rgb24; do [ -f "$W/e2e_export/$f" ] && mv "$W/e2e_export/$f" "$OUT/$f"; done ;;
+      for f in lossless.rgb24 high.rgb24 high-eager.rgb24; do [ -f "$W/e2e_export/$f" ] && mv "$W/e2e_export/$f" "$OUT/$f"; done ;;
     bench) run_step bench 60 env OUT="$W/bench" scripts/gpu_bench.sh ;;
     profile) run_step profile 60 env OUT="$W/profile" scripts/gpu_profile.sh ;;
     *) echo "device_session: unknown step $s" ;;

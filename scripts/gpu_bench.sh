@@ -69,9 +69,12 @@ fi
 # --- The benchmark.
 t0=$SECONDS
 # shellcheck disable=SC2086
-timeout -k 5 "$BENCH_TIMEOUT" "$bin" bench --json "$OUT/bench.json" --markdown "$OUT/bench.md" ${BENCH_ARGS:---reps 20} \
-  > "$OUT/bench.txt" 2>&1
+timeout -k 5 "$BENCH_TIMEOUT" "$bin" bench --json "$OUT/bench.json" ${BENCH_ARGS:---reps 20} > "$OUT/bench.txt" 2>&1
 rc=$?
+# One renderer of bench.json: scripts/perf_table.py (the tables of docs/PERFORMANCE.md).
+if [ -s "$OUT/bench.json" ]; then
+  python3 scripts/perf_table.py "$OUT/bench.json" > "$OUT/bench.md" || log "perf_table.py failed: no bench.md"
+fi
 echo "$((SECONDS - t0))" > "$OUT/bench_seconds"
 tail -n 60 "$OUT/bench.txt"
 log "fuseproof bench exit $rc in $((SECONDS - t0)) s"

@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
 # nightly_e2e.sh: GPU nightly: build fuseproof-e2e, run the default config (lossless, high, high-eager, and lossless
-# after mount/unmount) on the GPU, and gate the per-frame SHA-256 against golden/e2e/sm_<cc>.json.
-# Exit status: 0 pass, 1 mismatch, 2 error, 3 no golden file for this GPU's architecture (the message names the bless step),
-# 4 a golden file of another configuration or schema, or not valid JSON.
-# Usage: scripts/nightly_e2e.sh [--out DIR] [--export DIR] [--config default|small] [--skip-build]
-#   --export DIR  copy run.json, check.json, provenance.json, nightly.log and the lossless/high RGB24 frames to DIR
-#                 (2 x 14.2 MiB for the default config), for scripts/bless_e2e.sh on a machine with FFmpeg and OpenCV.
+# after mount/unmount) on the GPU in bf16 and in fp16, measure high vs high-eager (and lossless vs high) through the
+# comparator (`fuseproof-e2e compare`: SHA-256, PSNR and SSIM per plane and All, FFmpeg's way), the MP4 container-hash
+# gate where an ffmpeg binary is present, and gate the bf16 per-frame SHA-256 against golden/e2e/sm_<cc>.json.
+# Exit status: 0 pass, 1 mismatch, 2 error, 3 incomplete (no golden file for this GPU's architecture, the message names
+# the bless step; or a mounted site fell back to eager), 4 a golden file of another configuration or schema, or not
+# valid JSON.
+# Usage: scripts/nightly_e2e.sh [--out DIR] [--export DIR] [--config default|small] [--skip-build] [--commit HASH]
+#                               [--device cuda|cpu]   (cpu: a dry run of this script; no golden; the fp16 gates fail
+#                               there by design: CPU eager fp16 GELU is libtorch's SLEEF tanhf, not CUDA's, docs/E2E.md)
+#   --out DIR     run directories (bf16 in DIR, fp16 in DIR/fp16), check.json, high_vs_high_eager.json/.md,
+#                 lossless_vs_high.json, fp16/high_vs_high_eager.json, provenance.json, nightly.log
+#   --export DIR  copy those reports and the lossless/high/high-eager RGB24 frames (3 x 14.2 MiB for the default config)
+#                 to DIR, for scripts/bless_e2e.sh on a machine with FFmpeg and OpenCV.
+#   --commit HASH the commit built (40 hex; default $FUSEPROOF_GIT_COMMIT, else `git rev-parse HEAD` when that works):
+#                 recorded in provenance.json; scripts/bless_e2e.sh refuses a run without it.
 # Environment: FUSEPROOF_E2E_CMAKE_ARGS (extra configure arguments, e.g. -DOPENSSL_ROOT_DIR=...).
 set -uo pipefail
 
@@ -15,6 +24,8 @@ EXPORT=""
 CONFIG="default"
 SKIP_BUILD=0
 BUILD="$ROOT/build-gpu-e2e"
+COMMIT="${FUSEPROOF_GIT_COMMIT:-}"
+DEVICE=cuda
 
 die() { echo "nightly_e2e: $*" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
@@ -23,11 +34,18 @@ while [[ $# -gt 0 ]]; do
     --export) EXPORT="${2:?--export needs a directory}"; shift 2 ;;
     --config) CONFIG="${2:?--config needs small or default}"; shift 2 ;;
     --skip-build) SKIP_BUILD=1; shift ;;
-    -h|--help) sed -n '2,9p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --device) DEVICE="${2:?--device needs cuda or cpu}"; shift 2 ;;
+    --commit) COMMIT="${2:?--commit needs a 40-hex commit hash}"; shift 2 ;;
+    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
 
+if [[ -z "$COMMIT" ]]; then
+  # A copy without history answers "HEAD" or nothing: record only a real hash.
+  COMMIT=$(git -C "$ROOT" rev-parse --verify -q 'HEAD^{commit}' 2>/dev/null || true)
+fi
+[[ -z "$COMMIT" || "$COMMIT" =~ ^[0-9a-f]{40}$ ]] || die "--commit must be a 40-hex commit hash, got '$COMMIT'"
 mkdir -p "$OUT" || die "--out: cannot create '$OUT'"
 LOG="$OUT/nightly.log"
 : > "$LOG"
@@ -36,18 +54,29 @@ log() { echo "$*" | tee -a "$LOG"; }
 export_files() {
   [[ -z "$EXPORT" ]] && return 0
   mkdir -p "$EXPORT" || { echo "nightly_e2e: --export: cannot create '$EXPORT'" >&2; return 0; }
-  for f in run.json check.json provenance.json nightly.log lossless.rgb24 high.rgb24; do
+  for f in run.json check.json provenance.json nightly.log high_vs_high_eager.json high_vs_high_eager.md \
+           lossless_vs_high.json mp4_gate.txt lossless.rgb24 high.rgb24 high-eager.rgb24; do
     [[ -f "$OUT/$f" ]] && cp "$OUT/$f" "$EXPORT/"
   done
+  if [[ -d "$OUT/fp16" ]]; then
+    mkdir -p "$EXPORT/fp16"
+    for f in run.json check.json high_vs_high_eager.json; do [[ -f "$OUT/fp16/$f" ]] && cp "$OUT/fp16/$f" "$EXPORT/fp16/"; done
+  fi
   return 0
 }
 finish() { local rc=$1; log "nightly_e2e: exit $rc"; export_files; exit "$rc"; }
 
+[[ "$DEVICE" == cuda || "$DEVICE" == cpu ]] || die "--device must be cuda or cpu, got '$DEVICE'"
+# Exit statuses combined as `e2e check` ranks them: error (2), then mismatch (1), then incomplete (3).
+combine() { local a=$1 b=$2; for s in 2 1 3; do [[ $a -eq $s || $b -eq $s ]] && { echo "$s"; return; }; done; echo 0; }
+
 # 1. The GPU's architecture, e.g. compute capability 9.0 -> sm_90.
-cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' ')
-[[ -n "$cc" ]] || cc=$(python3 -c 'import torch; p = torch.cuda.get_device_capability(); print(f"{p[0]}.{p[1]}")' 2>/dev/null)
-[[ "$cc" =~ ^[0-9]+\.[0-9]+$ ]] || { log "nightly_e2e: no CUDA device found (nvidia-smi and torch.cuda both failed)"; finish 2; }
+if [[ "$DEVICE" == cpu ]]; then cc="cpu"; fi
+[[ "$DEVICE" == cpu ]] || cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' ')
+[[ "$DEVICE" == cpu || -n "$cc" ]] || cc=$(python3 -c 'import torch; p = torch.cuda.get_device_capability(); print(f"{p[0]}.{p[1]}")' 2>/dev/null)
+[[ "$DEVICE" == cpu ]] || [[ "$cc" =~ ^[0-9]+\.[0-9]+$ ]] || { log "nightly_e2e: no CUDA device found (nvidia-smi and torch.cuda both failed)"; finish 2; }
 ARCH="sm_${cc/./}"
+[[ "$DEVICE" == cpu ]] && ARCH="cpu"
 GOLDEN="$ROOT/golden/e2e/$ARCH.json"
 log "nightly_e2e: $ARCH, config $CONFIG, out $OUT"
 
@@ -65,9 +94,9 @@ E2E="$BUILD/bin/fuseproof-e2e"
 [[ -x "$E2E" ]] || { log "nightly_e2e: '$E2E' not built"; finish 2; }
 
 # 3. Provenance of this run.
-python3 - "$OUT/provenance.json" "$ARCH" "$CONFIG" "$ROOT" <<'PY' >> "$LOG" 2>&1 || log "nightly_e2e: provenance incomplete"
+python3 - "$OUT/provenance.json" "$ARCH" "$CONFIG" "$COMMIT" <<'PY' >> "$LOG" 2>&1 || log "nightly_e2e: provenance incomplete"
 import json, subprocess, sys, datetime
-out, arch, config, root = sys.argv[1:5]
+out, arch, config, commit = sys.argv[1:5]
 def sh(cmd):
     try:
         return subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=30).stdout.strip()
@@ -85,22 +114,64 @@ json.dump({
     "cuda_runtime_torch": torch_cuda,
     "nvcc": sh("nvcc --version | tail -n1"),
     "torch": torch_version,
-    "git_commit": sh(f"git -C {root} rev-parse HEAD"),
-    "command": f"scripts/nightly_e2e.sh --config {config}",
+    "git_commit": commit or None,
+    "command": f"scripts/nightly_e2e.sh --config {config}" + (f" --commit {commit}" if commit else ""),
     "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
 }, open(out, "w"), indent=2)
 PY
 
-# 4. Run every mode on the GPU (RGB24 frames only: this machine has no FFmpeg).
-"$E2E" run --config "$CONFIG" --device cuda --modes lossless,high,high-eager,lossless-after-unmount \
+[[ -n "$COMMIT" ]] || log "nightly_e2e: no commit hash (pass --commit or FUSEPROOF_GIT_COMMIT): bless_e2e.sh will refuse this run"
+
+# 4. Run every mode on the GPU (RGB24 frames: this machine may have no FFmpeg), bf16 then fp16.
+"$E2E" run --config "$CONFIG" --device "$DEVICE" --modes lossless,high,high-eager,lossless-after-unmount \
   --formats rgb24 --out "$OUT" 2>&1 | tee -a "$LOG"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || { log "nightly_e2e: pipeline run failed"; finish 2; }
+"$E2E" run --config "$CONFIG" --device "$DEVICE" --dtype fp16 --modes lossless,high,high-eager,lossless-after-unmount \
+  --formats rgb24 --out "$OUT/fp16" 2>&1 | tee -a "$LOG"
+[[ ${PIPESTATUS[0]} -eq 0 ]] || { log "nightly_e2e: fp16 pipeline run failed"; finish 2; }
 
-# 5. Gate: the run's own gates always; the golden ones when this architecture has a golden file.
+# 5. Measured, not asserted: high vs high-eager through the comparator (exit 0 identical, 1 different), and
+#    lossless vs high, whose difference is the negative control (it must measure a difference: exit 1).
+worst=0
+"$E2E" compare --run-dir "$OUT" --baseline high --candidate high-eager --json "$OUT/high_vs_high_eager.json" \
+  --markdown-file "$OUT/high_vs_high_eager.md" 2>&1 | tee -a "$LOG"
+cmp_rc=${PIPESTATUS[0]}
+[[ $cmp_rc -eq 0 ]] || { log "nightly_e2e: high vs high-eager measured different (exit $cmp_rc)"; worst=1; }
+"$E2E" compare --run-dir "$OUT" --baseline lossless --candidate high --json "$OUT/lossless_vs_high.json" 2>&1 | tee -a "$LOG"
+ctl_rc=${PIPESTATUS[0]}
+[[ $ctl_rc -eq 1 ]] || { log "nightly_e2e: lossless vs high must measure a difference (exit 1), got exit $ctl_rc"; worst=1; }
+"$E2E" compare --run-dir "$OUT/fp16" --baseline high --candidate high-eager --json "$OUT/fp16/high_vs_high_eager.json" \
+  2>&1 | tee -a "$LOG"
+f16_rc=${PIPESTATUS[0]}
+[[ $f16_rc -eq 0 ]] || { log "nightly_e2e: fp16 high vs high-eager measured different (exit $f16_rc)"; worst=1; }
+"$E2E" check --run-dir "$OUT/fp16" --json "$OUT/fp16/check.json" 2>&1 | tee -a "$LOG"
+f16_check=${PIPESTATUS[0]}
+[[ $f16_check -eq 0 ]] || { log "nightly_e2e: the fp16 run's own gates fail (exit $f16_check)"; worst=$(combine "$worst" "$f16_check"); }
+
+# 6. The MP4 container-hash gate wherever an ffmpeg binary is present: the same frames, the same bytes.
+if command -v ffmpeg >/dev/null 2>&1; then
+  w=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"]["high"]; print("%dx%d" % (r["width"], r["height"]))' "$OUT/run.json")
+  for m in high high-eager; do
+    ffmpeg -nostdin -v error -y -f rawvideo -pix_fmt rgb24 -s "$w" -r 16 -i "$OUT/$m.rgb24" -c:v libx264rgb -qp 0 \
+      -preset medium -threads 1 -fflags +bitexact -flags:v +bitexact -map_metadata -1 "$OUT/$m.mp4" >> "$LOG" 2>&1
+  done
+  h1=$(sha256sum "$OUT/high.mp4" | cut -d' ' -f1); h2=$(sha256sum "$OUT/high-eager.mp4" | cut -d' ' -f1)
+  if [[ -n "$h1" && "$h1" == "$h2" ]]; then
+    echo "PASS high.mp4 == high-eager.mp4 (container SHA-256 $h1, $(ffmpeg -version | head -n1))" | tee "$OUT/mp4_gate.txt" | tee -a "$LOG"
+  else
+    echo "FAIL high.mp4 $h1 vs high-eager.mp4 $h2" | tee "$OUT/mp4_gate.txt" | tee -a "$LOG"; worst=1
+  fi
+  rm -f "$OUT/high.mp4" "$OUT/high-eager.mp4"
+else
+  echo "SKIP MP4 container-hash gate: no ffmpeg binary here (scripts/bless_e2e.sh runs it where FFmpeg is)" | tee "$OUT/mp4_gate.txt" | tee -a "$LOG"
+fi
+
+# 7. Gate: the run's own gates always; the golden ones when this architecture has a golden file.
 if [[ ! -f "$GOLDEN" ]]; then
   "$E2E" check --run-dir "$OUT" --json "$OUT/check.json" 2>&1 | tee -a "$LOG"
   own=${PIPESTATUS[0]}
-  [[ $own -eq 0 ]] || { log "nightly_e2e: the run's own gates fail (no golden needed to see it)"; finish 1; }
+  [[ $own -eq 0 ]] || { log "nightly_e2e: the run's own gates fail (no golden needed to see it)"; finish "$(combine "$own" "$worst")"; }
+  [[ $worst -eq 0 ]] || finish "$worst"
   log "nightly_e2e: no golden file golden/e2e/$ARCH.json for $ARCH; bless one with:"
   log "  scripts/nightly_e2e.sh --export DIR   (here, on the $ARCH GPU), then, where FFmpeg and OpenCV are installed:"
   log "  scripts/bless_e2e.sh --run-dir DIR --arch $ARCH   (writes golden/e2e/$ARCH.json and docs/e2e/$ARCH.md)"
@@ -108,5 +179,5 @@ if [[ ! -f "$GOLDEN" ]]; then
 fi
 "$E2E" check --run-dir "$OUT" --golden "$GOLDEN" --json "$OUT/check.json" 2>&1 | tee -a "$LOG"
 rc=${PIPESTATUS[0]}
-[[ $rc -eq 0 || $rc -eq 1 ]] || rc=2
-finish "$rc"
+[[ $rc -le 3 ]] || rc=2
+finish "$(combine "$rc" "$worst")"

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""perf_table.py: renders a `fuseproof bench` bench.json as the Markdown tables of docs/PERFORMANCE.md.
+"""perf_table.py: renders a `fuseproof bench` bench.json as the Markdown tables of docs/PERFORMANCE.md (the one
+renderer of bench.json; `fuseproof bench` writes only the JSON).
 
     scripts/perf_table.py bench.json > round.md
 
-Prints the machine line, a summary (fused/copy per shape x dtype x vector, one column per math, the best marked),
-the small-shape graph-replay table, and the full table. Rows that were not exact show NOT EXACT and no ratio.
+CUDA backend: the machine line, a summary (fused/copy per shape x dtype x vector, one column per math, the best
+marked), the small-shape graph-replay table, and the full table. Rows that were not exact show NOT EXACT and no
+ratio. Emulated backend: the CPU line and one table of Melem/s per variant.
 """
 import json
 import sys
@@ -14,8 +16,24 @@ def num(v, f):
     return "-" if v is None else f % v
 
 
+def emulated(j):
+    m, rs = j.get("machine", {}), j.get("results", [])
+    print("Machine: %s, %s hardware threads, date %s; CPU emulation, settings `%s`.\n" % (
+        m.get("cpu"), m.get("hardware_threads"), m.get("date"), json.dumps(j.get("settings", {}))))
+    print("| shape | dtype | vector | math | Melem/s | ms per launch | same as first variant |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rs:
+        us = r.get("fused_us")
+        print("| %d x %d | %s | %d | %s | %s | %s | %s |" % (
+            r["rows"], r["width"], r["dtype"], r["vector_bytes"], r["math"], num(r.get("fused_GBps"), "%.1f"),
+            num(None if us is None else us / 1000, "%.2f"), "yes" if r["exact"] else "**NO**"))
+
+
 def main(path):
     j = json.load(open(path))
+    if j.get("backend") == "emulated":
+        emulated(j)
+        return
     m, rs = j.get("machine", {}), j.get("results", [])
     print("Machine: %s, driver %s, CUDA runtime %s, torch %s, %s SMs, date %s; settings `%s`.\n" % (
         m.get("gpu"), m.get("driver"), m.get("cuda_runtime"), m.get("torch"), m.get("sms"), m.get("date"),

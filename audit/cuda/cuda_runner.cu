@@ -78,20 +78,42 @@ __global__ void late_producer(uint16_t* x, const uint16_t* x_src, size_t nx, uin
   __threadfence();
 }
 
-/// A device allocation with kGuardElems of fill on each side and room for misalignment.
+/// A device allocation with kGuardElems of fill on each side and room for misalignment. `cache` (optional) is a
+/// runner-owned allocation reused from call to call: the widths class makes thousands of calls, and cudaMalloc/cudaFree
+/// (which synchronises) per call cost more than the calls.
 struct DeviceBuffer {
+  struct Cache {
+    uint8_t* base = nullptr;
+    size_t capacity = 0;
+    ~Cache() {
+      if (base) cudaFree(base);
+    }
+  };
   uint8_t* base = nullptr;
   size_t bytes = 0;
+  Cache* cache = nullptr;
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(Cache* c) : cache(c) {}
   std::string alloc(size_t elems, uint16_t fill, cudaStream_t s) {
     bytes = (2 * kGuardElems + elems) * 2 + 256;
-    FP_CUDA_TRY(cudaMalloc(&base, bytes));
+    if (cache && cache->capacity >= bytes) {
+      base = cache->base;
+    } else {
+      if (cache && cache->base) {
+        cudaFree(cache->base);
+        cache->base = nullptr;
+        cache->capacity = 0;
+      }
+      FP_CUDA_TRY(cudaMalloc(&base, bytes));
+      if (cache) cache->base = base, cache->capacity = bytes;
+    }
     fill_u16<<<256, 256, 0, s>>>(reinterpret_cast<uint16_t*>(base), bytes / 2, fill);
     FP_CUDA_TRY(cudaGetLastError());
     return "";
   }
   uint8_t* data(uint32_t misalign) const { return base + kGuardElems * 2 + misalign; }
   ~DeviceBuffer() {
-    if (base) cudaFree(base);
+    if (base && !cache) cudaFree(base);
   }
 };
 
@@ -150,7 +172,7 @@ class CudaRunner final : public KernelRunner {
  private:
   std::string run(const CallSpec& s, const std::vector<uint16_t>* stale_x, const std::vector<uint16_t>* stale_bias,
                   int delay_ms, CallOutcome* o) {
-    DeviceBuffer xb, bb, ob, xs, bs;
+    DeviceBuffer xb(&cache_[0]), bb(&cache_[1]), ob(&cache_[2]), xs(&cache_[3]), bs(&cache_[4]);
     if (auto e = xb.alloc(s.x.size(), kPoison ^ 0x1111, stream_); !e.empty()) return e;
     if (auto e = bb.alloc(s.bias.size(), kPoison ^ 0x2222, stream_); !e.empty()) return e;
     if (auto e = ob.alloc(s.out_elems, kPoison, stream_); !e.empty()) return e;
@@ -334,6 +356,7 @@ class CudaRunner final : public KernelRunner {
   }
 
   const Plugin& plugin_;
+  DeviceBuffer::Cache cache_[5];  // x, bias, out, and the PDL producer's sources, reused across calls
   cudaStream_t stream_ = nullptr;
   std::string hardware_;
   uint16_t *x_ = nullptr, *out_ = nullptr, *canon_ = nullptr, *bias_ = nullptr, *host_ = nullptr;

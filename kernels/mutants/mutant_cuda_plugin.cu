@@ -68,9 +68,9 @@ __global__ void bias_gelu_kernel(uint16_t* out, const uint16_t* x, const uint16_
                                  int64_t vecs_per_row, bool bf16) {
   // PDL: everything before this line may overlap the previous kernel; x and bias are read only after it.
   if (kBug != Bug::kPdlWaitRemoved) asm volatile("griddepcontrol.wait;" ::: "memory");
+  // Waits for a bias pattern that never comes (a volatile global load each turn, so the loop cannot be removed).
   if (kBug == Bug::kHangOnEmpty && rows == 0)
-    for (volatile uint64_t n = 0; n < ~uint64_t(0); n = n + 1) {
-    }
+    while (reinterpret_cast<const volatile uint16_t*>(bias)[0] != 0xBEEF || rows == 0) __nanosleep(100000);
   if (kBug == Bug::kRowsOver65535 && rows > 65535) rows = 65535;
   const int64_t total = rows * vecs_per_row;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {

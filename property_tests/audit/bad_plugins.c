@@ -16,13 +16,22 @@ static const fuseproof_kernel_descriptor_t kDescriptor = {
 #else
     FUSEPROOF_KERNEL_ABI_VERSION,
 #endif
-    sizeof(fuseproof_kernel_descriptor_t), "bad plugin",
+#if defined(BAD_STRUCT_SIZE)
+    (uint32_t)sizeof(fuseproof_kernel_descriptor_t) - 8u,
+#else
+    sizeof(fuseproof_kernel_descriptor_t),
+#endif
+    "bad plugin",
 #if defined(BAD_OP)
     "softmax",
 #else
     "bias_gelu_tanh",
 #endif
+#if defined(BAD_MEMORY)
+    7,
+#else
     FUSEPROOF_MEMORY_HOST,
+#endif
 #if defined(BAD_VECTOR)
     12,
 #else

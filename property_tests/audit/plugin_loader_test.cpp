@@ -1,4 +1,5 @@
-// plugin_loader_test.cpp: the loader refuses missing, non-ELF, symbol-less, wrong-ABI and malformed plugins in one line.
+// plugin_loader_test.cpp: the loader refuses missing, non-ELF, symbol-less, wrong-ABI, wrong-size, wrong-memory and
+// malformed plugins in one line.
 #include "audit/plugin_loader.h"
 
 #include <gtest/gtest.h>
@@ -39,6 +40,15 @@ TEST(Audit_PluginLoader, RefusesMissingDescriptorSymbol) {
 
 TEST(Audit_PluginLoader, RefusesWrongAbiVersion) {
   expect_refused(lib("bad_abi_version"), "speaks kernel ABI version 99, this audit speaks version 1");
+}
+
+TEST(Audit_PluginLoader, RefusesWrongDescriptorSize) {
+  expect_refused(lib("bad_struct_size"), "descriptor size must be " + std::to_string(sizeof(fuseproof_kernel_descriptor_t)) +
+                                             ", got " + std::to_string(sizeof(fuseproof_kernel_descriptor_t) - 8));
+}
+
+TEST(Audit_PluginLoader, RefusesUnknownMemoryKind) {
+  expect_refused(lib("bad_memory"), "memory must be host (0) or cuda (1), got 7");
 }
 
 TEST(Audit_PluginLoader, RefusesWrongOp) { expect_refused(lib("bad_op"), "implements op softmax, not bias_gelu_tanh"); }

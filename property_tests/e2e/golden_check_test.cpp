@@ -24,7 +24,7 @@ nlohmann::json good_run() {
 TEST(E2E_GoldenCheck, GoodRunPassesWithAndWithoutGolden) {
   const nlohmann::json run = good_run();
   EXPECT_EQ(check_run(run, nullptr).outcome, CheckOutcome::kPass);
-  const nlohmann::json golden = make_golden(run, "sm_90", nullptr, nullptr);
+  const nlohmann::json golden = make_golden(run, "sm_90", nullptr, nullptr, nullptr);
   EXPECT_EQ(golden["schema"], kGoldenSchema);
   const CheckReport r = check_run(run, &golden);
   EXPECT_EQ(r.outcome, CheckOutcome::kPass);
@@ -36,7 +36,7 @@ TEST(E2E_GoldenCheck, FusedDifferingFromEagerIsAMismatch) {
   run["runs"]["high"]["frame_sha256"][1] = "zz";
   const CheckReport r = check_run(run, nullptr);
   EXPECT_EQ(r.outcome, CheckOutcome::kMismatch);
-  EXPECT_NE(r.lines[0].find("1 of 3 frames differ (frame 1"), std::string::npos) << r.lines[0];
+  EXPECT_NE(r.lines[1].find("1 of 3 frames differ (frame 1"), std::string::npos) << r.lines[1];
 }
 
 TEST(E2E_GoldenCheck, NegativeControlFailsWhenLosslessEqualsHigh) {
@@ -54,13 +54,13 @@ TEST(E2E_GoldenCheck, UnmountNotRestoringLosslessIsAMismatch) {
 
 TEST(E2E_GoldenCheck, GoldenHashOrConfigOrSchemaDiffers) {
   const nlohmann::json run = good_run();
-  nlohmann::json golden = make_golden(run, "sm_90", nullptr, nullptr);
+  nlohmann::json golden = make_golden(run, "sm_90", nullptr, nullptr, nullptr);
   golden["high"]["frame_sha256"][0] = "other";
   EXPECT_EQ(check_run(run, &golden).outcome, CheckOutcome::kMismatch);
-  golden = make_golden(run, "sm_90", nullptr, nullptr);
+  golden = make_golden(run, "sm_90", nullptr, nullptr, nullptr);
   golden["config"]["name"] = "default";
   EXPECT_EQ(check_run(run, &golden).outcome, CheckOutcome::kForeign);
-  golden = make_golden(run, "sm_90", nullptr, nullptr);
+  golden = make_golden(run, "sm_90", nullptr, nullptr, nullptr);
   golden["schema"] = "v0";
   EXPECT_EQ(check_run(run, &golden).outcome, CheckOutcome::kForeign);
 }
@@ -69,12 +69,42 @@ TEST(E2E_GoldenCheck, Mp4HashIsComparedOnlyForTheSameEncoderBuild) {
   nlohmann::json run = good_run();
   run["runs"]["high"]["mp4_sha256"] = "m1";
   run["runs"]["high"]["mp4_encoder"] = "enc A";
-  nlohmann::json golden = make_golden(run, "sm_90", nullptr, nullptr);
+  nlohmann::json golden = make_golden(run, "sm_90", nullptr, nullptr, nullptr);
   EXPECT_EQ(check_run(run, &golden).outcome, CheckOutcome::kPass);
   golden["high"]["mp4_sha256"] = "m2";
   EXPECT_EQ(check_run(run, &golden).outcome, CheckOutcome::kMismatch);
   golden["high"]["mp4_encoder"] = "enc B";
   EXPECT_EQ(check_run(run, &golden).outcome, CheckOutcome::kPass);
+}
+
+TEST(E2E_GoldenCheck, EagerFallbackInHighIsIncompleteNotAPass) {
+  nlohmann::json run = good_run();
+  run["runs"]["high"]["mounted"] = {"blocks.0.ffn"};
+  EXPECT_EQ(check_run(run, nullptr).outcome, CheckOutcome::kPass);
+  run["runs"]["high"]["fallbacks"] = {{{"site", "blocks.0.ffn"}, {"calls", 6}, {"reason", "x: dtype must be bf16"}}};
+  const CheckReport r = check_run(run, nullptr);
+  EXPECT_EQ(r.outcome, CheckOutcome::kIncomplete);
+  EXPECT_EQ(static_cast<int>(r.outcome), 3);
+  EXPECT_EQ(r.lines[0].rfind("FAIL high ran the fused op at every mounted site: INCOMPLETE", 0), 0u) << r.lines[0];
+  // A mismatch found as well is not hidden behind "incomplete".
+  run["runs"]["high"]["frame_sha256"][1] = "zz";
+  EXPECT_EQ(check_run(run, nullptr).outcome, CheckOutcome::kMismatch);
+}
+
+TEST(E2E_GoldenCheck, BlessRecordsMeasuredComparisonsAndARealCommit) {
+  const nlohmann::json run = good_run();
+  const nlohmann::json measured = {{"schema", "fuseproof.video.compare/2"}, {"frames_identical", true},
+                                   {"psnr_all_min", "inf"},                 {"ssim_all_min", 1.0},
+                                   {"ssim_r_mean", 1.0},                    {"per_frame", nlohmann::json::array()}};
+  const std::string commit = "0123456789abcdef0123456789abcdef01234567";
+  const nlohmann::json g = make_golden(run, "sm_90", nullptr, measured, {{"git_commit", commit}});
+  EXPECT_EQ(g["high_vs_high_eager"]["psnr_all_min"], "inf");
+  EXPECT_EQ(g["high_vs_high_eager"]["ssim_r_mean"], 1.0);
+  EXPECT_FALSE(g["high_vs_high_eager"].contains("per_frame"));
+  EXPECT_EQ(g["provenance"]["git_commit"], commit);
+  for (const char* bad : {"HEAD", "", "0123456789abcdef"}) {
+    EXPECT_THROW(make_golden(run, "sm_90", nullptr, nullptr, {{"git_commit", bad}}), std::runtime_error) << bad;
+  }
 }
 
 TEST(E2E_GoldenCheck, MissingModesAreAnError) {

@@ -2,18 +2,17 @@
 // (x, bias) pairs against the golden digest (golden/sm_90/digests.json) and the reference, per dtype and policy.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <future>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "common/golden_digests.h"
+#include "common/sha256.h"
 #include "property_tests/kernels/bias_gelu_tanh_testbed.h"
 #include "property_tests/kernels/cuda_test_kernels.h"
 #include "property_tests/support/golden_paths.h"
@@ -105,20 +104,20 @@ void every_valid_width_32(ScalarType t) {
 }
 
 std::string golden_digest(ScalarType t) {
-  std::ifstream f(golden_dir() + "/sm_90/digests.json");
-  if (!f) throw std::runtime_error("cannot read " + golden_dir() + "/sm_90/digests.json");
-  const nlohmann::json j = nlohmann::json::parse(f);
-  return j.at("bias_gelu_tanh").at(scalar_type_name(t)).get<std::string>();
+  return require_golden_digest(golden_dir() + "/sm_90/digests.json", "bias_gelu_tanh", ref_dtype(t));
 }
 
-std::string hex(const unsigned char* p, unsigned n) {
-  std::string s;
-  char b[3];
-  for (unsigned i = 0; i < n; ++i) {
-    std::snprintf(b, sizeof b, "%02x", p[i]);
-    s += b;
-  }
-  return s;
+/// Runs the kernel over the domain (x: 65,536 x 65,536, bias: 65,536) into `out` and waits; the seconds it took.
+/// Throws std::runtime_error with the launcher's message when the launch is rejected.
+double run_domain(ScalarType t, const DeviceBuffer& out, const DeviceBuffer& dx, const DeviceBuffer& db,
+                  const BiasGeluOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const LaunchStatus st = bias_gelu_tanh(contiguous_view(out.get(), t, {65536, 65536}, kCuda0),
+                                         contiguous_view(dx.get(), t, {65536, 65536}, kCuda0),
+                                         contiguous_view(db.get(), t, {65536}, kCuda0), opt);
+  if (!st.ok) throw std::runtime_error(st.message);
+  cuda_check(cudaDeviceSynchronize(), gelu_math_name(opt.math));
+  return seconds_since(t0);
 }
 
 /// All 2^32 pairs: x[r, c] = r, bias[c] = c, out transposed on the device into canonical order (bias outer) in chunks
@@ -162,15 +161,9 @@ void all_pairs_vs_golden(ScalarType t) {
     BiasGeluOptions opt;
     opt.vector = v;
     opt.math = m;
-    const LaunchStatus st = bias_gelu_tanh(contiguous_view(dout.get(), t, {65536, 65536}, kCuda0),
-                                           contiguous_view(dx.get(), t, {65536, 65536}, kCuda0),
-                                           contiguous_view(db.get(), t, {65536}, kCuda0), opt);
-    ASSERT_TRUE(st.ok) << st.message;
-    cuda_check(cudaDeviceSynchronize(), "kernel");
-    const double kernel_s = seconds_since(t0);
+    const double kernel_s = run_domain(t, dout, dx, db, opt);
 
-    EVP_MD_CTX* md = EVP_MD_CTX_new();
-    ASSERT_EQ(EVP_DigestInit_ex(md, EVP_sha256(), nullptr), 1);
+    Sha256 sha;
     MismatchLog log("bias_gelu_tanh", d);
     DeviceBuffer* staging[2] = {&staging0, &staging1};
     cudaEvent_t ready[2];
@@ -189,7 +182,7 @@ void all_pairs_vs_golden(ScalarType t) {
       cuda_check(cudaEventSynchronize(ready[s]), "cudaEventSynchronize");
       if (chunk + 1 < kChunks) enqueue(chunk + 1);  // the other buffer was consumed in the previous round
       const uint16_t* rows = host[s];
-      auto hashed = std::async(std::launch::async, [&] { EVP_DigestUpdate(md, rows, size_t(kChunk) * 65536 * 2); });
+      auto hashed = std::async(std::launch::async, [&] { sha.update(rows, size_t(kChunk) * 65536 * 2); });
       std::vector<MismatchLog> logs(workers, MismatchLog("bias_gelu_tanh", d));
       std::vector<std::thread> pool;
       for (unsigned w = 0; w < workers; ++w)
@@ -207,12 +200,8 @@ void all_pairs_vs_golden(ScalarType t) {
       hashed.get();
       for (const auto& l : logs) log.merge(l);
     }
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned len = 0;
-    EVP_DigestFinal_ex(md, digest, &len);
-    EVP_MD_CTX_free(md);
     for (auto& e : ready) cudaEventDestroy(e);
-    const std::string got_digest = hex(digest, len);
+    const std::string got_digest = sha.hex();
     std::printf("%s, %s math: all 2^32 pairs, kernel %.3f s, transpose+copy+SHA-256+reference %.1f s, sha256 %s\n",
                 policy_label(t, v).c_str(), gelu_math_name(m), kernel_s, seconds_since(t0) - kernel_s,
                 got_digest.c_str());
@@ -226,13 +215,7 @@ void all_pairs_vs_golden(ScalarType t) {
       if (tm == GeluMath::kDirect) continue;
       dtable.poison();
       opt.math = tm;
-      const auto t1 = std::chrono::steady_clock::now();
-      const LaunchStatus st_table = bias_gelu_tanh(contiguous_view(dtable.get(), t, {65536, 65536}, kCuda0),
-                                                   contiguous_view(dx.get(), t, {65536, 65536}, kCuda0),
-                                                   contiguous_view(db.get(), t, {65536}, kCuda0), opt);
-      ASSERT_TRUE(st_table.ok) << st_table.message;
-      cuda_check(cudaDeviceSynchronize(), "table kernel");
-      const double table_s = seconds_since(t1);
+      const double table_s = run_domain(t, dtable, dx, db, opt);
       DeviceMismatch recs[8];
       const uint64_t bad = count_mismatches(dtable.u16(), dout.u16(), int64_t(kN), recs, 8);
       MismatchLog table_log("bias_gelu_tanh", d);

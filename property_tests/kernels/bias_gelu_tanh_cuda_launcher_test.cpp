@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "kernels/bias_gelu_tanh_cuda.h"
 #include "kernels/cuda_device.h"
 #include "property_tests/kernels/bias_gelu_tanh_testbed.h"
 #include "property_tests/kernels/cuda_test_kernels.h"
@@ -126,11 +127,14 @@ void wrong_memory_and_devices(ScalarType t) {
                            std::to_string(n));
   }
   {
-    DeviceBench b(t);  // partial overlap on the device
+    DeviceBench b(t);  // partial overlap on the device: out lies in x's allocation, which must keep every byte
     b.ov.data = b.x.u16() + kWidth;
     const LaunchStatus st = bias_gelu_tanh(b.ov, b.xv, b.bv);
     EXPECT_EQ(st.message.rfind("bias_gelu_tanh: out must be x itself or not overlap it", 0), 0u) << st.message;
     EXPECT_EQ(pending_cuda_error(), "cudaSuccess");
+    std::vector<uint16_t> x_after(b.hx.size());
+    b.x.download(x_after.data(), x_after.size() * 2);
+    EXPECT_EQ(x_after, b.hx) << "x, which holds the overlapping out, was written by a rejected call";
   }
   expect_context_works(t);
 }
@@ -144,6 +148,87 @@ void auto_policy_follows_architecture(ScalarType t) {
               static_cast<int>(v), scalar_type_name(t));
 }
 
+/// docs/KERNEL.md: a table's first use builds it synchronously, which graph capture forbids: an explicit table math is
+/// then rejected, kAuto falls back to direct math; once the table exists, capture takes the table kernel.
+void graph_capture_before_the_table_exists(ScalarType t) {
+  FUSEPROOF_REQUIRE_CUDA();
+  const kernel::Half h = t == ScalarType::kBf16 ? kernel::Half::kBf16 : kernel::Half::kFp16;
+  const struct {
+    GeluMath math;
+    kernel::TableKind kind;
+  } tables[] = {{GeluMath::kTable, kernel::TableKind::kFull},
+                {GeluMath::kTableCompact, kernel::TableKind::kCompact2},
+                {GeluMath::kTableCompact1, kernel::TableKind::kCompact1}};
+  for (const auto& tb : tables)
+    if (kernel::bias_gelu_tanh_cuda_table(0, h, false, nullptr, tb.kind))
+      GTEST_SKIP() << gelu_math_name(tb.math) << " table already built in this process: this case needs a process of "
+                   << "its own (ctest runs each case in its own process)";
+  // kAuto's table size: 2^23 elements, the smallest launch for which it picks kAutoLargeMath.
+  const int64_t rows = kAutoTableMinElements / kWidth;
+  std::vector<uint16_t> hx(size_t(rows * kWidth)), hb(static_cast<size_t>(kWidth));
+  fill_half_bits(hx.data(), hx.size(), ref_dtype(t), 11);
+  fill_half_bits(hb.data(), hb.size(), ref_dtype(t), 12);
+  DeviceBuffer x(hx.size() * 2), bias(hb.size() * 2), out(hx.size() * 2);
+  x.upload(hx.data(), hx.size() * 2);
+  bias.upload(hb.data(), hb.size() * 2);
+  const TensorView xv = contiguous_view(x.get(), t, {rows, kWidth}, kCuda0);
+  const TensorView bv = contiguous_view(bias.get(), t, {kWidth}, kCuda0);
+  const TensorView ov = contiguous_view(out.get(), t, {rows, kWidth}, kCuda0);
+  ASSERT_EQ(bias_gelu_tanh_resolve_math(kCuda0, rows * kWidth, GeluMath::kAuto), kAutoLargeMath);
+  cudaStream_t s = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  BiasGeluOptions opt;
+  opt.stream = s;
+
+  // Capture: every explicit table math is refused in one line; kAuto is accepted.
+  out.poison();
+  cuda_check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  for (const auto& tb : tables) {
+    if (!kernel::bias_gelu_tanh_cuda_table_check(0, tb.kind).empty()) continue;  // the device lacks its shared memory
+    opt.math = tb.math;
+    const LaunchStatus st = bias_gelu_tanh(ov, xv, bv, opt);
+    EXPECT_FALSE(st.ok) << gelu_math_name(tb.math) << " accepted during capture before its table exists";
+    EXPECT_EQ(st.message, "bias_gelu_tanh: options.math table must be built before graph capture (one launch outside "
+                          "the capture), got its first use on cuda:0 while capturing");
+  }
+  opt.math = GeluMath::kAuto;
+  const LaunchStatus auto_st = bias_gelu_tanh(ov, xv, bv, opt);
+  cudaGraph_t graph = nullptr;
+  cuda_check(cudaStreamEndCapture(s, &graph), "cudaStreamEndCapture");
+  ASSERT_TRUE(auto_st.ok) << auto_st.message;
+  for (const auto& tb : tables)
+    EXPECT_EQ(kernel::bias_gelu_tanh_cuda_table(0, h, false, nullptr, tb.kind), nullptr)
+        << gelu_math_name(tb.math) << " table built during capture";
+
+  // Replay: the captured kAuto launch (direct math, the fallback) computes the right answer.
+  cudaGraphExec_t exec = nullptr;
+  cuda_check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  cuda_check(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
+  cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  std::vector<uint16_t> got(hx.size());
+  out.download(got.data(), got.size() * 2);
+  ASSERT_FALSE(output_is_trivial(got.data(), got.size()));
+  MismatchLog log("bias_gelu_tanh", ref_dtype(t));
+  const uint64_t cases = verify_bias_gelu(log, BiasGeluOracle::cuda(ref_dtype(t)), rows, kWidth, hx.data(), hb.data(),
+                                          got.data());
+  FUSEPROOF_EXPECT_CLEAN(log, cases);
+
+  // Negative control of the refusal: with kAuto's table built outside capture, the same capture takes it.
+  opt.math = kAutoLargeMath;
+  ASSERT_TRUE(bias_gelu_tanh(ov, xv, bv, opt).ok);
+  cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  cuda_check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  const LaunchStatus built_st = bias_gelu_tanh(ov, xv, bv, opt);
+  cuda_check(cudaStreamEndCapture(s, &graph), "cudaStreamEndCapture");
+  cudaGraphDestroy(graph);
+  EXPECT_TRUE(built_st.ok) << built_st.message;
+  EXPECT_EQ(pending_cuda_error(), "cudaSuccess");
+  cudaStreamDestroy(s);
+}
+
+FUSEPROOF_BOTH_DTYPES(CudaLauncher, GraphCaptureRejectsUnbuiltTableAndAutoFallsBack, graph_capture_before_the_table_exists)
 FUSEPROOF_BOTH_DTYPES(CudaLauncher, RejectsMisalignedDevicePointers, misaligned_device_pointers)
 FUSEPROOF_BOTH_DTYPES(CudaLauncher, RejectsEveryInvalidWidth, every_invalid_width_on_device)
 FUSEPROOF_BOTH_DTYPES(CudaLauncher, RejectsWrongMemoryAndDevices, wrong_memory_and_devices)

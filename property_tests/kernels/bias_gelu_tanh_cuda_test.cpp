@@ -43,8 +43,7 @@ void random_shapes(ScalarType t) {
     const RandomLaunch l = gen_random_launch(t);
     const int64_t rows = l.rows, width = l.width;
     std::vector<uint16_t> x(static_cast<size_t>(rows * width)), bias(static_cast<size_t>(width));
-    fill_half_bits(x.data(), x.size(), d, l.seed);
-    fill_half_bits(bias.data(), bias.size(), d, ~l.seed);
+    fill_random_launch(l, x.data(), bias.data());
     BiasGeluOptions opt;
     opt.vector = l.vector;
     opt.pdl = *rc::gen::arbitrary<bool>();

@@ -37,8 +37,7 @@ void random_shapes_vs_eager(ScalarType t) {
     const RandomLaunch l = gen_random_launch(t);
     const int64_t rows = l.rows, width = l.width;
     std::vector<uint16_t> xb(static_cast<size_t>(rows * width)), bb(static_cast<size_t>(width));
-    fill_half_bits(xb.data(), xb.size(), d, l.seed);
-    fill_half_bits(bb.data(), bb.size(), d, ~l.seed);
+    fill_random_launch(l, xb.data(), bb.data());
     const at::Tensor x = cuda_tensor(xb, {rows, width}, t), bias = cuda_tensor(bb, {width}, t);
     const at::Tensor out = at::empty_like(x);
     BiasGeluOptions opt;

@@ -15,70 +15,35 @@
 namespace fuseproof::test {
 namespace {
 
-struct Shape {
-  int64_t rows, width;
-  VectorPolicy vector;
-  GeluMath math;
-  int emulated_sms;
-  uint64_t seed;
-};
-
-void showValue(const Shape& s, std::ostream& os) {
-  os << "rows=" << s.rows << " width=" << s.width << " vector=" << static_cast<int>(s.vector)
-     << " math=" << gelu_math_name(s.math) << " emulated_sms=" << s.emulated_sms << " seed=" << s.seed;
-}
-
-/// Random rows, a valid width for a random vector policy (small, production, or any multiple up to 2048 vectors),
-/// and a small simulated SM count so that most threads loop more than once.
-rc::Gen<Shape> gen_shape() {
-  return rc::gen::exec([] {
-    Shape s;
-    s.vector = *rc::gen::element(VectorPolicy::kBytes16, VectorPolicy::kBytes32);
-    s.math = *rc::gen::element(GeluMath::kDirect, GeluMath::kTable, GeluMath::kTableCompact, GeluMath::kTableCompact1);
-    const int64_t elems = static_cast<int>(s.vector) / 2;
-    const auto& prod = production_widths();
-    s.width = *rc::gen::weightedOneOf<int64_t>({
-        {3, rc::gen::map(rc::gen::inRange<int64_t>(1, 9), [elems](int64_t k) { return k * elems; })},
-        {2, rc::gen::elementOf(prod)},
-        {2, rc::gen::map(rc::gen::inRange<int64_t>(1, 2049), [elems](int64_t k) { return k * elems; })},
-    });
-    s.rows = *rc::gen::inRange<int64_t>(1, s.width > 4096 ? 4 : 17);
-    s.emulated_sms = *rc::gen::element(1, 2, 3, 7, 132);
-    s.seed = *rc::gen::arbitrary<uint64_t>();
-    return s;
-  });
-}
-
-/// initialize(seed) -> run() -> verify(): one emulated launch against the libm oracle.
-void check_random_shape(ScalarType t, const Shape& s) {
+/// initialize -> run() -> verify(): one emulated launch (the shared random launch at CPU-sized limits, and a small
+/// simulated SM count so that most threads loop more than once) against the libm oracle.
+void check_random_shape(ScalarType t) {
+  const RandomLaunch l = gen_random_launch(t, RandomLaunchLimits{2048, 16, 3});
+  const int emulated_sms = *rc::gen::element(1, 2, 3, 7, 132);
   const ref::Dtype d = ref_dtype(t);
-  GuardedBuffer x{size_t(s.rows * s.width)}, bias{size_t(s.width)}, out{size_t(s.rows * s.width)};
-  fill_half_bits(x.data(), x.size(), d, s.seed);
-  fill_half_bits(bias.data(), bias.size(), d, s.seed ^ 0x9E3779B97F4A7C15ull);
+  GuardedBuffer x{size_t(l.rows * l.width)}, bias{size_t(l.width)}, out{size_t(l.rows * l.width)};
+  fill_random_launch(l, x.data(), bias.data());
   BiasGeluOptions opt;
-  opt.vector = s.vector;
-  opt.math = s.math;
-  opt.emulated_sms = s.emulated_sms;
-  const LaunchStatus st = bias_gelu_tanh(contiguous_view(out.data(), t, {s.rows, s.width}),
-                                         contiguous_view(x.data(), t, {s.rows, s.width}),
-                                         contiguous_view(bias.data(), t, {s.width}), opt);
+  opt.vector = l.vector;
+  opt.math = l.math;
+  opt.emulated_sms = emulated_sms;
+  const LaunchStatus st = bias_gelu_tanh(contiguous_view(out.data(), t, {l.rows, l.width}),
+                                         contiguous_view(x.data(), t, {l.rows, l.width}),
+                                         contiguous_view(bias.data(), t, {l.width}), opt);
   RC_ASSERT(st.ok);
   RC_ASSERT(out.check_guards().empty());
   MismatchLog log("bias_gelu_tanh", d);
-  verify_bias_gelu(log, BiasGeluOracle::libm(d), s.rows, s.width, x.data(), bias.data(), out.data());
-  if (!log.clean()) RC_FAIL(log.report(uint64_t(s.rows * s.width)));
+  verify_bias_gelu(log, BiasGeluOracle::libm(d), l.rows, l.width, x.data(), bias.data(), out.data());
+  if (!log.clean()) RC_FAIL(log.report(uint64_t(l.rows * l.width)));
   // Small shapes may legitimately be all NaN (every bias -Inf or NaN); large ones cannot.
-  RC_ASSERT(!output_is_trivial(out.data(), out.size()) || s.width < 256);
+  RC_ASSERT(!output_is_trivial(out.data(), out.size()) || l.width < 256);
 }
 
-RC_GTEST_PROP(Emulated_BiasGeluTanh_bf16, BitExactVsReference_RandomShapes, ()) {
-  check_random_shape(ScalarType::kBf16, *gen_shape());
-}
-RC_GTEST_PROP(Emulated_BiasGeluTanh_fp16, BitExactVsReference_RandomShapes, ()) {
-  check_random_shape(ScalarType::kFp16, *gen_shape());
-}
+RC_GTEST_PROP(Emulated_BiasGeluTanh_bf16, BitExactVsReference_RandomShapes, ()) { check_random_shape(ScalarType::kBf16); }
+RC_GTEST_PROP(Emulated_BiasGeluTanh_fp16, BitExactVsReference_RandomShapes, ()) { check_random_shape(ScalarType::kFp16); }
 
-/// Scalar pairs from the bit-pattern generators (NaN, +-Inf, subnormals, +-0), broadcast over a 2 x 32 tensor.
+/// (x, bias) pairs from the bit-pattern generators (exact ties in every binade, tie neighbours, NaN, +-Inf,
+/// subnormals, +-0), broadcast over a 2 x 32 tensor.
 void check_pair(ScalarType t, uint16_t xb, uint16_t bb) {
   const ref::Dtype d = ref_dtype(t);
   constexpr int64_t kRows = 2, kWidth = 32;
@@ -93,12 +58,12 @@ void check_pair(ScalarType t, uint16_t xb, uint16_t bb) {
 }
 
 RC_GTEST_PROP(Emulated_BiasGeluTanh_bf16, BitExactVsReference_SpecialPairs, ()) {
-  const ref::Dtype d = ref::Dtype::kBf16;
-  check_pair(ScalarType::kBf16, *gen_half_bits(d), *gen_half_bits(d));
+  const auto [x, b] = *gen_half_pair(ref::Dtype::kBf16);
+  check_pair(ScalarType::kBf16, x, b);
 }
 RC_GTEST_PROP(Emulated_BiasGeluTanh_fp16, BitExactVsReference_SpecialPairs, ()) {
-  const ref::Dtype d = ref::Dtype::kFp16;
-  check_pair(ScalarType::kFp16, *gen_half_bits(d), *gen_half_bits(d));
+  const auto [x, b] = *gen_half_pair(ref::Dtype::kFp16);
+  check_pair(ScalarType::kFp16, x, b);
 }
 
 /// Each special x (NaN, +-Inf, +-0, subnormals ...) against every bias pattern, both vector policies.

@@ -4,8 +4,10 @@
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/bias_gelu_tanh_emulation.h"
+#include "kernels/cuda_device.h"
 #include "property_tests/kernels/bias_gelu_tanh_testbed.h"
 
 namespace fuseproof::test {
@@ -262,14 +264,22 @@ void devices(ScalarType t) {
 
 void overlap(ScalarType t) {
   {
-    Bench b(t);  // out starts one row into x: partial overlap
+    Bench b(t);  // out starts one row into x: partial overlap; out lies in x's buffer, so x must keep every byte
     b.ov.data = b.x.data() + kWidth;
+    const std::vector<uint16_t> x_before(b.x.data(), b.x.data() + b.x.size());
     const LaunchStatus st = bias_gelu_tanh(b.ov, b.xv, b.bv);
     EXPECT_EQ(st.message.rfind("bias_gelu_tanh: out must be x itself or not overlap it (exact in-place is supported), "
                                "got out [0x",
                                0),
               0u)
         << st.message;
+    EXPECT_EQ(std::vector<uint16_t>(b.x.data(), b.x.data() + b.x.size()), x_before)
+        << "x, which holds the overlapping out, was written by a rejected call";
+    EXPECT_EQ(b.x.check_guards(), "");
+    // Negative control: the same views with out moved off x are accepted and do write the region out covered.
+    b.ov.data = b.out.data();
+    ASSERT_TRUE(bias_gelu_tanh(b.ov, b.xv, b.bv).ok);
+    EXPECT_NE(b.out.check_untouched(), "");
   }
   {
     Bench b(t);  // x starts one vector into out

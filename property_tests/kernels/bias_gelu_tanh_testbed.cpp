@@ -126,19 +126,30 @@ std::string policy_label(ScalarType t, VectorPolicy v) {
   return std::string(scalar_type_name(t)) + ", " + std::to_string(static_cast<int>(v)) + "-byte vectors";
 }
 
-RandomLaunch gen_random_launch(ScalarType t) {
+RandomLaunch gen_random_launch(ScalarType t, const RandomLaunchLimits& limits) {
+  const ref::Dtype d = ref_dtype(t);
   RandomLaunch l{};
   l.vector = *rc::gen::element(VectorPolicy::kBytes16, VectorPolicy::kBytes32);
   const int64_t elems = bias_gelu_tanh_vector_elems(t, l.vector);
   l.width = *rc::gen::weightedOneOf<int64_t>({
       {3, rc::gen::map(rc::gen::inRange<int64_t>(1, 9), [elems](int64_t k) { return k * elems; })},
       {2, rc::gen::elementOf(production_widths())},
-      {2, rc::gen::map(rc::gen::inRange<int64_t>(1, 4097), [elems](int64_t k) { return k * elems; })},
+      {2, rc::gen::map(rc::gen::inRange<int64_t>(1, limits.max_vectors + 1), [elems](int64_t k) { return k * elems; })},
   });
-  l.rows = *rc::gen::inRange<int64_t>(1, l.width > 4096 ? 65 : 257);
-  l.seed = *rc::gen::arbitrary<uint64_t>();
+  l.rows = *rc::gen::inRange<int64_t>(1, (l.width > 4096 ? limits.max_rows_wide : limits.max_rows) + 1);
   l.math = *rc::gen::elementOf(std::vector<GeluMath>(std::begin(kAllGeluMaths), std::end(kAllGeluMaths)));
+  // Fixed pool sizes (coprime, so the odd rows meet every bias of the pool): not scaled by rapidcheck's size.
+  l.pairs = *rc::gen::container<std::vector<std::pair<uint16_t, uint16_t>>>(64, gen_half_pair(d));
+  l.x_pool = *rc::gen::container<std::vector<uint16_t>>(61, gen_half_bits(d));
   return l;
+}
+
+void fill_random_launch(const RandomLaunch& l, uint16_t* x, uint16_t* bias) {
+  const size_t np = l.pairs.size(), nx = l.x_pool.size();
+  for (int64_t c = 0; c < l.width; ++c) bias[c] = l.pairs[size_t(c) % np].second;
+  for (int64_t r = 0; r < l.rows; ++r)
+    for (int64_t c = 0; c < l.width; ++c)
+      x[r * l.width + c] = r % 2 == 0 ? l.pairs[size_t(c) % np].first : l.x_pool[size_t(31 * r + c) % nx];
 }
 
 }  // namespace fuseproof::test

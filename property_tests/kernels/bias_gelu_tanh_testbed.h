@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/bias_gelu_tanh_launcher.h"
@@ -76,14 +77,25 @@ bool output_is_trivial(const uint16_t* out, size_t n);
 const std::vector<int64_t>& production_widths();
 
 /// A random valid launch for dtype t, drawn inside a rapidcheck property: vector policy, width (small multiples of
-/// the vector, production widths, up to 4,096 vectors), rows (fewer for wide rows), input seed, and GELU math.
+/// the vector, production widths, up to max_vectors vectors), rows (fewer for rows wider than 4,096), GELU math, and
+/// the input patterns. rapidcheck owns the patterns (pools that fill_random_launch tiles over x and bias), so a
+/// failing case shrinks to simpler patterns as well as to a smaller shape.
 struct RandomLaunch {
   VectorPolicy vector;
   GeluMath math;
   int64_t rows, width;
-  uint64_t seed;
+  std::vector<std::pair<uint16_t, uint16_t>> pairs;  ///< (x, bias) pairs: exact ties, tie neighbours, independent
+  std::vector<uint16_t> x_pool;                      ///< further x patterns for the odd rows
 };
-RandomLaunch gen_random_launch(ScalarType t);
+struct RandomLaunchLimits {
+  int64_t max_vectors = 4096;  ///< widest row, in vectors
+  int64_t max_rows = 256;      ///< most rows up to 4,096 elements wide
+  int64_t max_rows_wide = 64;  ///< most rows wider than that
+};
+RandomLaunch gen_random_launch(ScalarType t, const RandomLaunchLimits& limits = {});
+/// bias[c] = pairs[c % P].bias; x[r, c] = pairs[c % P].x on even rows (each meets its own bias: the ties stay ties),
+/// x_pool[(31 r + c) % X] on odd rows.
+void fill_random_launch(const RandomLaunch& l, uint16_t* x, uint16_t* bias);
 
 /// "bf16, 16-byte vectors" style label.
 std::string policy_label(ScalarType t, VectorPolicy v);

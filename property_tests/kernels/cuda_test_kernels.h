@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/cuda_device.h"
+
 namespace fuseproof::test {
 
 /// Skips the current test, loudly, when no CUDA device is usable (reported as skipped by ctest, never as passed).

@@ -35,8 +35,7 @@ TEST(Reference_AddRound_both, InfinitiesAndOverflow) {
 // double (which holds any two halves' sum exactly) and a nearest-even pick among neighbours.
 RC_GTEST_PROP(Reference_AddRound_both, DoubleRoundingEqualsSingleRounding, ()) {
   const Dtype d = *rc::gen::element(Dtype::kBf16, Dtype::kFp16);
-  const uint16_t x = *test::gen_finite_half_bits(d);
-  const uint16_t b = *test::gen_finite_half_bits(d);
+  const auto [x, b] = *test::gen_finite_half_pair(d);  // exact ties in every binade among them
   const double exact = double(half_to_f32(d, x)) + double(half_to_f32(d, b));
   const uint16_t r = add_round(d, x, b, NanPolicy::kCudaCvtRn);
   if (is_nan_bits(d, r)) RC_FAIL("finite + finite gave NaN");
@@ -60,8 +59,7 @@ RC_GTEST_PROP(Reference_AddRound_both, DoubleRoundingEqualsSingleRounding, ()) {
 
 RC_GTEST_PROP(Reference_AddRound_both, Commutes, ()) {
   const Dtype d = *rc::gen::element(Dtype::kBf16, Dtype::kFp16);
-  const uint16_t x = *test::gen_half_bits(d);
-  const uint16_t b = *test::gen_half_bits(d);
+  const auto [x, b] = *test::gen_half_pair(d);
   RC_ASSERT(add_round(d, x, b, NanPolicy::kCudaCvtRn) == add_round(d, b, x, NanPolicy::kCudaCvtRn));
 }
 

@@ -6,6 +6,7 @@
 #include <immintrin.h>
 #include <rapidcheck/gtest.h>
 
+#include "common/testfloat_record.h"
 #include "property_tests/support/bit_patterns.h"
 #include "property_tests/support/mismatch_log.h"
 #include "reference/half_codec.h"
@@ -36,6 +37,13 @@ bool is_nearest_even(Dtype d, float f, uint16_t r) {
   }
   if (mag == inf - 1 && a >= max_finite + half_ulp_top) return false;
   return true;
+}
+
+/// The bf16 pattern is_nearest_even accepts for f: its truncation toward zero (the upper half of f's bits) or the next
+/// pattern up in magnitude. Built from the oracle alone, so a failure record's "expected" is not f32_to_bf16's.
+uint16_t nearest_even_bf16(float f) {
+  const uint16_t down = uint16_t(f32_bits(f) >> 16);
+  return is_nearest_even(Dtype::kBf16, f, down) ? down : uint16_t(down + 1);
 }
 
 rc::Gen<uint32_t> gen_f32_bits_nonnan() {
@@ -147,10 +155,24 @@ TEST(Reference_F32ToBf16_bf16, EveryTieAndNeighbourVsOracle) {
       if (std::isnan(f)) continue;
       ++cases;
       const uint16_t r = f32_to_bf16(f, NanPolicy::kCudaCvtRn);
-      if (!is_nearest_even(Dtype::kBf16, f, r)) log.record("f32=0x" + std::to_string(u), uint16_t(hi), 0, r, 0, false);
+      if (!is_nearest_even(Dtype::kBf16, f, r))
+        log.record_line(testfloat_record_from_f32("f32_to_bf16", Dtype::kBf16, u, r, nearest_even_bf16(f)));
     }
   }
   FUSEPROOF_EXPECT_CLEAN(log, cases);
+}
+
+TEST(Reference_F32ToBf16_bf16, FailureRecordNamesInputAndOracleValue) {
+  // Negative control of the record above: a wrong rounding of the tie 0x3F808000 (even: 0x3F80) is logged with the
+  // whole binary32 input in hex and the oracle's pattern as "expected".
+  const float tie = f32_from_bits(0x3F808000u);
+  EXPECT_FALSE(is_nearest_even(Dtype::kBf16, tie, 0x3F81));
+  EXPECT_EQ(nearest_even_bf16(tie), 0x3F80);
+  EXPECT_EQ(nearest_even_bf16(f32_from_bits(0x3F818000u)), 0x3F82);
+  EXPECT_EQ(nearest_even_bf16(f32_from_bits(0x7F7FFFFFu)), 0x7F80);
+  EXPECT_EQ(nearest_even_bf16(f32_from_bits(0xBF808001u)), 0xBF81);
+  EXPECT_EQ(testfloat_record_from_f32("f32_to_bf16", Dtype::kBf16, 0x3F808000u, 0x3F81, nearest_even_bf16(tie)),
+            "f32_to_bf16 bf16 x=0x3F808000 => 0x3F81 expected 0x3F80 (1 ulp)");
 }
 
 #if defined(__x86_64__)
@@ -167,9 +189,7 @@ TEST(Reference_F32ToFp16_fp16, AllBinary32PatternsVsX86F16c) {
     const uint16_t mine = f32_to_fp16(f, NanPolicy::kC10Vectorized);
     const uint16_t hw = hw_f32_to_fp16(f);
     if (mine != hw) {
-      char where[32];
-      std::snprintf(where, sizeof where, "f32=0x%08X", unsigned(u));
-      log.record(where, 0, 0, mine, hw, false);
+      log.record_line(testfloat_record_from_f32("f32_to_fp16", Dtype::kFp16, uint32_t(u), mine, hw));
       if (log.count() > 100) break;
     }
   }

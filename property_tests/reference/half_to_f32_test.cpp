@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <immintrin.h>
 
+#include "common/testfloat_record.h"
 #include "property_tests/support/mismatch_log.h"
 #include "reference/half_codec.h"
 
@@ -21,11 +22,20 @@ TEST(Reference_Fp16ToF32_fp16, AllPatternsVsX86F16c) {
     const uint32_t hw = f32_bits(hw_fp16_to_f32(uint16_t(h)));
     // The hardware quiets signalling NaNs; the reference keeps the payload as is (c10's fp16_ieee_to_fp32_bits).
     const bool nan = is_nan_bits(Dtype::kFp16, uint16_t(h));
-    if (nan ? (mine | 0x00400000u) != hw : mine != hw) log.record("", uint16_t(h), 0, uint16_t(mine >> 16), uint16_t(hw >> 16), false);
+    if (nan ? (mine | 0x00400000u) != hw : mine != hw)
+      log.record_line(testfloat_record_to_f32("fp16_to_f32", Dtype::kFp16, uint16_t(h), mine, hw));
   }
   FUSEPROOF_EXPECT_CLEAN(log, 65536);
 }
 #endif
+
+TEST(Reference_Fp16ToF32_fp16, FailureRecordShowsAll32Bits) {
+  // Negative control of the record above: results that differ only in their lower 16 bits must read as different.
+  EXPECT_EQ(testfloat_record_to_f32("fp16_to_f32", Dtype::kFp16, 0x7E01, 0x7FC02000u, 0x7FC03000u),
+            "fp16_to_f32 fp16 x=0x7E01 => 0x7FC02000 expected 0x7FC03000 (NaN pattern)");
+  EXPECT_EQ(testfloat_record_to_f32("fp16_to_f32", Dtype::kFp16, 0x0001, 0x33800001u, 0x33800000u),
+            "fp16_to_f32 fp16 x=0x0001 => 0x33800001 expected 0x33800000 (1 ulp)");
+}
 
 TEST(Reference_HalfToF32_both, RoundTripEveryPattern) {
   for (Dtype d : kAllDtypes) {

@@ -52,12 +52,16 @@ TEST(TorchCpu_GeluTanh_bf16, DifferencesFromLibmModelCountedAndExplained) {
   std::printf("%s\n", log.report(65536).c_str());
   for (auto [u, n] : by_ulp) std::printf("  %s%u ulp: %d inputs\n", u == 5 ? ">=" : "", u, n);
   std::printf("  of which x < -3: %d\n", below_minus3);
-  if (TORCH_VERSION_MAJOR == 1 && TORCH_VERSION_MINOR == 13) {
-    EXPECT_EQ(log.count(), 1014u) << "libtorch 1.13's CPU GELU differences changed";
-    test::MismatchLog explained("gelu_tanh(torch cpu vs bf16-every-op model)", Dtype::kBf16);
-    for (uint32_t x = 0; x < 65536; ++x) explained.check("", uint16_t(x), 0, bits(y)[x], gelu_bf16_every_op_rounded(uint16_t(x)), false);
-    FUSEPROOF_EXPECT_CLEAN(explained, 65536);
-  }
+  if (!(TORCH_VERSION_MAJOR == 1 && TORCH_VERSION_MINOR == 13))
+    GTEST_SKIP() << "the counts and the bf16-every-op model were measured on libtorch 1.13; this is libtorch "
+                 << TORCH_VERSION << ", whose CPU GELU is not pinned (its differences are printed above)";
+  EXPECT_EQ(log.count(), 1014u) << "libtorch 1.13's CPU GELU differences changed";
+  EXPECT_EQ(by_ulp[1], 786) << "docs/REFERENCE.md: 786 differ by 1 ulp";
+  EXPECT_EQ(by_ulp[5], 161) << "docs/REFERENCE.md: 161 differ by 5 ulp or more";
+  EXPECT_EQ(below_minus3, 101) << "docs/REFERENCE.md: 101 at x < -3";
+  test::MismatchLog explained("gelu_tanh(torch cpu vs bf16-every-op model)", Dtype::kBf16);
+  for (uint32_t x = 0; x < 65536; ++x) explained.check("", uint16_t(x), 0, bits(y)[x], gelu_bf16_every_op_rounded(uint16_t(x)), false);
+  FUSEPROOF_EXPECT_CLEAN(explained, 65536);
 }
 
 TEST(TorchCpu_GeluTanh_fp16, DifferencesFromLibmModelCounted) {
@@ -72,6 +76,9 @@ TEST(TorchCpu_GeluTanh_fp16, DifferencesFromLibmModelCounted) {
   for (uint32_t x = 0; x < 65536; ++x)
     log.check("", uint16_t(x), 0, bits(y)[x], gelu_tanh_eager(Dtype::kFp16, uint16_t(x), libm), false);
   std::printf("%s\n", log.report(65536).c_str());
+  // No libtorch with a CPU Half GELU has been measured here, so there is no count to pin: say so rather than pass.
+  GTEST_SKIP() << "libtorch " << TORCH_VERSION << "'s CPU fp16 GELU differs from the libm model at " << log.count()
+               << " of 65536 inputs; no measured count for this version is pinned, so nothing is asserted";
 }
 
 }  // namespace

@@ -24,6 +24,11 @@ void MismatchLog::record(const std::string& where, uint16_t x, uint16_t b, uint1
   if (lines_.size() < max_lines_) lines_.push_back(format(op_, dtype_, where, x, b, got, expected, has_bias));
 }
 
+void MismatchLog::record_line(std::string line) {
+  ++count_;
+  if (lines_.size() < max_lines_) lines_.push_back(std::move(line));
+}
+
 void MismatchLog::merge(const MismatchLog& other) {
   count_ += other.count_;
   for (const auto& l : other.lines_)

@@ -18,6 +18,8 @@ class MismatchLog {
 
   /// Records a mismatch; `where` is a position such as "r=3,c=4097" (may be empty); b is omitted when has_bias=false.
   void record(const std::string& where, uint16_t x, uint16_t b, uint16_t got, uint16_t expected, bool has_bias = true);
+  /// Records a mismatch whose line is already formatted (common/testfloat_record.h, for ops with a binary32 side).
+  void record_line(std::string line);
   /// Compares and records; returns true when equal.
   bool check(const std::string& where, uint16_t x, uint16_t b, uint16_t got, uint16_t expected, bool has_bias = true) {
     if (got == expected) return true;

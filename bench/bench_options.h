@@ -1,0 +1,27 @@
+// bench_options.h: what one `fuseproof bench` run measures: backend, shapes, dtypes, vector policies, GELU maths, reps.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fuseproof::bench {
+
+/// The names of every explicit GELU math, from the kernel's own table (kAllGeluMaths, gelu_math_name): the
+/// choices of --maths and its default.
+std::vector<std::string> gelu_math_choices();
+
+struct BenchOptions {
+  std::string backend = "cuda";          ///< cuda or emulated
+  std::vector<std::string> shapes;       ///< names from bench_shapes() or ROWSxWIDTH; empty = all
+  std::vector<std::string> dtypes = {"bf16", "fp16"};
+  std::vector<int> vectors = {16, 32};   ///< vector bytes
+  std::vector<std::string> maths = gelu_math_choices();  ///< gelu_math_name()s
+  int reps = 30;
+  int warmup = 3;
+  int graph_launches = 20;
+  int graph_reps = 10;
+  int64_t emulated_rows = 32;
+};
+
+}  // namespace fuseproof::bench

@@ -1,0 +1,46 @@
+// bench_report.h: one benchmark run's results: rows, the console table, and bench.json (scripts/perf_table.py
+// renders the Markdown tables of docs/PERFORMANCE.md from it).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fuseproof::bench {
+
+/// One result row; times in microseconds, NaN where not measured.
+struct Row {
+  std::string shape, dtype, math;
+  int64_t rows = 0, width = 0;
+  int vector = 16;
+  double fused_us = NAN, fused_gbs = NAN, copy_us = NAN, copy_gbs = NAN, fraction = NAN, eager_us = NAN,
+         speedup = NAN;
+  double graph_pdl_us = NAN, graph_nopdl_us = NAN, graph_copy_us = NAN;
+  bool exact = false;
+  int64_t mismatches = -1;
+  std::string note;
+};
+
+/// A row naming one variant (shape, dtype, vector bytes, GELU math), nothing measured yet.
+Row variant_row(const std::string& shape, int64_t rows, int64_t width, const std::string& dtype, int vector,
+                const std::string& math);
+
+struct Report {
+  std::string backend;  ///< "cuda" or "emulated"
+  nlohmann::json machine;
+  nlohmann::json settings;
+  std::vector<Row> rows;
+};
+
+/// The rows as a fixed-width table on stdout.
+void print_table(const Report& rep);
+
+/// bench.json: {backend, machine, settings, results: [row...]}; NaN becomes null.
+nlohmann::json report_json(const Report& rep);
+/// Writes report_json to `path`; throws std::runtime_error (one line) when it cannot.
+void write_json(const Report& rep, const std::string& path);
+
+}  // namespace fuseproof::bench

@@ -1,0 +1,174 @@
+// cuda_backend.cpp: timing the CUDA kernel against a copy and eager libtorch.
+#include "bench/cuda_backend.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include <cuda_runtime.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include "bench/bench_shapes.h"
+#include "bench/cuda_timing.h"
+#include "bench/machine_probe.h"
+#include "kernels/bias_gelu_tanh_launcher.h"
+#include "kernels/cuda_device.h"
+
+namespace fuseproof::bench {
+
+namespace {
+
+/// Elements of a and b whose encodings differ (compared as int16 on the device).
+int64_t count_differences(const torch::Tensor& a, const torch::Tensor& b) {
+  return a.view(torch::kInt16).ne(b.view(torch::kInt16)).sum().item<int64_t>();
+}
+
+/// Rotating inputs and outputs of one shape and dtype, with eager's answer for each.
+struct Sets {
+  std::vector<torch::Tensor> xs, outs, eager;
+  torch::Tensor bias;
+  int count = 0;
+  int64_t bytes = 0;  // of one x or out
+};
+
+/// Enough input/output sets that one rotation touches more than three L2s: no rep finds its data cached.
+Sets make_sets(const Shape& shape, ScalarType t, int l2_bytes) {
+  Sets s;
+  const auto opts = torch::TensorOptions()
+                        .dtype(t == ScalarType::kBf16 ? torch::kBFloat16 : torch::kHalf)
+                        .device(torch::kCUDA, 0);
+  s.bytes = shape.rows * shape.width * 2;
+  s.count = int(std::min<int64_t>(16, std::max<int64_t>(1, (3 * int64_t(l2_bytes)) / (2 * s.bytes) + 1)));
+  torch::manual_seed(1234);
+  for (int i = 0; i < s.count; ++i) {
+    s.xs.push_back(torch::randn({shape.rows, shape.width}, opts));
+    s.outs.push_back(torch::empty({shape.rows, shape.width}, opts));
+  }
+  s.bias = torch::randn({shape.width}, opts);
+  for (int i = 0; i < s.count; ++i) s.eager.push_back(torch::gelu(s.xs[size_t(i)] + s.bias, "tanh"));
+  cuda_check(cudaDeviceSynchronize(), "inputs");
+  return s;
+}
+
+/// Every out poisoned with 0xFF bytes, so that only the variant under test can make them exact.
+void poison(const Sets& s, cudaStream_t stream) {
+  for (const auto& o : s.outs) cuda_check(cudaMemsetAsync(o.data_ptr(), 0xFF, size_t(s.bytes), stream), "cudaMemsetAsync");
+}
+
+int64_t differences_from_eager(const Sets& s) {
+  int64_t n = 0;
+  for (int i = 0; i < s.count; ++i) n += count_differences(s.outs[size_t(i)], s.eager[size_t(i)]);
+  return n;
+}
+
+/// Measures one variant into `row` (times, exactness); throws on a rejected launch or a CUDA error.
+void measure(const BenchOptions& o, const Shape& shape, ScalarType t, Sets& sets, BiasGeluOptions opt,
+             cudaStream_t s, cudaStream_t gs, Row& row) {
+  constexpr Device kCuda0{DeviceKind::kCuda, 0};
+  auto launch = [&](int i, cudaStream_t stream, bool pdl) {
+    BiasGeluOptions lo = opt;
+    lo.stream = stream;
+    lo.pdl = pdl;
+    const size_t k = size_t(i % sets.count);
+    const LaunchStatus st =
+        bias_gelu_tanh(contiguous_view(sets.outs[k].data_ptr(), t, {shape.rows, shape.width}, kCuda0),
+                       contiguous_view(sets.xs[k].data_ptr(), t, {shape.rows, shape.width}, kCuda0),
+                       contiguous_view(sets.bias.data_ptr(), t, {shape.width}, kCuda0), lo);
+    if (!st.ok) throw std::runtime_error(st.message);
+  };
+  auto copy = [&](int i, cudaStream_t stream) {
+    const size_t k = size_t(i % sets.count);
+    cuda_check(cudaMemcpyAsync(sets.outs[k].data_ptr(), sets.xs[k].data_ptr(), size_t(sets.bytes),
+                               cudaMemcpyDeviceToDevice, stream),
+               "cudaMemcpyAsync");
+  };
+  poison(sets, s);
+  for (int i = 0; i < std::max(o.warmup, sets.count); ++i) launch(i, s, true);
+  row.fused_us = time_reps(s, o.reps, [&](int i) { launch(i, s, true); });
+  cuda_check(cudaDeviceSynchronize(), "fused");
+  row.mismatches = differences_from_eager(sets);
+  // Same-run copy of the same bytes, right after the fused reps.
+  for (int i = 0; i < o.warmup; ++i) copy(i, s);
+  row.copy_us = time_reps(s, o.reps, [&](int i) { copy(i, s); });
+  if (shape.rows <= kGraphMaxRows && o.graph_launches > 0) {
+    row.graph_pdl_us = time_graph(gs, o.graph_launches, o.graph_reps, [&](int i) { launch(i, gs, true); });
+    row.graph_nopdl_us = time_graph(gs, o.graph_launches, o.graph_reps, [&](int i) { launch(i, gs, false); });
+    row.graph_copy_us = time_graph(gs, o.graph_launches, o.graph_reps, [&](int i) { copy(i, gs); });
+    // The graph replays wrote the outputs again: they must still be exact.
+    cuda_check(cudaDeviceSynchronize(), "graphs");
+    poison(sets, gs);
+    time_graph(gs, std::max(o.graph_launches, sets.count), 1, [&](int i) { launch(i, gs, true); });
+    row.mismatches += differences_from_eager(sets);
+  }
+  row.exact = row.mismatches == 0;
+}
+
+}  // namespace
+
+int run_cuda(const BenchOptions& o, Report& rep) {
+  rep.backend = "cuda";
+  if (cuda_device_count() == 0 || !torch::cuda::is_available()) {
+    std::fprintf(stderr, "fuseproof bench: --backend cuda needs a CUDA device visible to both the CUDA runtime and "
+                         "libtorch, got none\n");
+    return 2;
+  }
+  rep.machine = cuda_machine(TORCH_VERSION);
+  rep.settings = {{"reps", o.reps}, {"warmup", o.warmup}, {"graph_launches", o.graph_launches},
+                  {"graph_reps", o.graph_reps}};
+  int l2 = 0;
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
+  cudaStream_t s = nullptr;   // the legacy default stream: libtorch's default stream, so eager queues on it too
+  cudaStream_t gs = nullptr;  // graph capture needs a stream of its own
+  cuda_check(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking), "cudaStreamCreate");
+  std::printf("bench on %s (sm_%s, driver %s, CUDA runtime %s, torch %s)\n",
+              rep.machine["gpu"].get<std::string>().c_str(), rep.machine["sm"].get<std::string>().c_str(),
+              rep.machine["driver"].get<std::string>().c_str(), rep.machine["cuda_runtime"].get<std::string>().c_str(),
+              TORCH_VERSION);
+  int status = 0;
+  for (const Shape& shape : select_shapes(o.shapes)) {
+    for (const std::string& dt : o.dtypes) {
+      const ScalarType t = dt == "fp16" ? ScalarType::kFp16 : ScalarType::kBf16;
+      Sets sets = make_sets(shape, t, l2);
+      // Eager, once per shape and dtype.
+      for (int i = 0; i < o.warmup; ++i) (void)torch::gelu(sets.xs[size_t(i % sets.count)] + sets.bias, "tanh");
+      const double eager_us = time_reps(
+          s, o.reps, [&](int i) { (void)torch::gelu(sets.xs[size_t(i % sets.count)] + sets.bias, "tanh"); });
+      for (int vb : o.vectors) {
+        for (const std::string& m : o.maths) {
+          Row row = variant_row(shape.name, shape.rows, shape.width, dt, vb, m);
+          row.eager_us = eager_us;
+          BiasGeluOptions opt;
+          opt.vector = static_cast<VectorPolicy>(vb);
+          if (!gelu_math_from_name(m, &opt.math)) throw std::runtime_error("bench: unknown GELU math " + m);
+          try {
+            measure(o, shape, t, sets, opt, s, gs, row);
+          } catch (const std::exception& e) {
+            row.exact = false;
+            row.note = e.what();
+            cudaGetLastError();
+          }
+          row.fused_gbs = double(2 * sets.bytes + shape.width * 2) / (row.fused_us * 1e3);
+          row.copy_gbs = double(2 * sets.bytes) / (row.copy_us * 1e3);
+          row.fraction = row.copy_us / row.fused_us;
+          row.speedup = row.eager_us / row.fused_us;
+          if (!row.exact) {
+            // A variant that is not exact is not a result: keep the row, drop its numbers.
+            if (row.note.empty()) row.note = std::to_string(row.mismatches) + " elements differ from eager";
+            row.fused_gbs = row.fraction = row.speedup = NAN;
+            status = 1;
+          }
+          std::printf("%s %s %d-byte %s: fused %.2f us, copy %.2f us (%.3f of copy), eager %.2f us (x%.2f)%s%s\n",
+                      shape.name.c_str(), dt.c_str(), vb, m.c_str(), row.fused_us, row.copy_us, row.fraction,
+                      row.eager_us, row.speedup, row.exact ? "" : ", NOT EXACT: ", row.note.c_str());
+          std::fflush(stdout);
+          rep.rows.push_back(row);
+        }
+      }
+    }
+  }
+  cudaStreamDestroy(gs);
+  return status;
+}
+
+}  // namespace fuseproof::bench

@@ -1,0 +1,19 @@
+// golden_digests.h: the one reader of golden/<arch>/digests.json (SHA-256 of an op's outputs over the 2^32 domain).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "reference/dtype.h"
+
+namespace fuseproof {
+
+/// The digest of `op` ("bias_gelu_tanh", "add_round") for dtype d in the digests.json at `path`; nullopt when the
+/// file or the entry is missing; verifies the file against its provenance.json first (golden_verify.h: exit 4 on a
+/// mismatch); throws std::runtime_error (one line) on an unreadable or malformed file.
+std::optional<std::string> read_golden_digest(const std::string& path, const std::string& op, ref::Dtype d);
+
+/// As read_golden_digest, but a missing file or entry is an error too (for callers that cannot go on without it).
+std::string require_golden_digest(const std::string& path, const std::string& op, ref::Dtype d);
+
+}  // namespace fuseproof

@@ -1,0 +1,86 @@
+"""cpu_subjects.py: CPU callables on torch tensors that the Python front end's tests audit (emulated model)."""
+
+import torch
+import torch.nn.functional as F
+
+_K_BETA = 0.7978845608028654  # sqrt(2) * 2/sqrt(pi) * 0.5, rounded to binary32 by torch as opmath
+_K_KAPPA = 0.044715
+
+
+def _gelu_f32(s):
+    """CUDA eager's GELU(tanh) in binary32, op by op. tanh is taken in binary64 and rounded once to binary32: torch's
+    CPU tanhf (Sleef) differs from the reference's at 4 bf16 and 26 fp16 inputs of GELU; this one at none (bf16)."""
+    inner = _K_BETA * (s + _K_KAPPA * (s * s * s))
+    t = torch.tanh(inner.double()).float()
+    return 0.5 * s * (1.0 + t)
+
+
+def _narrow(y, dtype):
+    """Rounds to dtype once; every NaN becomes 0x7FFF, as the GPU writes it (the CPU conversion writes 0x7FC0)."""
+    out = y.to(dtype)
+    out.view(torch.int16)[torch.isnan(y)] = 0x7FFF
+    return out
+
+
+def correct(x, bias):
+    """The op as eager CUDA computes it: the sum rounded to the dtype, then GELU in binary32, rounded once."""
+    return _narrow(_gelu_f32((x + bias).float()), x.dtype)
+
+
+def correct_out(x, bias, out):
+    """correct() in the out-argument form."""
+    out.copy_(correct(x, bias))
+
+
+def unrounded(x, bias):
+    """The fusion mistake: gelu(float(x) + float(bias)) rounded once, the sum never rounded to the dtype."""
+    return _narrow(_gelu_f32(x.float() + bias.float()), x.dtype)
+
+
+def wrong_dtype(x, bias):
+    """Right values, returned as float32."""
+    return correct(x, bias).float()
+
+
+def wrong_shape(x, bias):
+    """Right values, returned flattened."""
+    return correct(x, bias).reshape(-1)
+
+
+def raises(x, bias):
+    """Refuses every call, valid or not."""
+    raise RuntimeError("cpu_subjects.raises refuses every call")
+
+
+def writes_input(x, bias):
+    """Right values, computed in place over x."""
+    x.copy_(correct(x, bias))
+    return x.clone()
+
+
+def eager_cpu(x, bias):
+    """PyTorch's own CPU op (libtorch 1.13 computes bf16 GELU in bf16 arithmetic; it has no fp16 CPU GELU)."""
+    return F.gelu(x + bias, approximate="tanh")
+
+
+def writes_past_out(x, bias, out):
+    """Right values, and 8 more elements written just past the end of out (into the audit's guard)."""
+    out.copy_(correct(x, bias))
+    flat = out.view(-1)
+    torch.as_strided(flat, (flat.numel() + 8,), (1,))[flat.numel():] = 0
+
+
+def aborts(x, bias):
+    """Ends the process (SIGABRT) on any call with more than one row: the fault isolation's subject."""
+    if x.shape[0] > 1:
+        import os
+        os.abort()
+    return correct(x, bias)
+
+
+def hangs(x, bias):
+    """Never returns on a call with more than one row: the call time limit's subject."""
+    if x.shape[0] > 1:
+        import time
+        time.sleep(3600)
+    return correct(x, bias)

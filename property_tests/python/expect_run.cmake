@@ -1,0 +1,12 @@
+# expect_run.cmake: runs ARGS (a command line) and requires exit status CODE and, when given, MATCH in its output.
+separate_arguments(args UNIX_COMMAND "${ARGS}")
+execute_process(COMMAND ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}")
+message("stderr: ${err}")
+message("exit ${rc}")
+if(NOT rc EQUAL CODE)
+  message(FATAL_ERROR "expected exit ${CODE}, got ${rc}")
+endif()
+if(DEFINED MATCH AND NOT "${out}${err}" MATCHES "${MATCH}")
+  message(FATAL_ERROR "output does not match '${MATCH}'")
+endif()

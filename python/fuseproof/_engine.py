@@ -1,0 +1,98 @@
+"""_engine.py: turns a subject and its options into the C++ audit's AuditOptions and Subject (extension _fuseproof)."""
+
+import inspect
+import json
+import os
+import shlex
+import sys
+
+import torch
+
+from fuseproof import _fuseproof
+from fuseproof._bridge import Bridge
+from fuseproof.subjects import importable_name, takes_out
+
+_OPTION_TYPES = {"seed": int, "only": str, "tanh_model": str, "domain_biases": int, "max_width": int,
+                 "property_cases": int, "stop_after": int, "records": int, "shapes": str, "model": str,
+                 "default_shapes": bool, "call_timeout": (int, float), "isolate": bool}
+
+# Every width is valid for a torch op (2-byte "vectors"), so the widths class makes 8 times the calls it makes for the
+# built-in plugin's 8-element vectors; these defaults keep it at the plugin's number of calls (8,192 on CUDA, 2,048 on
+# the host). --max-width raises them.
+_PYTHON_MAX_WIDTH = {"cuda": 8192, "cpu": 2048}
+
+
+def resolve_device(device):
+    """torch.device of the subject: cuda when available unless told; ValueError for anything but cpu and cuda."""
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        d = torch.device(device)
+    except (RuntimeError, TypeError) as e:
+        raise ValueError("fuseproof audit: device must be cpu or cuda, got %s" % device) from e
+    if d.type not in ("cpu", "cuda"):
+        raise ValueError("fuseproof audit: device must be cpu or cuda, got %s" % device)
+    if d.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("fuseproof audit: device cuda is not usable here (torch %s, torch.cuda.is_available() is "
+                         "False)" % torch.__version__)
+    return d
+
+
+def child_command(subject_args):
+    """argv re-creating the subject in a fresh process (the engine appends --child-spec FILE): this interpreter, this
+    process's sys.path (so that the package and the subject's module import there too), `audit` and subject_args."""
+    boot = ("import sys, json; sys.path[:0] = json.loads(sys.argv.pop(1)); from fuseproof._cli import main; "
+            "sys.exit(main(sys.argv[1:]))")
+    path = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
+    return [sys.executable, "-c", boot, json.dumps(path), "audit"] + list(subject_args)
+
+
+def _source_sha256(fn):
+    try:
+        path = inspect.getsourcefile(inspect.unwrap(fn))
+    except (TypeError, ValueError):
+        path = None
+    return (path or "", _fuseproof.file_sha256(path) if path else "")
+
+
+def run_callable(fn, op="bias_gelu_tanh", dtype="all", device=None, report=None, json_path=None, out_arg=None,
+                 options=None, command="", name=None, description=None, subject_args=None, child_spec=""):
+    """Runs the audit on fn; returns (exit status, JSON report text). ValueError (one line) for bad arguments."""
+    if dtype not in ("bf16", "fp16", "all"):
+        raise ValueError("fuseproof audit: dtype must be bf16, fp16 or all, got %s" % dtype)
+    options = dict(options or {})
+    for k, v in options.items():
+        if k not in _OPTION_TYPES:
+            raise ValueError("fuseproof audit: unknown option %s (%s)" % (k, ", ".join(sorted(_OPTION_TYPES))))
+        want = _OPTION_TYPES[k]
+        if not isinstance(v, want) or (isinstance(v, bool) and want is not bool):
+            raise ValueError("fuseproof audit: option %s must be %s, got %r"
+                             % (k, "a number" if isinstance(want, tuple) else want.__name__, v))
+    d = resolve_device(device)
+    options.setdefault("max_width", _PYTHON_MAX_WIDTH[d.type])
+    if out_arg is None:
+        out_arg = takes_out(fn)
+    if name is None:
+        name = importable_name(fn) or getattr(fn, "__qualname__", repr(fn))
+    source, sha = _source_sha256(fn)
+    if subject_args is None:
+        importable = importable_name(fn)
+        subject_args = ["--callable", importable] if importable else []
+    ident = list(subject_args)
+    if ident and out_arg != takes_out(fn):
+        ident.append("--out-arg" if out_arg else "--no-out-arg")
+    backend = "cuda" if d.type == "cuda" else "emulated"
+    subject = {
+        "name": name,
+        "description": (description or "Python callable") + (" (" + source + ")" if source else "") +
+                       ", " + ("fn(x, bias, out)" if out_arg else "fn(x, bias) -> out") +
+                       ", torch " + torch.__version__,
+        "sha256": sha,
+        "cuda": d.type == "cuda",
+        "child_command": child_command(ident + ["--backend", backend]) if ident else [],
+        "reproduce_prefix": "python3 -m fuseproof audit " + " ".join(shlex.quote(a) for a in ident)
+                            if ident else "fuseproof.audit(%s, ...) (an in-process callable)" % name,
+    }
+    opts = dict(options, op=op, dtypes=["bf16", "fp16"] if dtype == "all" else [dtype],
+                backend=backend, command=command)
+    return _fuseproof.run(Bridge(fn, d, out_arg), subject, opts, report or "", json_path or "", child_spec or "")
