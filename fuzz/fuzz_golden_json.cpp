@@ -100,9 +100,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // As a run manifest, with and without the golden made from the valid run.
   (void)check_run(j, nullptr);
   try {
-    const nlohmann::json golden = fuseproof::e2e::make_golden(valid_run(), "sm_90", nullptr, nullptr);
+    const nlohmann::json golden = fuseproof::e2e::make_golden(valid_run(), "sm_90", nullptr, nullptr, nullptr);
     (void)check_run(j, &golden);
-    (void)fuseproof::e2e::make_golden(j, "sm_90", nullptr, nullptr);
+    (void)fuseproof::e2e::make_golden(j, "sm_90", nullptr, nullptr, nullptr);
   } catch (const std::exception& e) {
     one_line(e);
   }
