@@ -1,6 +1,6 @@
 // fuzz_cli.cpp: the `fuseproof` command-line parser (every subcommand this build has, cli/fuseproof_app.h) on argument
 // lists made from the input (split at NUL and newline bytes): parsed or refused with CLI11's one-line error or our own,
-// never a crash. The commands' callbacks are removed: only parsing and the options' own checks run.
+// never a crash. The commands themselves never run: only parsing and the options' own checks.
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -13,12 +13,10 @@
 
 namespace {
 
-void remove_callbacks(CLI::App& app) {
-  app.final_callback(nullptr);
-  app.parse_complete_callback(nullptr);
-  app.preparse_callback(nullptr);
-  for (CLI::App* sub : app.get_subcommands({})) remove_callbacks(*sub);
-}
+/// Thrown by the root app's parse-complete callback, which CLI11 runs after every option and subcommand is parsed and
+/// checked and before any subcommand's own callback: the commands never run. (Removing their callbacks instead would
+/// free the option storage that those callbacks own.)
+struct ParsedOnly {};
 
 }  // namespace
 
@@ -37,10 +35,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   const auto app = fuseproof::cli::make_fuseproof_app();
-  remove_callbacks(*app);
+  app->parse_complete_callback([] { throw ParsedOnly(); });
   if (argv.size() > 1 && !fuseproof::cli::unknown_command_message(*app, argv[1]).empty()) return 0;
   try {
     app->parse(int(argv.size()), argv.data());
+  } catch (const ParsedOnly&) {
+    // parsed and accepted: the command would run now
   } catch (const CLI::Error&) {
     // CLI11's refusal (or --help): parse_and_run prints it in one line and exits 2 (0 for --help).
   } catch (const std::exception& e) {
