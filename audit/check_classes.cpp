@@ -173,10 +173,15 @@ void check_rejection(const CheckContext& ctx, CheckResult& r) {
     }
   }
   Tally t(ctx, r);
+  size_t not_applicable = 0;
   for (const Probe& p : probes) {
-    ++r.cases;
     watch_label("rejection probe: " + p.what);
     const CallOutcome o = ctx.runner.call(p.spec);
+    if (o.not_applicable) {
+      ++not_applicable;
+      continue;
+    }
+    ++r.cases;
     if (!o.fault.empty()) {
       if (!o.subject_fault) throw std::runtime_error("audit: backend failure in rejection probe " + p.what + ": " + o.fault);
       t.fault("CUDA error in rejection probe " + p.what + " [" + describe_call(p.spec) + "]: " + o.fault);
@@ -199,6 +204,8 @@ void check_rejection(const CheckContext& ctx, CheckResult& r) {
   r.scope = std::to_string(probes.size()) + " invalid calls (widths not a multiple of " + std::to_string(v) +
             ", empty and negative shapes, int64 overflow, 4 invalid dtype codes, null and misaligned pointers), out "
             "poisoned with 0xFFA5 and " + std::to_string(kGuardElems) + " guard elements around every buffer";
+  if (not_applicable)
+    r.scope += "; " + std::to_string(not_applicable) + " of them not applicable to this subject (not counted)";
 }
 
 void check_extreme(const CheckContext& ctx, CheckResult& r) {

@@ -37,6 +37,8 @@ struct CallOutcome {
   bool inputs_intact = true;    ///< x, bias and their guards unchanged
   std::string fault;            ///< non-empty when the backend failed (a CUDA error): the class cannot go on
   bool subject_fault = false;   ///< the fault arose in or after the subject's call (a defect of the subject)
+  bool not_applicable = false;  ///< the runner cannot express this probe to its subject (a Python subject takes no
+                                ///< null pointer or invalid dtype code); counted apart, never as a pass
 };
 
 /// A call too large to hold twice on the host: x[r * width + c] = counter_pattern(seed, r * width + c) and

@@ -1,4 +1,5 @@
-// bench_options.h: what one `fuseproof bench` run measures: backend, shapes, dtypes, vector policies, GELU maths, reps.
+// bench_options.h: what one `fuseproof bench` run measures: backend, shapes, dtypes, distributions, vector policies,
+// GELU maths, plugins, reps.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,11 @@ struct BenchOptions {
   int graph_launches = 20;
   int graph_reps = 10;
   int64_t emulated_rows = 32;
+  std::vector<std::string> dists;        ///< builtin_distribution_names() entries; empty = every built-in
+  std::string input_file, input_shape;   ///< --input FILE (raw little-endian 16-bit) and its ROWSxWIDTH
+  std::string e2e_capture;               ///< folder of an e2e FFN capture (the e2e distribution)
+  std::vector<std::string> plugins;      ///< ABI plugins timed beside the built-in kernel
+  uint64_t seed = 1234;                  ///< of every generated input
 };
 
 }  // namespace fuseproof::bench

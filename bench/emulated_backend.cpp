@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <stdexcept>
 
 #include "bench/bench_shapes.h"
@@ -31,54 +32,36 @@ class AlignedHalfs {
   uint16_t* p_;
 };
 
-/// splitmix64: any 16-bit pattern (NaN, Inf and subnormals included).
-class SplitMix64 {
- public:
-  uint16_t next_half() {
-    state_ += 0x9E3779B97F4A7C15ull;
-    uint64_t z = state_;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return uint16_t(z ^ (z >> 31));
-  }
-
- private:
-  uint64_t state_ = 0x9E3779B97F4A7C15ull;
-};
-
 }  // namespace
 
-int run_emulated(const BenchOptions& o, Report& rep) {
+int run_emulated(const BenchOptions& o, const std::vector<Distribution>& dists,
+                 const std::vector<audit::Plugin>& plugins, Report& rep) {
   rep.backend = "emulated";
   rep.machine = host_machine();
   const int reps = std::max(1, std::min(o.reps, 5));
-  rep.settings = {{"rows", o.emulated_rows}, {"reps", reps}};
+  rep.settings = {{"rows", o.emulated_rows}, {"reps", reps}, {"seed", o.seed},
+                  {"distributions", distribution_settings(dists)}};
   for (const std::string& dt : o.dtypes) {
     const ScalarType t = dt == "fp16" ? ScalarType::kFp16 : ScalarType::kBf16;
     for (const Shape& s0 : select_shapes(o.shapes)) {
       const int64_t rows = std::min(s0.rows, o.emulated_rows);
       const Shape s{std::to_string(rows) + "x" + std::to_string(s0.width), rows, s0.width};
       const size_t n = size_t(s.rows * s.width);
-      AlignedHalfs x(n), bias(size_t(s.width)), out(n);
-      SplitMix64 rng;
-      for (size_t i = 0; i < n; ++i) x[i] = rng.next_half();
-      for (size_t i = 0; i < bias.size(); ++i) bias[i] = rng.next_half();
-      std::vector<uint16_t> first;
-      for (int vb : o.vectors)
-        for (const std::string& m : o.maths) {
-          BiasGeluOptions opt;
-          opt.vector = static_cast<VectorPolicy>(vb);
-          if (!gelu_math_from_name(m, &opt.math)) throw std::runtime_error("bench: unknown GELU math " + m);
+      for (const Distribution& dist : dists) {
+        AlignedHalfs x(n), bias(size_t(s.width)), out(n);
+        fill_host(x.data(), int64_t(n), dist, t == ScalarType::kBf16, o.seed, x_stream(0));
+        fill_host(bias.data(), s.width, dist, t == ScalarType::kBf16, o.seed, kBiasStream);
+        std::vector<uint16_t> first;
+        // Times one variant (best of reps) and compares its output with the first variant's.
+        auto run_variant = [&](Row row, const std::function<std::string()>& call) {
+          row.dist = dist.name;
           std::vector<double> secs;
           for (int r = 0; r < reps; ++r) {
             const auto t0 = std::chrono::steady_clock::now();
-            const LaunchStatus ls = bias_gelu_tanh(contiguous_view(out.data(), t, {s.rows, s.width}),
-                                                   contiguous_view(x.data(), t, {s.rows, s.width}),
-                                                   contiguous_view(bias.data(), t, {s.width}), opt);
-            if (!ls.ok) throw std::runtime_error(ls.message);
+            const std::string err = call();
+            if (!err.empty()) throw std::runtime_error(err);
             secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
           }
-          Row row = variant_row(s.name, s.rows, s.width, dt, vb, m);
           const double best = *std::min_element(secs.begin(), secs.end());
           row.fused_us = best * 1e6;
           row.fused_gbs = double(s.rows * s.width) / best / 1e6;  // Melem/s in this mode
@@ -92,9 +75,34 @@ int run_emulated(const BenchOptions& o, Report& rep) {
             row.exact = row.mismatches == 0;
           }
           rep.rows.push_back(row);
-          std::printf("emulated %s %s %d-byte %s: %.1f Melem/s (best of %zu, %.2f ms)\n", s.name.c_str(), dt.c_str(),
-                      vb, m.c_str(), row.fused_gbs, secs.size(), best * 1e3);
+          std::printf("emulated %s %s %s %s %d-byte %s: %.1f Melem/s (best of %zu, %.2f ms)\n", s.name.c_str(),
+                      dt.c_str(), dist.name.c_str(), row.kernel.c_str(), row.vector, row.math.c_str(), row.fused_gbs,
+                      secs.size(), best * 1e3);
+        };
+        for (int vb : o.vectors)
+          for (const std::string& m : o.maths) {
+            BiasGeluOptions opt;
+            opt.vector = static_cast<VectorPolicy>(vb);
+            if (!gelu_math_from_name(m, &opt.math)) throw std::runtime_error("bench: unknown GELU math " + m);
+            run_variant(variant_row(s.name, s.rows, s.width, dt, vb, m), [&] {
+              const LaunchStatus ls = bias_gelu_tanh(contiguous_view(out.data(), t, {s.rows, s.width}),
+                                                     contiguous_view(x.data(), t, {s.rows, s.width}),
+                                                     contiguous_view(bias.data(), t, {s.width}), opt);
+              return ls.ok ? std::string() : ls.message;
+            });
+          }
+        for (const audit::Plugin& p : plugins) {
+          Row row = variant_row(s.name, s.rows, s.width, dt, p.info().vector_bytes, "-");
+          row.kernel = p.info().kernel_name;
+          run_variant(row, [&] {
+            std::string msg;
+            const int32_t code = t == ScalarType::kBf16 ? FUSEPROOF_DTYPE_BF16 : FUSEPROOF_DTYPE_FP16;
+            return p.call(out.data(), x.data(), bias.data(), s.rows, s.width, code, nullptr, &msg) == 0
+                       ? std::string()
+                       : p.info().kernel_name + ": " + msg;
+          });
         }
+      }
     }
   }
   // A variant that differs from the first is a failure, as in the CUDA backend.

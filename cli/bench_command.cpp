@@ -3,12 +3,15 @@
 
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
 
 #include <CLI/CLI.hpp>
 
 #include "bench/bench_options.h"
 #include "bench/bench_report.h"
+#include "bench/bench_shapes.h"
 #include "bench/emulated_backend.h"
+#include "bench/input_distribution.h"
 #if FUSEPROOF_BENCH_CUDA
 #include "bench/cuda_backend.h"
 #endif
@@ -25,11 +28,32 @@ struct BenchArgs {
 int run(const BenchArgs& a) {
   bench::Report rep;
   int status = 0;
+  // Every refusal before anything is measured: distributions (names, files, sizes), then plugins.
+  std::vector<std::string> notes;
+  const std::vector<bench::Distribution> dists = bench::resolve_distributions(a.options, &notes);
+  for (const std::string& n : notes) std::printf("bench: %s\n", n.c_str());
+  if (dists.empty()) throw std::runtime_error("bench: --dist must leave at least one distribution, got none");
+  bench::select_shapes(a.options.shapes);
+  const int32_t memory = a.options.backend == "emulated" ? FUSEPROOF_MEMORY_HOST : FUSEPROOF_MEMORY_CUDA;
+  std::vector<audit::Plugin> plugins;
+  for (const std::string& path : a.options.plugins) {
+    try {
+      plugins.push_back(audit::Plugin::load(path, "bias_gelu_tanh"));
+    } catch (const audit::PluginError& e) {
+      std::string m = e.what();  // "audit: plugin PATH ..."
+      if (m.rfind("audit: ", 0) == 0) m = m.substr(7);
+      throw std::runtime_error("bench: --" + m);
+    }
+    if (plugins.back().info().memory != memory)
+      throw std::runtime_error("bench: --plugin must be a " + std::string(audit::memory_name(memory)) +
+                               "-memory plugin for --backend " + a.options.backend + ", got " +
+                               audit::memory_name(plugins.back().info().memory) + " " + path);
+  }
   if (a.options.backend == "emulated") {
-    status = bench::run_emulated(a.options, rep);
+    status = bench::run_emulated(a.options, dists, plugins, rep);
   } else {
 #if FUSEPROOF_BENCH_CUDA
-    status = bench::run_cuda(a.options, rep);
+    status = bench::run_cuda(a.options, dists, plugins, rep);
     if (status == 2) return 2;
 #else
     std::fprintf(stderr, "fuseproof bench: --backend cuda needs a build with CUDA and libtorch, this one has CUDA=%s "
@@ -38,6 +62,7 @@ int run(const BenchArgs& a) {
     return 2;
 #endif
   }
+  bench::print_worst_cases(rep);
   bench::print_table(rep);
   if (!a.json.empty()) bench::write_json(rep, a.json);
   return status;
@@ -48,7 +73,8 @@ int run(const BenchArgs& a) {
 void add_bench_command(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
   bench::BenchOptions& o = a->options;
-  const std::vector<std::string> maths = bench::gelu_math_choices();
+  std::vector<std::string> maths = bench::gelu_math_choices();
+  maths.push_back("auto");  // what the launcher picks (kAuto), named in the row by what it resolved to
   std::string math_list;
   for (const auto& m : maths) math_list += (math_list.empty() ? "" : ",") + m;
   CLI::App* cmd = app.add_subcommand(
@@ -81,6 +107,23 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--emulated-rows", o.emulated_rows, "rows per shape for --backend emulated")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 20))
       ->capture_default_str();
+  std::string dist_list;
+  for (const auto& d : bench::builtin_distribution_names()) dist_list += (dist_list.empty() ? "" : ",") + d;
+  cmd->add_option("--dist", o.dists,
+                  "comma list of input distributions (x and bias): " + dist_list +
+                      "; default all (e2e only with --e2e-capture)")
+      ->delimiter(',');
+  cmd->add_option("--e2e-capture", o.e2e_capture,
+                  "folder of an FFN pre-activation capture (FUSEPROOF_CAPTURE_FFN=DIR fuseproof e2e run ...): the e2e "
+                  "distribution");
+  cmd->add_option("--input", o.input_file,
+                  "raw little-endian 16-bit x patterns (the `file` distribution, cycled to fill each shape; bias from "
+                  "the same sample); needs --input-shape");
+  cmd->add_option("--input-shape", o.input_shape, "ROWSxWIDTH of --input (its size must match exactly)");
+  cmd->add_option("--plugin", o.plugins,
+                  "kernel plugin (kernels/fuseproof_kernel_abi.h) timed beside the built-in kernel; repeatable; CUDA "
+                  "memory for --backend cuda, host for emulated");
+  cmd->add_option("--seed", o.seed, "seed of every generated input")->capture_default_str();
   cmd->add_option("--json", a->json, "write the results as JSON (scripts/perf_table.py renders it as Markdown)");
   cmd->final_callback([a] { throw CLI::RuntimeError(run(*a)); });
 }

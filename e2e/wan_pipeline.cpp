@@ -5,11 +5,18 @@
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/version.h>
+#ifndef FUSEPROOF_TORCH_CUDA
+#define FUSEPROOF_TORCH_CUDA 0
+#endif
+#if FUSEPROOF_TORCH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
+#include "ffn_capture.h"
 #include "nvfp4.h"
 #include "seeded_generator.h"
 #include "adapters/torch_tensor_view.h"
@@ -142,6 +149,13 @@ struct WanPipeline::Impl {
 
   at::Tensor apply_site(Site& s, const at::Tensor& h) {
     const at::Tensor u = site_linear(*s.fc_in, h);  // with skip_bias_add (mounted) the bias is left to the op
+    if (s.gelu_target && s.fc_in->skip_bias_add && s.fc_in->bias.defined() && ffn_capture_pending()) {
+      // FUSEPROOF_CAPTURE_FFN (ffn_capture.h): the fused op's x and bias, for `fuseproof bench --dist e2e`.
+      const at::Tensor xc = u.contiguous().cpu(), bc = s.fc_in->bias.contiguous().cpu();
+      capture_ffn_site(s.name, u.scalar_type() == at::kHalf ? "fp16" : "bf16",
+                       static_cast<const uint16_t*>(xc.data_ptr()), xc.size(0), xc.size(1),
+                       static_cast<const uint16_t*>(bc.data_ptr()));
+    }
     if (!s.mounted) return eager_activation(s, u);
     at::Tensor out = at::empty_like(u);
     std::string why;
@@ -237,7 +251,13 @@ std::vector<float> bilinear_matrix(int n, int factor) {
 
 FusedBiasGelu kernel_bias_gelu_tanh() {
   return [](const TensorView& out, const TensorView& x, const TensorView& bias) {
-    return bias_gelu_tanh(out, x, bias);
+    BiasGeluOptions options;
+#if FUSEPROOF_TORCH_CUDA
+    // PyTorch's current stream of x's device, like an ATen op (adapters/torch_bias_gelu_tanh.h): ordered after the
+    // linear that produced x and before the next op, on whatever stream the caller made current.
+    if (x.device.kind == DeviceKind::kCuda) options.stream = c10::cuda::getCurrentCUDAStream(x.device.index).stream();
+#endif
+    return bias_gelu_tanh(out, x, bias, options);
   };
 }
 

@@ -1,4 +1,5 @@
-// bias_gelu_tanh_body.h: the fused kernel's per-element, per-vector and per-thread body, compiled for device and host.
+// bias_gelu_tanh_body.h: the fused kernel's per-element and per-vector math and its one grid-stride loop, compiled
+// for device and host.
 #pragma once
 
 #include <cmath>
@@ -95,45 +96,30 @@ FUSEPROOF_HD void store_vec(uint16_t* p, const HalfVec<kBytes>& v) {
 #endif
 }
 
-/// What every thread needs; counts are in vectors. width_vectors divides the row, so no vector straddles two rows.
-struct BodyArgs {
-  uint16_t* out;
-  const uint16_t* x;
-  const uint16_t* bias;
-  int64_t n_vectors;      ///< rows * width / elems
-  int64_t width_vectors;  ///< width / elems
-};
-
-/// The grid-stride loop of one thread: vectors first, first + stride, ... with 64-bit indices. The bias column is
-/// advanced by `stride mod width` instead of a division per vector.
+/// One vector of direct math: each element through bias_gelu_tanh_element.
 template <Half D, int kBytes, bool kRoundSum = true>
-FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, int64_t first, int64_t stride) {
-  constexpr int kElems = HalfVec<kBytes>::kElems;
-  if (first >= a.n_vectors) return;
-  int64_t col = first % a.width_vectors;
-  const int64_t col_step = stride % a.width_vectors;
-  for (int64_t v = first; v < a.n_vectors; v += stride) {
-    const HalfVec<kBytes> xv = load_vec<kBytes>(a.x + v * kElems);
-    const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + col * kElems);
-    HalfVec<kBytes> ov;
+FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_direct_vec(const HalfVec<kBytes>& xv, const HalfVec<kBytes>& bv) {
+  HalfVec<kBytes> ov;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int i = 0; i < kElems; ++i) ov.h[i] = bias_gelu_tanh_element<D, kRoundSum>(xv.h[i], bv.h[i]);
-    store_vec<kBytes>(a.out + v * kElems, ov);
-    col += col_step;
-    if (col >= a.width_vectors) col -= a.width_vectors;
-  }
+  for (int i = 0; i < HalfVec<kBytes>::kElems; ++i) ov.h[i] = bias_gelu_tanh_element<D, kRoundSum>(xv.h[i], bv.h[i]);
+  return ov;
 }
 
 /// Entries of the GELU table: one per 16-bit pattern.
 inline constexpr int kGeluTableEntries = 65536;
 inline constexpr int kGeluTableBytes = kGeluTableEntries * 2;
 
-/// Vectors each thread of the table kernel loads before it uses the first: 64 bytes of x (and of bias) in flight per
-/// thread, so one 1,024-thread block per SM keeps 64 KiB of reads outstanding.
-template <int kBytes>
-inline constexpr int kTableUnroll = 64 / kBytes;
+/// Two elements' eager `x + bias` tensor values, packed as a word of two T patterns: two exact widenings per operand,
+/// two binary32 adds, one packed rounding to T.
+template <Half D>
+FUSEPROOF_HD uint32_t packed_sum(uint32_t x_word, uint32_t bias_word) {
+  float x0, x1, b0, b1;
+  half2_to_float2<D>(x_word, x0, x1);
+  half2_to_float2<D>(bias_word, b0, b1);
+  return float2_to_half2_rn<D>(add_rn(x0, b0), add_rn(x1, b1));
+}
 
 /// One vector through the table: per pair of elements two exact widenings, two binary32 adds, one packed rounding to
 /// T (the eager `x + bias` tensor) and two table lookups (the eager GELU of that tensor).
@@ -148,52 +134,12 @@ FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_table_vec(const HalfVec<kBytes>& xv,
 #pragma unroll
 #endif
   for (int i = 0; i < kWords; ++i) {
-    float x0, x1, b0, b1;
-    half2_to_float2<D>(xw[i], x0, x1);
-    half2_to_float2<D>(bw[i], b0, b1);
-    const uint32_t s = float2_to_half2_rn<D>(add_rn(x0, b0), add_rn(x1, b1));
+    const uint32_t s = packed_sum<D>(xw[i], bw[i]);
     ow[i] = uint32_t(table[s & 0xFFFFu]) | (uint32_t(table[s >> 16]) << 16);
   }
   HalfVec<kBytes> ov;
   std::memcpy(ov.h, ow, kBytes);
   return ov;
-}
-
-/// The table kernel's thread: the same grid-stride order as bias_gelu_tanh_thread, kUnroll vectors (v, v + stride,
-/// ...) loaded before any is computed, then a remainder loop. `table` holds gelu_tanh_half<D>(p) at p (shared memory
-/// on the device).
-template <Half D, int kBytes, int kUnroll = kTableUnroll<kBytes>>
-FUSEPROOF_HD void bias_gelu_tanh_table_thread(const BodyArgs& a, const uint16_t* table, int64_t first,
-                                              int64_t stride) {
-  constexpr int kElems = HalfVec<kBytes>::kElems;
-  if (first >= a.n_vectors) return;
-  int64_t col = first % a.width_vectors;
-  const int64_t col_step = stride % a.width_vectors;
-  int64_t v = first;
-  for (; v + (kUnroll - 1) * stride < a.n_vectors; v += kUnroll * stride) {
-    HalfVec<kBytes> xv[kUnroll], bv[kUnroll];
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-    for (int u = 0; u < kUnroll; ++u) {
-      xv[u] = load_vec<kBytes>(a.x + (v + u * stride) * kElems);
-      bv[u] = load_vec<kBytes>(a.bias + col * kElems);
-      col += col_step;
-      if (col >= a.width_vectors) col -= a.width_vectors;
-    }
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-    for (int u = 0; u < kUnroll; ++u)
-      store_vec<kBytes>(a.out + (v + u * stride) * kElems, bias_gelu_tanh_table_vec<D, kBytes>(xv[u], bv[u], table));
-  }
-  for (; v < a.n_vectors; v += stride) {
-    const HalfVec<kBytes> xv = load_vec<kBytes>(a.x + v * kElems);
-    const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + col * kElems);
-    store_vec<kBytes>(a.out + v * kElems, bias_gelu_tanh_table_vec<D, kBytes>(xv, bv, table));
-    col += col_step;
-    if (col >= a.width_vectors) col -= a.width_vectors;
-  }
 }
 
 // --- Compact GELU table: only the patterns with |x| < 8, plus a rule for the rest.
@@ -258,10 +204,7 @@ FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_compact_vec(const HalfVec<kBytes>& x
 #pragma unroll
 #endif
   for (int i = 0; i < kWords; ++i) {
-    float x0, x1, b0, b1;
-    half2_to_float2<D>(xw[i], x0, x1);
-    half2_to_float2<D>(bw[i], b0, b1);
-    sw[i] = float2_to_half2_rn<D>(add_rn(x0, b0), add_rn(x1, b1));
+    sw[i] = packed_sum<D>(xw[i], bw[i]);
     over |= (sw[i] & 0x7FFF7FFFu) + kOverBias;
   }
   if ((over & 0x80008000u) == 0) {
@@ -286,55 +229,66 @@ FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_compact_vec(const HalfVec<kBytes>& x
   return ov;
 }
 
-/// The compact kernels' thread: the grid-stride order of bias_gelu_tanh_thread, kUnroll vectors loaded before any is
-/// computed, with element offsets advanced by a precomputed step (no 64-bit multiply per vector) and the bias column
-/// wrapped by one compare.
-template <Half D, int kBytes, int kUnroll>
-FUSEPROOF_HD void bias_gelu_tanh_compact_thread(const BodyArgs& a, const uint16_t* table, int64_t first,
-                                                int64_t stride) {
+/// The GELU table a table policy reads: all 65,536 patterns (kCompact = false), or only the |x| < 8 ones in
+/// compact_table_pattern's order. Entry i holds gelu_tanh_half<D>(pattern(i)); the device fill kernel and the
+/// emulation's host table both build it from this.
+template <Half D, bool kCompact>
+struct GeluTable {
+  static constexpr int kEntries = kCompact ? kCompactEntries<D> : kGeluTableEntries;
+  static constexpr int kBytes = kEntries * 2;
+  FUSEPROOF_HD static uint16_t pattern(uint32_t i) { return kCompact ? compact_table_pattern<D>(i) : uint16_t(i); }
+};
+
+/// What every thread needs; counts are in vectors. width_vectors divides the row, so no vector straddles two rows.
+struct BodyArgs {
+  uint16_t* out;
+  const uint16_t* x;
+  const uint16_t* bias;
+  int64_t n_vectors;      ///< rows * width / elems
+  int64_t width_vectors;  ///< width / elems
+};
+
+/// The one grid-stride loop: thread `first` of `stride` takes vectors first, first + stride, ... (64-bit indices;
+/// the bias column advanced by `stride mod width` and wrapped by one compare instead of a division per vector),
+/// P::kUnroll vectors loaded before any is computed, then the remainder one at a time. P::vec computes one vector
+/// (bias_gelu_tanh_policies.h); `table` is the policy's GELU table (shared memory on the device; unused by direct
+/// math). Every vector is read before the same thread overwrites it, so out == x (exact in-place) is safe.
+/// (Index form, not element offsets with a precomputed trip count: with it the direct kernel keeps 32 registers on
+/// sm_90 instead of 40, i.e. 8 resident blocks, and no compact kernel spills on sm_90.)
+template <class P>
+FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, const uint16_t* table, int64_t first, int64_t stride) {
+  constexpr int kBytes = P::kVectorBytes;
   constexpr int kElems = HalfVec<kBytes>::kElems;
+  constexpr int kUnroll = P::kUnroll;
   if (first >= a.n_vectors) return;
-  int64_t left = (a.n_vectors - first + stride - 1) / stride;  // this thread's vectors, >= 1
-  int64_t off = first * kElems;
-  const int64_t step = stride * kElems;
-  const int64_t width = a.width_vectors * kElems;
-  const int64_t bias_step = (stride % a.width_vectors) * kElems;
-  int64_t bias_off = (first % a.width_vectors) * kElems;
-  for (; left >= kUnroll; left -= kUnroll) {
+  int64_t col = first % a.width_vectors;
+  const int64_t col_step = stride % a.width_vectors;
+  int64_t v = first;
+  for (; v + (kUnroll - 1) * stride < a.n_vectors; v += kUnroll * stride) {
     HalfVec<kBytes> xv[kUnroll], bv[kUnroll];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
     for (int u = 0; u < kUnroll; ++u) {
-      xv[u] = load_vec<kBytes>(a.x + off + u * step);
-      bv[u] = load_vec<kBytes>(a.bias + bias_off);
-      bias_off += bias_step;
-      if (bias_off >= width) bias_off -= width;
+      xv[u] = load_vec<kBytes>(a.x + (v + u * stride) * kElems);
+      bv[u] = load_vec<kBytes>(a.bias + col * kElems);
+      col += col_step;
+      if (col >= a.width_vectors) col -= a.width_vectors;
     }
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int u = 0; u < kUnroll; ++u)
-      store_vec<kBytes>(a.out + off + u * step, bias_gelu_tanh_compact_vec<D, kBytes>(xv[u], bv[u], table));
-    off += kUnroll * step;
+    for (int u = 0; u < kUnroll; ++u) store_vec<kBytes>(a.out + (v + u * stride) * kElems, P::vec(xv[u], bv[u], table));
   }
-  for (; left > 0; --left) {
-    const HalfVec<kBytes> xv = load_vec<kBytes>(a.x + off);
-    const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + bias_off);
-    store_vec<kBytes>(a.out + off, bias_gelu_tanh_compact_vec<D, kBytes>(xv, bv, table));
-    off += step;
-    bias_off += bias_step;
-    if (bias_off >= width) bias_off -= width;
+  if constexpr (kUnroll > 1) {
+    for (; v < a.n_vectors; v += stride) {
+      const HalfVec<kBytes> xv = load_vec<kBytes>(a.x + v * kElems);
+      const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + col * kElems);
+      store_vec<kBytes>(a.out + v * kElems, P::vec(xv, bv, table));
+      col += col_step;
+      if (col >= a.width_vectors) col -= a.width_vectors;
+    }
   }
 }
-
-/// Compact-table kernel geometry: kBlocksPerSm resident blocks per SM, each with its own table copy. Two blocks of
-/// 768 threads (1,536 per SM, 42 registers each) keep 32 bytes of x per thread in flight (48 KiB per SM); two blocks
-/// of 1,024 would cap registers at 32, where even one vector per thread spills. One block: 1,024 threads with the table
-/// kernel's 64 bytes per thread (64 KiB per SM).
-template <int kBlocksPerSm>
-inline constexpr int kCompactBlockThreads = kBlocksPerSm == 2 ? 768 : 1024;
-template <int kBytes, int kBlocksPerSm>
-inline constexpr int kCompactUnroll = (kBlocksPerSm == 2 ? 32 : 64) / kBytes;
 
 }  // namespace fuseproof::kernel

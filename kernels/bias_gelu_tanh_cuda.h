@@ -1,21 +1,32 @@
-// bias_gelu_tanh_cuda.h: the launcher's private entry into bias_gelu_tanh.cu (geometry and launch of validated views).
+// bias_gelu_tanh_cuda.h: the launcher's private entry into the CUDA side: the kernel instantiations of
+// bias_gelu_tanh.cu, and the geometry, GELU-table cache and launch of bias_gelu_tanh_cuda_launch.cpp.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "bias_gelu_tanh_body.h"
+#include "bias_gelu_tanh_policies.h"
 
 namespace fuseproof::kernel {
 
-/// Threads per block of the CUDA kernel and of the emulation's simulated grid.
-inline constexpr int kBlockThreads = 256;
-/// Threads per block of the table kernel: one block per SM (its 128 KiB table leaves no room for a second).
-inline constexpr int kTableBlockThreads = 1024;
+/// Kernel flags: PDL's two halves, each only when the launch uses PDL.
+enum KernelFlags : int {
+  kFlagWait = 1,     ///< griddepcontrol.wait before the first global read of x or bias
+  kFlagTrigger = 2,  ///< griddepcontrol.launch_dependents after the last store
+};
 
-/// Which kernel a launch runs: direct math, the full 65,536-entry table (1 block per SM), or the compact |x| < 8 table
-/// with 2 or 1 resident 1,024-thread blocks per SM.
-enum class TableKind : int { kNone = 0, kFull = 1, kCompact2 = 2, kCompact1 = 3 };
+/// Threads per block of the GELU-table fill kernel.
+inline constexpr int kFillBlockThreads = 256;
+
+// --- bias_gelu_tanh.cu (device code)
+
+/// bias_gelu_tanh_kernel<P> for the policy P of (dtype, access bytes, kind): a __global__ taking
+/// (BodyArgs, const uint16_t* table, int flags).
+const void* bias_gelu_tanh_kernel_for(Half dtype, int vector_bytes, TableKind kind);
+/// The fill kernel (uint16_t* table) of the full (compact = false) or compact GELU table of dtype.
+const void* gelu_table_fill_kernel_for(Half dtype, bool compact);
+
+// --- bias_gelu_tanh_cuda_launch.cpp (host code)
 
 /// A launch that has passed bias_gelu_tanh_can_implement.
 struct CudaLaunch {
@@ -33,15 +44,6 @@ struct CudaLaunch {
 /// Empty when `device` can run the kernel for (dtype, vector_bytes), else why not (no image for its architecture).
 std::string bias_gelu_tanh_cuda_check(int device, Half dtype, int vector_bytes);
 
-/// min(SMs x resident blocks per SM, ceil(vectors / block)) for the instantiation on `device`; 0 when unknown.
-int64_t bias_gelu_tanh_cuda_grid(int device, Half dtype, int vector_bytes, int64_t n_vectors);
-
-/// Threads per block of a table kernel of `kind` (kTableBlockThreads, or kCompactBlockThreads<2> for kCompact2).
-int table_kernel_block_threads(TableKind kind);
-
-/// Shared memory per block of a table kernel of `kind` (kFull: 128 KiB; compact: kCompactBytes of the larger dtype).
-int table_kernel_smem_bytes(TableKind kind, Half dtype);
-
 /// Empty when `device` can run the table kernel of `kind` (its table in opt-in shared memory per block), else why not.
 std::string bias_gelu_tanh_cuda_table_check(int device, TableKind kind = TableKind::kFull);
 
@@ -52,10 +54,11 @@ std::string bias_gelu_tanh_cuda_table_check(int device, TableKind kind = TableKi
 const uint16_t* bias_gelu_tanh_cuda_table(int device, Half dtype, bool build, std::string* error,
                                           TableKind kind = TableKind::kFull);
 
-/// Like bias_gelu_tanh_cuda_grid for a table kernel (1,024-thread blocks, each with its table in shared memory).
-/// Valid once the table of `dtype` and `kind` exists on `device` (its build sets the shared-memory opt-in).
-int64_t bias_gelu_tanh_cuda_table_grid(int device, Half dtype, int vector_bytes, int64_t n_vectors,
-                                       TableKind kind = TableKind::kFull);
+/// min(SMs x resident blocks per SM, ceil(vectors / block)) for the policy of (dtype, access bytes, kind) on `device`
+/// (residency from the occupancy API, asked once); 0 when unknown. For a table kind, valid once its table exists
+/// (the build sets the shared-memory opt-in).
+int64_t bias_gelu_tanh_cuda_grid(int device, Half dtype, int vector_bytes, int64_t n_vectors,
+                                 TableKind kind = TableKind::kNone);
 
 /// Bytes per access a compact kernel uses for `vector_bytes` on a device of compute capability `cc` (x10): 32 only
 /// on sm_100+; before it a 32-byte vector is two warp-contiguous 16-byte accesses (a 32-byte stride per thread makes

@@ -85,17 +85,6 @@ std::string pointer_kind_name(const PointerInfo& p) {
   }
 }
 
-#if FUSEPROOF_HAVE_CUDA
-kernel::TableKind table_kind(GeluMath m) {
-  switch (m) {
-    case GeluMath::kTable: return kernel::TableKind::kFull;
-    case GeluMath::kTableCompact: return kernel::TableKind::kCompact2;
-    case GeluMath::kTableCompact1: return kernel::TableKind::kCompact1;
-    default: return kernel::TableKind::kNone;
-  }
-}
-#endif
-
 struct Plan {
   int vector_bytes = 16;
   GeluMath math = GeluMath::kDirect;  ///< resolved
@@ -219,7 +208,7 @@ LaunchStatus validate(const TensorView& out, const TensorView& x, const TensorVi
         x.device.index, x.dtype == ScalarType::kBf16 ? kernel::Half::kBf16 : kernel::Half::kFp16, vector_bytes);
     if (!why.empty()) return LaunchStatus{false, why};
     if (options.math != GeluMath::kAuto && options.math != GeluMath::kDirect) {
-      const std::string no_table = kernel::bias_gelu_tanh_cuda_table_check(x.device.index, table_kind(options.math));
+      const std::string no_table = kernel::bias_gelu_tanh_cuda_table_check(x.device.index, kernel::table_kind_of(options.math));
       if (!no_table.empty()) return LaunchStatus{false, no_table};
     }
   }
@@ -248,7 +237,7 @@ GeluMath bias_gelu_tanh_resolve_math(const Device& device, int64_t elements, Gel
   if (elements < kAutoTableMinElements) return GeluMath::kDirect;
 #if FUSEPROOF_HAVE_CUDA
   if (device.kind == DeviceKind::kCuda &&
-      !kernel::bias_gelu_tanh_cuda_table_check(device.index, table_kind(kAutoLargeMath)).empty())
+      !kernel::bias_gelu_tanh_cuda_table_check(device.index, kernel::table_kind_of(kAutoLargeMath)).empty())
     return GeluMath::kDirect;
 #else
   (void)device;
@@ -310,7 +299,7 @@ LaunchStatus bias_gelu_tanh(const TensorView& out, const TensorView& x, const Te
   launch.stream = options.stream;
   launch.pdl = options.pdl;
   launch.skip_wait = options.pdl_skip_wait_for_test;
-  launch.table = table_kind(plan.math);
+  launch.table = kernel::table_kind_of(plan.math);
   launch.table_auto = options.math == GeluMath::kAuto;
   const std::string err = kernel::bias_gelu_tanh_cuda_launch(launch);
   if (!err.empty()) return LaunchStatus{false, err};

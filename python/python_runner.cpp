@@ -118,6 +118,7 @@ audit::CallOutcome PythonRunner::call(const audit::CallSpec& s) {
   o.out.assign(s.out_elems, kPoison);
   if (const std::string why = inexpressible_reason(s); !why.empty()) {
     o.rc = 1;
+    o.not_applicable = true;
     o.message = "not applicable to a Python subject: " + why + " cannot be passed as torch tensors";
     return o;
   }

@@ -4,7 +4,8 @@
 Writes, per dtype (bf16, fp16):
   gelu_tanh_<dtype>.bin     65,536 little-endian uint16: entry i = eager gelu(x, approximate="tanh") bits for input bits i
   digests.json              SHA-256 over the whole 2^32 (x, bias) domain, canonical order (bias bits outer, x bits inner,
-                            output bits as little-endian uint16) of eager `gelu(x + bias, "tanh")` and of eager `x + bias`
+                            output bits as little-endian uint16) of eager `gelu(x + bias, "tanh")` and of eager `x + bias`;
+                            and their tree digests (`*_tree`: SHA-256 of the 65,536 per-bias row digests)
   nan_observed.json         the output bits the device gives for NaN inputs of each class (conversion and add)
   mufu_tables.tar.xz        the device's ex2.approx.ftz.f32 and rcp.approx.ftz.f32 over every input in [1, 2), with
                             the scaling identities the reference relies on checked over the whole range it uses
@@ -59,18 +60,27 @@ def gelu_table(dtype, device):
 
 
 def domain_digests(dtype, device, block=2048):
-    """SHA-256 of eager x + bias and gelu(x + bias) over all 2^32 pairs, bias bits outer, x bits inner."""
+    """SHA-256 of eager x + bias and gelu(x + bias) over all 2^32 pairs, bias bits outer, x bits inner: the flat
+    digests (one stream) and the tree digests (SHA-256 over the 65,536 per-bias row digests as lower-case hex,
+    common/tree_digest.h). Returns (add, gelu, add_tree, gelu_tree)."""
     x = all_patterns(dtype, device).reshape(1, 65536)
     biases = all_patterns(dtype, device)
     h_add, h_gelu = hashlib.sha256(), hashlib.sha256()
+    t_add, t_gelu = hashlib.sha256(), hashlib.sha256()
+    row = 65536 * 2
     for b0 in range(0, 65536, block):
         b = biases[b0:b0 + block].reshape(block, 1)
         # Same ops as eager `x + bias` on a (rows, width) tensor with a (width,) bias: one broadcast add, then gelu.
         s = x + b
         g = torch.nn.functional.gelu(s, approximate="tanh")
-        h_add.update(s.view(torch.int16).cpu().numpy().astype("<u2").tobytes())
-        h_gelu.update(g.view(torch.int16).cpu().numpy().astype("<u2").tobytes())
-    return h_add.hexdigest(), h_gelu.hexdigest()
+        s_bytes = s.view(torch.int16).cpu().numpy().astype("<u2").tobytes()
+        g_bytes = g.view(torch.int16).cpu().numpy().astype("<u2").tobytes()
+        h_add.update(s_bytes)
+        h_gelu.update(g_bytes)
+        for r in range(block):
+            t_add.update(hashlib.sha256(s_bytes[r * row:(r + 1) * row]).hexdigest().encode("ascii"))
+            t_gelu.update(hashlib.sha256(g_bytes[r * row:(r + 1) * row]).hexdigest().encode("ascii"))
+    return h_add.hexdigest(), h_gelu.hexdigest(), t_add.hexdigest(), t_gelu.hexdigest()
 
 
 def nan_observations(device):
@@ -173,16 +183,19 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     timings = {}
     digests = {"order": "bias bits 0x0000..0xFFFF outer, x bits 0x0000..0xFFFF inner, output bits little-endian uint16",
-               "bias_gelu_tanh": {}, "add_round": {}}
+               "tree": "SHA-256 over the 65,536 per-bias row digests (lower-case hex, bias order); common/tree_digest.h",
+               "bias_gelu_tanh": {}, "add_round": {}, "bias_gelu_tanh_tree": {}, "add_round_tree": {}}
     for name, dt in DTYPES.items():
         t = time.time()
         write_atomically(os.path.join(outdir, f"gelu_tanh_{name}.bin"), gelu_table(dt, dev))
         timings[f"gelu_table_{name}_s"] = round(time.time() - t, 3)
         t = time.time()
-        add_d, gelu_d = domain_digests(dt, dev)
+        add_d, gelu_d, add_t, gelu_t = domain_digests(dt, dev)
         timings[f"domain_digests_{name}_s"] = round(time.time() - t, 3)
         digests["bias_gelu_tanh"][name] = gelu_d
         digests["add_round"][name] = add_d
+        digests["bias_gelu_tanh_tree"][name] = gelu_t
+        digests["add_round_tree"][name] = add_t
         print(f"{name}: gelu(x+bias) sha256 {gelu_d}  x+bias sha256 {add_d}", flush=True)
     write_atomically(os.path.join(outdir, "digests.json"), json.dumps(digests, indent=2))
     write_atomically(os.path.join(outdir, "nan_observed.json"), json.dumps(nan_observations(dev), indent=2))

@@ -3,8 +3,9 @@
 # the compiler's resource report and the SASS instruction counts of every kernel variant, all into $OUT.
 #   OUT=<dir> scripts/gpu_bench.sh
 # Environment: BUILD_DIR (default build-gpu), BENCH_TIMEOUT (seconds, default 300), BENCH_ARGS (extra `fuseproof bench`
-#   options, default "--reps 20": every shape x dtype x vector x math (direct, table, table-compact, table-compact-1b)
-#   in about a minute; e.g. "--shapes 256x13824 --dtypes bf16 --reps 10"), SASS_ARCH (default sm_90).
+#   options, default "--reps 20 --dist normal1,uniform16": every shape x dtype x vector x math (direct, table,
+#   table-compact, table-compact-1b) on two distributions in about two minutes (all six: scripts/gpu_bench_dist.sh);
+#   e.g. "--shapes 256x13824 --dtypes bf16 --reps 10"), SASS_ARCH (default sm_90).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:?OUT must name the folder for the results}
@@ -33,11 +34,16 @@ text = "\n" + open(sys.argv[1]).read()
 funcs = re.split(r"\n\s*Function : ", text)[1:]
 ins_re = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
 def short(name):
-    m = re.search(r"(gelu_table_fill_kernel|gelu_compact_fill_kernel|bias_gelu_tanh_compact_kernel|"
-                  r"bias_gelu_tanh_table_kernel|bias_gelu_tanh_kernel)ILNS0_4HalfE(\d)E(?:Li(\d+)E)?(?:Li(\d+)E)?", name)
-    if not m: return name[:60]
-    return "%s<%s%s%s>" % (m.group(1), "bf16" if m.group(2) == "0" else "fp16", ", %s B" % m.group(3) if m.group(3) else "",
-                           ", %s/SM" % m.group(4) if m.group(4) else "")
+    # bias_gelu_tanh_kernel<Policy<Half, bytes[, blocks per SM or round-sum]>>, gelu_table_fill_kernel<Half, GeluTable>
+    dt = lambda d: "bf16" if d == "0" else "fp16"
+    m = re.search(r"bias_gelu_tanh_kernelINS0_\d+(DirectMath|FullTable|CompactTable)ILNS0_4HalfE(\d)ELi(\d+)E"
+                  r"(?:Li(\d+)E)?", name)
+    if m:
+        return "%s<%s, %s B%s>" % (m.group(1), dt(m.group(2)), m.group(3), ", %s/SM" % m.group(4) if m.group(4) else "")
+    m = re.search(r"gelu_table_fill_kernelILNS0_4HalfE(\d)E.*?GeluTableIL\w+?ELb(\d)E", name)
+    if m:
+        return "gelu_table_fill_kernel<%s, %s>" % (dt(m.group(1)), "compact" if m.group(2) == "1" else "full")
+    return name[:60]
 keys = ["LDG", "STG", "LDS", "STS", "MUFU", "F2FP", "FADD", "FMUL", "FFMA", "HADD2", "PRMT", "LOP3", "SHF", "IMAD",
         "IADD3", "LEA", "ISETP", "BRA"]
 print("| kernel | instructions | hot loop instructions | stored elements per loop pass | instructions per element | " +
@@ -69,7 +75,7 @@ fi
 # --- The benchmark.
 t0=$SECONDS
 # shellcheck disable=SC2086
-timeout -k 5 "$BENCH_TIMEOUT" "$bin" bench --json "$OUT/bench.json" ${BENCH_ARGS:---reps 20} > "$OUT/bench.txt" 2>&1
+timeout -k 5 "$BENCH_TIMEOUT" "$bin" bench --json "$OUT/bench.json" ${BENCH_ARGS:---reps 20 --dist normal1,uniform16} > "$OUT/bench.txt" 2>&1
 rc=$?
 # One renderer of bench.json: scripts/perf_table.py (the tables of docs/PERFORMANCE.md).
 if [ -s "$OUT/bench.json" ]; then

@@ -4,9 +4,11 @@ renderer of bench.json; `fuseproof bench` writes only the JSON).
 
     scripts/perf_table.py bench.json > round.md
 
-CUDA backend: the machine line, a summary (fused/copy per shape x dtype x vector, one column per math, the best
-marked), the small-shape graph-replay table, and the full table. Rows that were not exact show NOT EXACT and no
-ratio. Emulated backend: the CPU line and one table of Melem/s per variant.
+CUDA backend: the machine line, the worst case over input distributions per shape x dtype (one column per variant:
+the built-in kernel's vector x math, each plugin; the lowest fused/copy over the distributions and which one; the
+headline figure), the per-distribution table (fused/copy per shape x dtype x distribution, same columns), the
+small-shape graph-replay table, and the full table. Rows that were not exact show NOT EXACT and no ratio. Emulated
+backend: the CPU line, the worst case (Melem/s) and one table of Melem/s per variant.
 """
 import json
 import sys
@@ -16,16 +18,63 @@ def num(v, f):
     return "-" if v is None else f % v
 
 
+def dist(r):
+    """The row's input distribution; bench.json files from before --dist used torch.randn, i.e. N(0, 1)."""
+    return r.get("dist", "randn")
+
+
+def variant(r):
+    """The column a row belongs to: the built-in kernel's vector x math, or a plugin's kernel name and vector."""
+    kernel = r.get("kernel", "built-in")
+    math = r.get("math", "-")
+    return "%s %dB%s" % (kernel, r["vector_bytes"], "" if math in ("", "-") else " " + math)
+
+
+def worst_case(rs, value, fmt, higher_is_better=True):
+    """Per shape x dtype, one column per variant: the worst value over distributions and its distribution. A
+    distribution on which the variant is not exact is its worst case (NOT EXACT)."""
+    variants, keys = [], []
+    for r in rs:
+        if variant(r) not in variants:
+            variants.append(variant(r))
+        k = (r["shape"], r["rows"], r["width"], r["dtype"])
+        if k not in keys:
+            keys.append(k)
+    print("| shape | dtype | " + " | ".join("%s: worst (distribution)" % v for v in variants) + " |")
+    print("|---|---|" + "---|" * len(variants))
+    for k in keys:
+        cells = []
+        for v in variants:
+            mine = [r for r in rs if (r["shape"], r["rows"], r["width"], r["dtype"]) == k and variant(r) == v]
+            if not mine:
+                cells.append("-")
+                continue
+            bad = [r for r in mine if not r["exact"]]
+            if bad:
+                cells.append("**NOT EXACT** (%s)" % dist(bad[0]))
+                continue
+            measured = [r for r in mine if r.get(value) is not None]
+            if not measured:
+                cells.append("-")
+                continue
+            w = min(measured, key=lambda r: r[value]) if higher_is_better else max(measured, key=lambda r: r[value])
+            cells.append("%s (%s, %d dists)" % (fmt % w[value], dist(w), len(mine)))
+        print("| %s (%d x %d) | %s | %s |" % (k[0], k[1], k[2], k[3], " | ".join(cells)))
+
+
 def emulated(j):
     m, rs = j.get("machine", {}), j.get("results", [])
     print("Machine: %s, %s hardware threads, date %s; CPU emulation, settings `%s`.\n" % (
         m.get("cpu"), m.get("hardware_threads"), m.get("date"), json.dumps(j.get("settings", {}))))
-    print("| shape | dtype | vector | math | Melem/s | ms per launch | same as first variant |")
+    print("Worst case over distributions, Melem/s:\n")
+    worst_case(rs, "fused_GBps", "%.1f")
+    print("\nEvery row:\n")
+    print("| shape | dtype | distribution | variant | Melem/s | ms per launch | same as first variant |")
     print("|---|---|---|---|---|---|---|")
     for r in rs:
         us = r.get("fused_us")
-        print("| %d x %d | %s | %d | %s | %s | %s | %s |" % (
-            r["rows"], r["width"], r["dtype"], r["vector_bytes"], r["math"], num(r.get("fused_GBps"), "%.1f"),
+        print("| %d x %d | %s | %s | %s | %s | %s | %s |" % (
+            r["rows"], r["width"], r["dtype"], dist(r), variant(r), num(r.get("fused_GBps"), "%.1f"),
             num(None if us is None else us / 1000, "%.2f"), "yes" if r["exact"] else "**NO**"))
 
 
@@ -38,49 +87,54 @@ def main(path):
     print("Machine: %s, driver %s, CUDA runtime %s, torch %s, %s SMs, date %s; settings `%s`.\n" % (
         m.get("gpu"), m.get("driver"), m.get("cuda_runtime"), m.get("torch"), m.get("sms"), m.get("date"),
         json.dumps(j.get("settings", {}))))
-    maths = []
+    print("Worst case over input distributions: fused/copy (same-run device copy of the same bytes), the lowest over "
+          "the distributions measured, and which distribution gave it.\n")
+    worst_case(rs, "fused_over_copy", "%.3f")
+    variants, keys = [], []
     for r in rs:
-        if r["math"] not in maths:
-            maths.append(r["math"])
-    keys = []
-    for r in rs:
-        k = (r["shape"], r["rows"], r["width"], r["dtype"], r["vector_bytes"])
+        if variant(r) not in variants:
+            variants.append(variant(r))
+        k = (r["shape"], r["rows"], r["width"], r["dtype"], dist(r))
         if k not in keys:
             keys.append(k)
-    print("| shape | dtype | vector | " + " | ".join("%s fused/copy (x eager)" % x for x in maths) + " |")
-    print("|---|---|---|" + "---|" * len(maths))
+    print("\nPer distribution: fused/copy (x eager); bold = the best variant of the row.\n")
+    print("| shape | dtype | distribution | " + " | ".join(variants) + " | eager us | copy us |")
+    print("|---|---|---|" + "---|" * len(variants) + "---|---|")
     for k in keys:
-        cells, best = {}, None
+        cells, best, eager, copy = {}, None, None, None
         for r in rs:
-            if (r["shape"], r["rows"], r["width"], r["dtype"], r["vector_bytes"]) != k:
+            if (r["shape"], r["rows"], r["width"], r["dtype"], dist(r)) != k:
                 continue
+            eager = r.get("eager_us") if eager is None else eager
+            copy = r.get("copy_us") if copy is None else copy
             if not r["exact"]:
-                cells[r["math"]] = "**NOT EXACT**"
+                cells[variant(r)] = "**NOT EXACT**"
                 continue
             f = r.get("fused_over_copy")
-            cells[r["math"]] = "%s (x%s)" % (num(f, "%.3f"), num(r.get("speedup_vs_eager"), "%.2f"))
+            cells[variant(r)] = "%s (x%s)" % (num(f, "%.3f"), num(r.get("speedup_vs_eager"), "%.2f"))
             if f is not None and (best is None or f > best[1]):
-                best = (r["math"], f)
+                best = (variant(r), f)
         if best:
             cells[best[0]] = "**" + cells[best[0]] + "**"
-        print("| %s (%d x %d) | %s | %d | %s |" % (k[0], k[1], k[2], k[3], k[4],
-                                                   " | ".join(cells.get(x, "-") for x in maths)))
+        print("| %s (%d x %d) | %s | %s | %s | %s | %s |" % (k[0], k[1], k[2], k[3], k[4],
+                                                           " | ".join(cells.get(x, "-") for x in variants),
+                                                           num(eager, "%.2f"), num(copy, "%.2f")))
     graph = [r for r in rs if r.get("graph_fused_pdl_us") is not None]
     if graph:
         print("\nGraph replay, microseconds per launch (fused with PDL / without / copy launch):\n")
-        print("| shape | dtype | vector | math | fused PDL | fused no-PDL | copy | PDL fused - copy |")
+        print("| shape | dtype | distribution | variant | fused PDL | fused no-PDL | copy | PDL fused - copy |")
         print("|---|---|---|---|---|---|---|---|")
         for r in graph:
             d = r["graph_fused_pdl_us"] - r["graph_copy_us"] if r.get("graph_copy_us") is not None else None
-            print("| %s | %s | %d | %s | %s | %s | %s | %s |" % (
-                r["shape"], r["dtype"], r["vector_bytes"], r["math"], num(r["graph_fused_pdl_us"], "%.2f"),
+            print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                r["shape"], r["dtype"], dist(r), variant(r), num(r["graph_fused_pdl_us"], "%.2f"),
                 num(r.get("graph_fused_nopdl_us"), "%.2f"), num(r.get("graph_copy_us"), "%.2f"), num(d, "%+.2f")))
     print("\nFull table:\n")
-    print("| shape | dtype | vector | math | exact | fused/copy | x eager | fused us | copy us | eager us |")
+    print("| shape | dtype | distribution | variant | exact | fused/copy | x eager | fused us | copy us | eager us |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rs:
-        print("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
-            r["shape"], r["dtype"], r["vector_bytes"], r["math"], "yes" if r["exact"] else "**NOT EXACT**",
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["shape"], r["dtype"], dist(r), variant(r), "yes" if r["exact"] else "**NOT EXACT**",
             num(r.get("fused_over_copy"), "%.3f"), num(r.get("speedup_vs_eager"), "%.2f"), num(r.get("fused_us"), "%.2f"),
             num(r.get("copy_us"), "%.2f"), num(r.get("eager_us"), "%.2f")))
 

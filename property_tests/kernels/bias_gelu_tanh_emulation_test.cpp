@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "kernels/bias_gelu_tanh_body.h"
+#include "kernels/bias_gelu_tanh_policies.h"
 #include "kernels/bias_gelu_tanh_emulation.h"
 #include "property_tests/kernels/bias_gelu_tanh_testbed.h"
 #include "property_tests/support/bit_patterns.h"
@@ -211,8 +211,10 @@ void corrupted_table_is_reported(ScalarType t) {
   table[victim] ^= 1;
   kernel::BodyArgs args{out.data(), x.data(), bias.data(), rows * width / kElems, width / kElems};
   for (int64_t th = 0; th < 64; ++th) {
-    if (t == ScalarType::kBf16) kernel::bias_gelu_tanh_table_thread<kernel::Half::kBf16, kBytes>(args, table.data(), th, 64);
-    else kernel::bias_gelu_tanh_table_thread<kernel::Half::kFp16, kBytes>(args, table.data(), th, 64);
+    if (t == ScalarType::kBf16)
+      kernel::bias_gelu_tanh_thread<kernel::FullTable<kernel::Half::kBf16, kBytes>>(args, table.data(), th, 64);
+    else
+      kernel::bias_gelu_tanh_thread<kernel::FullTable<kernel::Half::kFp16, kBytes>>(args, table.data(), th, 64);
   }
   uint64_t users = 0;
   for (int64_t i = 0; i < rows * width; ++i)

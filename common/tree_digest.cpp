@@ -1,0 +1,36 @@
+// tree_digest.cpp: per-bias rows hashed by worker threads, then one SHA-256 over the row digests in bias order.
+#include "common/tree_digest.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "common/sha256.h"
+
+namespace fuseproof {
+
+std::string sweep_tree_digest(ref::Dtype d, const std::vector<uint16_t>& gelu_table, ref::NanPolicy nan,
+                              const ref::SweepOptions& options) {
+  const uint32_t first = options.bias_first, count = options.bias_count;
+  std::vector<std::string> rows(count);
+  std::atomic<uint32_t> next{0};
+  const uint16_t* table = gelu_table.empty() ? nullptr : gelu_table.data();
+  auto work = [&] {
+    std::vector<uint16_t> out(65536);
+    // Biases are taken one at a time: rows near NaN/Inf biases are cheaper, so a static split would idle a thread.
+    for (uint32_t i = next++; i < count; i = next++) {
+      ref::sweep_row(d, table, nan, uint16_t(first + i), out.data());
+      rows[i] = Sha256::of(out.data(), out.size() * 2);
+    }
+  };
+  const unsigned n = std::max(1u, options.threads ? options.threads : std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  Sha256 tree;
+  for (const std::string& r : rows) tree.update(r.data(), r.size());
+  return tree.hex();
+}
+
+}  // namespace fuseproof
