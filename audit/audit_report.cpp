@@ -1,6 +1,8 @@
 // audit_report.cpp: Markdown and JSON renderings of an AuditResult.
 #include "audit/audit_report.h"
 
+#include "common/atomic_file.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -114,15 +116,11 @@ void ensure_writable(const std::string& path) {
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("audit: cannot write report " + path + ": " + std::strerror(errno));
+  try {
+    write_file_atomically(path, text);  // a run killed mid-write leaves the previous report intact
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("audit: ") + e.what());
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("audit: cannot write report " + path + ": " + std::strerror(errno));
 }
 
 }  // namespace fuseproof::audit

@@ -1,6 +1,7 @@
 // plugin_loader.cpp: dlopen, dlsym and descriptor checks.
 #include "audit/plugin_loader.h"
 
+#include "common/elf_check.h"
 #include "common/sha256.h"
 
 #include <dlfcn.h>
@@ -28,14 +29,9 @@ Plugin Plugin::load(const std::string& path, const std::string& expected_op) {
   const std::string shown = path;
   if (!fs::exists(path, ec)) throw PluginError("audit: plugin " + shown + " not found");
   if (!fs::is_regular_file(path, ec)) throw PluginError("audit: plugin " + shown + " is not a regular file");
-  // Read the ELF magic first: dlopen's own message for a text file is obscure.
-  {
-    std::ifstream in(path, std::ios::binary);
-    char magic[4] = {};
-    in.read(magic, 4);
-    if (!in || std::memcmp(magic, "\x7F" "ELF", 4) != 0)
-      throw PluginError("audit: plugin " + shown + " is not a shared library (no ELF header)");
-  }
+  // Check the ELF headers first: dlopen's message for a text file is obscure, and a damaged ELF can crash ld.so.
+  if (const std::string why = elf_file_problem(path); !why.empty())
+    throw PluginError("audit: plugin " + shown + " is not a shared library: " + why);
   Plugin p;
   const std::string abs = fs::absolute(path, ec).string();
   p.handle_ = dlopen(abs.c_str(), RTLD_NOW | RTLD_LOCAL);

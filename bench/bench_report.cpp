@@ -1,6 +1,8 @@
 // bench_report.cpp: console table and JSON of a benchmark run.
 #include "bench/bench_report.h"
 
+#include "common/atomic_file.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -133,11 +135,11 @@ nlohmann::json report_json(const Report& rep) {
 }
 
 void write_json(const Report& rep, const std::string& path) {
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("bench: --json must name a writable file, got " + path);
-  f << report_json(rep).dump(2) << "\n";
-  f.close();
-  if (!f) throw std::runtime_error("bench: writing --json " + path + " failed");
+  try {
+    write_file_atomically(path, report_json(rep).dump(2) + "\n");  // a killed run leaves the previous file intact
+  } catch (const std::exception& e) {
+    throw std::runtime_error("bench: --json must name a writable file, got " + path + " (" + e.what() + ")");
+  }
 }
 
 }  // namespace fuseproof::bench

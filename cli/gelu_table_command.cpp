@@ -9,6 +9,7 @@
 
 #include "audit/golden_store.h"
 #include "cli/reference_options.h"
+#include "common/atomic_file.h"
 #include "common/sha256.h"
 #include "reference/gelu_table.h"
 
@@ -32,7 +33,7 @@ int run(GeluTableArgs& a) {
   std::string why;
   if (!can_write(a.out, &why)) throw std::runtime_error("gelu-table: cannot write --out " + a.out + ": " + why);
   const auto table = ref::gelu_tanh_table(d, a.ref_opts.resolve());
-  ref::write_u16_table(a.out, table);
+  write_file_atomically(a.out, ref::u16_table_bytes(table));
   std::printf("wrote %s: gelu_tanh %s, tanh=%s, contraction=%s, nan=%s, 65536 entries, sha256 %s\n", a.out.c_str(),
               a.dtype.c_str(), a.ref_opts.tanh.c_str(), a.ref_opts.contraction.c_str(), a.ref_opts.nan_policy.c_str(),
               Sha256::of_file(a.out).c_str());

@@ -3,8 +3,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +12,7 @@
 #include "audit/golden_store.h"
 #include "cli/reference_options.h"
 #include "cli/torch_cpu_backend.h"
+#include "common/atomic_file.h"
 #include "common/progress_line.h"
 #include "common/sha256.h"
 #include "reference/domain_sweep.h"
@@ -48,10 +49,14 @@ int run(SweepArgs& a) {
     throw std::runtime_error("sweep: --biases must lie within 0..65535 and be non-empty, got " +
                              std::to_string(a.bias_first) + "+" + std::to_string(a.bias_count));
   if (a.against == a.backend) throw std::runtime_error("sweep: --against must differ from --backend, got " + a.against);
-  std::ofstream out;
+  // --out is written beside itself and renamed when complete: a killed sweep leaves the previous file intact.
+  std::optional<AtomicFile> out;
   if (!a.out.empty()) {
-    out.open(a.out, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("sweep: cannot write --out " + a.out);
+    try {
+      out.emplace(a.out);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string("sweep: --out: ") + e.what());
+    }
   }
   std::optional<std::string> want_digest;
   if (a.against == "golden") {
@@ -79,7 +84,7 @@ int run(SweepArgs& a) {
   std::vector<std::string> records;
   auto consume = [&](uint32_t b0, uint32_t n, const uint16_t* rows, const uint16_t* other_rows) {
     hash.update(rows, n * kRowBytes);
-    if (out) out.write(reinterpret_cast<const char*>(rows), std::streamsize(n * kRowBytes));
+    if (out) out->write(rows, size_t(n) * kRowBytes);
     if (other_rows) {
       for (size_t i = 0; i < size_t(n) * 65536; ++i) {
         if (rows[i] == other_rows[i]) continue;
@@ -147,8 +152,11 @@ int run(SweepArgs& a) {
     rc = same ? 0 : 1;
   }
   if (out) {
-    out.close();
-    if (!out) throw std::runtime_error("sweep: writing --out " + a.out + " failed (disk full?)");
+    try {
+      out->commit();
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string("sweep: --out: ") + e.what());
+    }
   }
   return rc;
 }

@@ -10,6 +10,10 @@
 #include <cstdio>
 #include <functional>
 #include <stdexcept>
+#include <string_view>
+#include <vector>
+
+#include "common/atomic_file.h"
 
 namespace fuseproof::e2e {
 namespace {
@@ -114,7 +118,9 @@ void write_comparison_plot(const std::string& path, const VideoComparison& c, co
   }
   text(img, c.baseline + "  vs  " + c.candidate, {10, img.rows - 8}, 0.4);
   try {
-    if (!cv::imwrite(path, img)) throw std::runtime_error("plot: cannot write '" + path + "'");
+    std::vector<uchar> png;
+    if (!cv::imencode(".png", img, png)) throw std::runtime_error("plot: cannot encode '" + path + "' as PNG");
+    write_file_atomically(path, std::string_view(reinterpret_cast<const char*>(png.data()), png.size()));
   } catch (const cv::Exception& e) {
     throw std::runtime_error("plot: cannot write '" + path + "': " + e.msg);
   }

@@ -15,6 +15,7 @@
 #include "frame_comparison.h"
 #include "golden_check.h"
 #include "run_manifest.h"
+#include "common/atomic_file.h"
 #include "common/sha256.h"
 #include "wan_pipeline.h"
 #include "y4m_writer.h"
@@ -181,7 +182,7 @@ void check_command(const std::string& run_dir, const std::string& golden_path, c
     try {
       golden = read_json_file(golden_path);
     } catch (const std::exception& e) {
-      fail(std::string("e2e check: --golden: ") + e.what());
+      fail(std::string("e2e check: --golden: ") + e.what(), static_cast<int>(CheckOutcome::kForeign));
     }
   }
   const CheckReport r = check_run(run, have_golden ? &golden : nullptr);
@@ -197,6 +198,11 @@ void check_command(const std::string& run_dir, const std::string& golden_path, c
     } catch (const std::exception& e) {
       fail(std::string("e2e check: --json: ") + e.what());
     }
+  }
+  if (r.outcome == CheckOutcome::kForeign) {
+    for (const auto& gate : r.json["gates"])
+      if (gate["status"] == "FAIL")
+        std::cerr << "e2e check: --golden '" << golden_path << "': " << gate["detail"].get<std::string>() << '\n';
   }
   if (code != 0) throw CLI::RuntimeError(code);
 }
@@ -258,8 +264,11 @@ void compare_command(const CompareArgs& a) {
     std::cout << to_terminal(c);
     if (!a.json.empty()) write_json_file(a.json, to_json(c));
     if (!a.markdown_file.empty()) {
-      std::ofstream md(a.markdown_file);
-      if (!(md << to_markdown(c))) throw std::runtime_error("--markdown-file: cannot write '" + a.markdown_file + "'");
+      try {
+        write_file_atomically(a.markdown_file, to_markdown(c));
+      } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("--markdown-file: ") + e.what());
+      }
     }
     if (!c.frames_identical) throw CLI::RuntimeError(1);
   } catch (const CLI::RuntimeError&) {

@@ -106,12 +106,14 @@ CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden) {
     if (golden == nullptr) return r;
     if (golden->value("schema", "") != kGoldenSchema) {
       g.add("golden", "FAIL", std::string("schema must be ") + kGoldenSchema + ", got '" + golden->value("schema", "") +
-                                  "'", CheckOutcome::kError);
+                                  "'", CheckOutcome::kForeign);
       return r;
     }
     if (golden->at("config") != run.at("config")) {
-      g.add("config", "FAIL", "run config differs from the golden config (" + golden->at("config").dump() + ")",
-            CheckOutcome::kError);
+      g.add("config", "FAIL",
+            "golden config must be the run's ('" + run.at("config").value("name", "") + "'), got '" +
+                golden->at("config").value("name", "") + "' (" + golden->at("config").dump() + ")",
+            CheckOutcome::kForeign);
       return r;
     }
     d = diff_frames(golden->at("high"), *high, "golden", "run");

@@ -15,6 +15,8 @@ extern "C" {
 #include <memory>
 #include <stdexcept>
 
+#include "common/atomic_file.h"
+
 namespace fuseproof::e2e {
 namespace {
 
@@ -123,7 +125,8 @@ std::string write_mp4(const std::string& path, const VideoFrames& frames, int fp
   w.check(av_bsf_init(w.bsf), "av_bsf_init");
   w.check(avcodec_parameters_copy(w.stream->codecpar, w.bsf->par_out), "avcodec_parameters_copy");
 
-  w.check(avio_open(&w.oc->pb, path.c_str(), AVIO_FLAG_WRITE), "avio_open");
+  AtomicFile file(path);  // libavformat writes the temporary file; commit() renames it over `path`
+  w.check(avio_open(&w.oc->pb, file.temp_path().c_str(), AVIO_FLAG_WRITE), "avio_open");
   w.opened_io = true;
   w.check(avformat_write_header(w.oc, nullptr), "avformat_write_header");
 
@@ -151,6 +154,9 @@ std::string write_mp4(const std::string& path, const VideoFrames& frames, int fp
   }
   w.drain_encoder(nullptr);
   w.check(av_write_trailer(w.oc), "av_write_trailer");
+  w.check(avio_closep(&w.oc->pb), "avio_closep");
+  w.opened_io = false;
+  file.commit();
   return mp4_encoder_identity();
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "common/atomic_file.h"
 #include "common/sha256.h"
 
 namespace fuseproof::e2e {
@@ -36,18 +37,13 @@ nlohmann::json read_json_file(const std::string& path) {
 }
 
 void write_json_file(const std::string& path, const nlohmann::json& j) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot create '" + path + "'");
-  out << j.dump(2) << '\n';
-  if (!out) throw std::runtime_error("cannot write '" + path + "'");
+  write_file_atomically(path, j.dump(2) + '\n');
 }
 
 void write_rgb24(const std::string& path, const VideoFrames& frames) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!f) throw std::runtime_error("cannot create '" + path + "'");
-  if (std::fwrite(frames.rgb.data(), 1, frames.rgb.size(), f.get()) != frames.rgb.size() || std::fflush(f.get()) != 0) {
-    throw std::runtime_error("cannot write '" + path + "'");
-  }
+  AtomicFile f(path);
+  f.write(frames.rgb.data(), frames.rgb.size());
+  f.commit();
 }
 
 VideoFrames read_rgb24(const std::string& path, int width, int height, int count) {

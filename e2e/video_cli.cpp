@@ -8,6 +8,8 @@
 #include <iostream>
 #include <memory>
 
+#include "common/atomic_file.h"
+#include "common/exit_status.h"
 #include "comparison_plot.h"
 #ifdef FUSEPROOF_VIDEO_WITH_LPIPS
 #include "lpips_model.h"
@@ -66,14 +68,19 @@ void compare_command(const CompareArgs& a) {
       std::cout << to_terminal(c);
     }
     if (!a.markdown_file.empty()) {
-      std::ofstream md(a.markdown_file);
-      if (!(md << to_markdown(c))) fail("video compare: --markdown-file: cannot write '" + a.markdown_file + "'");
+      try {
+        write_file_atomically(a.markdown_file, to_markdown(c));
+      } catch (const std::exception& e) {
+        fail(std::string("video compare: --markdown-file: ") + e.what());
+      }
     }
     if (!a.json.empty()) write_json_file(a.json, to_json(c));
     if (!a.plot.empty()) write_comparison_plot(a.plot, c, base.frames, cand.frames);
     if (!c.frames_identical) throw CLI::RuntimeError(1);
   } catch (const CLI::RuntimeError&) {
     throw;
+  } catch (const CorruptVideoError& e) {
+    fail(std::string("video compare: ") + e.what(), kExitCorrupt);
   } catch (const std::exception& e) {
     fail(std::string("video compare: ") + e.what());
   }
@@ -117,7 +124,8 @@ void add_video_commands(CLI::App& app) {
   CLI::App* compare = app.add_subcommand(
       "compare",
       "Compare two videos: container and per-frame SHA-256, PSNR and SSIM per plane and All as FFmpeg's psnr and ssim "
-      "filters compute them (0 identical, 1 different, 2 error)");
+      "filters compute them (0 identical, 1 different, 2 error, 4 a truncated "
+      "or corrupt video)");
   compare->add_option("BASELINE", ca->baseline, "baseline video (MP4, Y4M, ...)")->required();
   compare->add_option("CANDIDATE", ca->candidate, "candidate video")->required();
   CLI::Option* expect_frames =

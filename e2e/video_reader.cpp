@@ -38,6 +38,7 @@ struct Reader {
   int width = 0, height = 0;
   AVPixelFormat fmt = AV_PIX_FMT_NONE;
   DecodedVideo out;
+  bool exists = false;  ///< past the existence checks: every later failure is the content's (CorruptVideoError)
 
   ~Reader() {
     sws_freeContext(sws);
@@ -48,7 +49,10 @@ struct Reader {
     avformat_close_input(&fc);
   }
 
-  [[noreturn]] void fail(const std::string& why) const { throw VideoError("'" + path + "': " + why); }
+  [[noreturn]] void fail(const std::string& why) const {
+    if (exists) throw CorruptVideoError("'" + path + "': " + why);
+    throw VideoError("'" + path + "': " + why);
+  }
 
   void take_frame() {
     if (out.frames.count == 0) {
@@ -135,6 +139,7 @@ DecodedVideo read_video(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) r.fail("no such file");
   if (!std::filesystem::is_regular_file(path, ec)) r.fail("not a regular file");
+  r.exists = true;
   if (std::filesystem::file_size(path, ec) == 0) r.fail("file is empty");
   if (!r.pkt || !r.frame) r.fail("out of memory");
   try {
@@ -168,7 +173,10 @@ DecodedVideo read_video(const std::string& path) {
     if (r.pkt->stream_index == si) {
       ++packets;
       if (r.pkt->pos >= 0) consumed = std::max<int64_t>(consumed, r.pkt->pos + r.pkt->size);
-      if (r.pkt->flags & AV_PKT_FLAG_CORRUPT) r.fail("corrupt packet " + std::to_string(packets));
+      if (r.pkt->flags & AV_PKT_FLAG_CORRUPT) {
+        r.fail("truncated or damaged: packet " + std::to_string(packets) + " of the " + std::to_string(st->nb_frames) +
+               " the container lists is cut short or corrupt");
+      }
       err = avcodec_send_packet(r.dec, r.pkt);
       if (err < 0 && err != AVERROR(EAGAIN)) {
         r.fail("decode error at packet " + std::to_string(packets) + " (" + av_error(err) + ")");

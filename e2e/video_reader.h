@@ -15,6 +15,13 @@ class VideoError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The file exists but is not a whole, decodable video (empty, truncated, corrupt, not a video): `video compare`
+/// exits 4 (common/exit_status.h), not 2.
+class CorruptVideoError : public VideoError {
+ public:
+  using VideoError::VideoError;
+};
+
 struct DecodedVideo {
   PlanarVideo planes;        ///< the decoded frames in the metrics' planar format (see metrics_conversion)
   std::string metrics_conversion = "none";  ///< "none", or how the decoder's format was repacked into planes'

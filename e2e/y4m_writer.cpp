@@ -1,10 +1,10 @@
 // y4m_writer.cpp: RGB24 -> BT.601 limited-range YCbCr 4:4:4 planes, YUV4MPEG2 framing.
 #include "y4m_writer.h"
 
-#include <cstdio>
-#include <memory>
-#include <stdexcept>
+#include <string>
 #include <vector>
+
+#include "common/atomic_file.h"
 
 namespace fuseproof::e2e {
 namespace {
@@ -20,9 +20,9 @@ inline uint8_t cr_of(int r, int g, int b) {
 }  // namespace
 
 void write_y4m(const std::string& path, const VideoFrames& frames, int fps) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!f) throw std::runtime_error("write_y4m: cannot create '" + path + "'");
-  std::fprintf(f.get(), "YUV4MPEG2 W%d H%d F%d:1 Ip A1:1 C444\n", frames.width, frames.height, fps);
+  AtomicFile f(path);  // a killed run leaves the previous file intact
+  f.write("YUV4MPEG2 W" + std::to_string(frames.width) + " H" + std::to_string(frames.height) + " F" +
+          std::to_string(fps) + ":1 Ip A1:1 C444\n");
   const size_t plane = static_cast<size_t>(frames.width) * static_cast<size_t>(frames.height);
   std::vector<uint8_t> yuv(3 * plane);
   for (int i = 0; i < frames.count; ++i) {
@@ -33,12 +33,10 @@ void write_y4m(const std::string& path, const VideoFrames& frames, int fps) {
       yuv[plane + k] = cb_of(r, g, b);
       yuv[2 * plane + k] = cr_of(r, g, b);
     }
-    std::fputs("FRAME\n", f.get());
-    if (std::fwrite(yuv.data(), 1, yuv.size(), f.get()) != yuv.size()) {
-      throw std::runtime_error("write_y4m: short write to '" + path + "'");
-    }
+    f.write("FRAME\n");
+    f.write(yuv.data(), yuv.size());
   }
-  if (std::fflush(f.get()) != 0) throw std::runtime_error("write_y4m: cannot flush '" + path + "'");
+  f.commit();
 }
 
 }  // namespace fuseproof::e2e

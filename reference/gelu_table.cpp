@@ -26,17 +26,13 @@ std::vector<uint16_t> read_u16_table(const std::string& path) {
   return t;
 }
 
-void write_u16_table(const std::string& path, const std::vector<uint16_t>& table) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-  std::vector<uint8_t> raw(table.size() * 2);
+std::string u16_table_bytes(const std::vector<uint16_t>& table) {
+  std::string raw(table.size() * 2, '\0');
   for (size_t i = 0; i < table.size(); ++i) {
-    raw[2 * i] = uint8_t(table[i] & 0xFF);
-    raw[2 * i + 1] = uint8_t(table[i] >> 8);
+    raw[2 * i] = char(table[i] & 0xFF);
+    raw[2 * i + 1] = char(table[i] >> 8);
   }
-  out.write(reinterpret_cast<const char*>(raw.data()), std::streamsize(raw.size()));
-  out.flush();
-  if (!out) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  return raw;
 }
 
 }  // namespace fuseproof::ref

@@ -17,7 +17,7 @@ std::vector<uint16_t> gelu_tanh_table(Dtype d, const GeluConfig& cfg);
 /// Reads a table file (65,536 little-endian uint16); throws std::runtime_error (one line) on a missing or short file.
 std::vector<uint16_t> read_u16_table(const std::string& path);
 
-/// Writes a table file; throws std::runtime_error (one line) when the file cannot be written.
-void write_u16_table(const std::string& path, const std::vector<uint16_t>& table);
+/// The bytes of a table file: each entry little-endian (the caller writes them, atomically).
+std::string u16_table_bytes(const std::vector<uint16_t>& table);
 
 }  // namespace fuseproof::ref

@@ -22,12 +22,31 @@ import platform
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 
 import numpy as np
 import torch
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def write_atomically(path, data):
+    """Replaces path with data (bytes or str) through a temporary file in the same directory and os.replace, so a
+    capture killed mid-write leaves the previous golden file intact."""
+    mode = "wb" if isinstance(data, (bytes, bytearray)) else "w"
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=os.path.dirname(path) or ".")
+    try:
+        with os.fdopen(fd, mode) as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def all_patterns(dtype, device):
@@ -144,8 +163,7 @@ def mufu_tables(outdir):
             tar.addfile(info, io.BytesIO(data))
     packed = lzma.compress(buf.getvalue(), format=lzma.FORMAT_XZ,
                            filters=[{"id": lzma.FILTER_DELTA, "dist": 4}, {"id": lzma.FILTER_LZMA2, "preset": 9}])
-    with open(os.path.join(outdir, "mufu_tables.tar.xz"), "wb") as f:
-        f.write(packed)
+    write_atomically(os.path.join(outdir, "mufu_tables.tar.xz"), packed)
     return {"ex2_identity_checked_inputs": 4 << 23, "ex2_identity_mismatches": ex2_bad,
             "rcp_identity_checked_inputs": 26 << 23, "rcp_identity_mismatches": rcp_bad,
             "files": {k: hashlib.sha256(v).hexdigest() for k, v in files.items()}}
@@ -169,8 +187,7 @@ def main():
                "bias_gelu_tanh": {}, "add_round": {}, "bias_gelu_tanh_tree": {}, "add_round_tree": {}}
     for name, dt in DTYPES.items():
         t = time.time()
-        with open(os.path.join(outdir, f"gelu_tanh_{name}.bin"), "wb") as f:
-            f.write(gelu_table(dt, dev))
+        write_atomically(os.path.join(outdir, f"gelu_tanh_{name}.bin"), gelu_table(dt, dev))
         timings[f"gelu_table_{name}_s"] = round(time.time() - t, 3)
         t = time.time()
         add_d, gelu_d, add_t, gelu_t = domain_digests(dt, dev)
@@ -180,10 +197,8 @@ def main():
         digests["bias_gelu_tanh_tree"][name] = gelu_t
         digests["add_round_tree"][name] = add_t
         print(f"{name}: gelu(x+bias) sha256 {gelu_d}  x+bias sha256 {add_d}", flush=True)
-    with open(os.path.join(outdir, "digests.json"), "w") as f:
-        json.dump(digests, f, indent=2)
-    with open(os.path.join(outdir, "nan_observed.json"), "w") as f:
-        json.dump(nan_observations(dev), f, indent=2)
+    write_atomically(os.path.join(outdir, "digests.json"), json.dumps(digests, indent=2))
+    write_atomically(os.path.join(outdir, "nan_observed.json"), json.dumps(nan_observations(dev), indent=2))
     t = time.time()
     mufu = mufu_tables(outdir)
     timings["mufu_s"] = round(time.time() - t, 3)
@@ -195,7 +210,7 @@ def main():
         except Exception as exc:  # provenance must not fail the capture
             return f"unavailable: {exc}"
 
-    files = sorted(n for n in os.listdir(outdir) if n != "provenance.json")
+    files = sorted(n for n in os.listdir(outdir) if n != "provenance.json" and ".tmp." not in n)
     prov = {
         "gpu": torch.cuda.get_device_name(), "compute_capability": f"{cc[0]}.{cc[1]}", "arch": arch,
         "driver": sh(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]),
@@ -207,8 +222,7 @@ def main():
         "timings_s": timings, "mufu": mufu,
         "files": {n: hashlib.sha256(open(os.path.join(outdir, n), "rb").read()).hexdigest() for n in files},
     }
-    with open(os.path.join(outdir, "provenance.json"), "w") as f:
-        json.dump(prov, f, indent=2)
+    write_atomically(os.path.join(outdir, "provenance.json"), json.dumps(prov, indent=2))
     print(json.dumps(prov, indent=2))
     return 0
 

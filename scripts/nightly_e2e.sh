@@ -4,7 +4,8 @@
 # comparator (`fuseproof-e2e compare`: SHA-256, PSNR and SSIM per plane and All, FFmpeg's way), the MP4 container-hash
 # gate where an ffmpeg binary is present, and gate the bf16 per-frame SHA-256 against golden/e2e/sm_<cc>.json.
 # Exit status: 0 pass, 1 mismatch, 2 error, 3 incomplete (no golden file for this GPU's architecture, the message names
-# the bless step; or a mounted site fell back to eager).
+# the bless step; or a mounted site fell back to eager), 4 a golden file of another configuration or schema, or not
+# valid JSON.
 # Usage: scripts/nightly_e2e.sh [--out DIR] [--export DIR] [--config default|small] [--skip-build] [--commit HASH]
 #                               [--device cuda|cpu]   (cpu: a dry run of this script; no golden; the fp16 gates fail
 #                               there by design: CPU eager fp16 GELU is libtorch's SLEEF tanhf, not CUDA's, docs/E2E.md)

@@ -10,6 +10,7 @@ packages=(
   libopencv-dev libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
   nlohmann-json3-dev libcli11-dev libssl-dev
   python3-dev pybind11-dev python3-torch
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,18 @@
+// fuseproof_app.h: the `fuseproof` command's CLI11 application, with every subcommand this build has.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace fuseproof::cli {
+
+/// The `fuseproof` app: one required subcommand among those this configuration built (audit, sweep, video, ...).
+std::unique_ptr<CLI::App> make_fuseproof_app();
+
+/// The one-line refusal of `arg` as a subcommand name ("fuseproof: unknown command X (known: ...)"), or "" when `arg`
+/// names a subcommand or is an option.
+std::string unknown_command_message(const CLI::App& app, const std::string& arg);
+
+}  // namespace fuseproof::cli
