@@ -7,7 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <string>
+#include <type_traits>
 #include <stdexcept>
 
 namespace fuseproof::audit {
@@ -65,8 +66,34 @@ nlohmann::json report_json_of(const AuditResult& r, const std::string& reference
   return j;
 }
 
+namespace {
+
+/// Text built with std::to_string and snprintf instead of an ostringstream: the Markdown report is also made inside
+/// the Python front end's process, where PyTorch 2.11's interpreter on the H200 crashed in libstdc++'s num_put facet
+/// (an ostream's numeric insertion) in every run; strings and these conversions need no locale.
+class TextBuilder {
+ public:
+  TextBuilder& operator<<(const std::string& v) { s_ += v; return *this; }
+  TextBuilder& operator<<(const char* v) { s_ += v; return *this; }
+  TextBuilder& operator<<(char v) { s_ += v; return *this; }
+  TextBuilder& operator<<(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v);
+    s_ += b;
+    return *this;
+  }
+  template <class T, class = std::enable_if_t<std::is_integral_v<T>>>
+  TextBuilder& operator<<(T v) { s_ += std::to_string(v); return *this; }
+  std::string str() const { return s_; }
+
+ private:
+  std::string s_;
+};
+
+}  // namespace
+
 std::string report_markdown(const AuditResult& r) {
-  std::ostringstream md;
+  TextBuilder md;
   md << "# fuseproof audit: " << r.plugin.kernel_name << "\n\n";
   md << "**Verdict: " << r.verdict() << "**";
   if (const CheckResult* k = r.killed_by())
