@@ -12,7 +12,7 @@ namespace {
 template <kernel::Half D, class T>
 const std::vector<uint16_t>& host_table() {
   static const std::vector<uint16_t> table = [] {
-    std::vector<uint16_t> t(size_t(T::kEntries));
+    std::vector<uint16_t> t(static_cast<size_t>(T::kEntries));
     for (uint32_t i = 0; i < t.size(); ++i) t[i] = kernel::gelu_tanh_half<D>(T::pattern(i));
     return t;
   }();
