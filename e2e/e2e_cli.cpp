@@ -33,24 +33,28 @@ namespace fs = std::filesystem;
   throw CLI::RuntimeError(code);
 }
 
-std::vector<std::string> split_csv(const std::string& s) {
+/// The non-empty items of a list CLI11 split at commas (`->delimiter(',')`).
+std::vector<std::string> non_empty(const std::vector<std::string>& v) {
   std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
+  for (const auto& s : v)
+    if (!s.empty()) out.push_back(s);
   return out;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& e : v) s += (s.empty() ? "" : ",") + e;
+  return s;
 }
 
 struct RunArgs {
   std::string config = "small";
   std::string device = "cpu";
-  std::string modes = std::string("lossless,high,high-eager,") + kLosslessAfterUnmount;
+  std::vector<std::string> modes{"lossless", "high", "high-eager", kLosslessAfterUnmount};
 #ifdef FUSEPROOF_E2E_WITH_VIDEO
-  std::string formats = "rgb24,y4m,mp4";
+  std::vector<std::string> formats{"rgb24", "y4m", "mp4"};
 #else
-  std::string formats = "rgb24,y4m";
+  std::vector<std::string> formats{"rgb24", "y4m"};
 #endif
   std::string out;
   std::string dtype = "bf16";
@@ -66,13 +70,13 @@ void run_command(const RunArgs& a) {
   if (a.dtype != "bf16" && a.dtype != "fp16") fail("e2e run: --dtype must be bf16 or fp16, got '" + a.dtype + "'");
   config.dtype = a.dtype;
   if (a.device != "cpu" && a.device != "cuda") fail("e2e run: --device must be cpu or cuda, got '" + a.device + "'");
-  const std::vector<std::string> modes = split_csv(a.modes);
-  if (modes.empty()) fail("e2e run: --modes must name at least one mode, got '" + a.modes + "'");
+  const std::vector<std::string> modes = non_empty(a.modes);
+  if (modes.empty()) fail("e2e run: --modes must name at least one mode, got '" + joined(a.modes) + "'");
   bool seen_high = false;
   for (const std::string& m : modes) {
     if (m == kLosslessAfterUnmount) {
       if (!seen_high) fail(std::string("e2e run: --modes: ") + kLosslessAfterUnmount + " must follow high, got '" +
-                           a.modes + "'");
+                           joined(a.modes) + "'");
       continue;
     }
     try {
@@ -81,7 +85,7 @@ void run_command(const RunArgs& a) {
       fail(std::string("e2e run: --modes: ") + e.what());
     }
   }
-  const std::vector<std::string> formats = split_csv(a.formats);
+  const std::vector<std::string> formats = non_empty(a.formats);
   const std::set<std::string> format_set(formats.begin(), formats.end());
   for (const std::string& f : formats) {
 #ifdef FUSEPROOF_E2E_WITH_VIDEO
@@ -305,8 +309,9 @@ void add_e2e_commands(CLI::App& app) {
   run->add_option("--config", run_args->config, "small (CI, CPU) or default (320x192, GPU)")->capture_default_str();
   run->add_option("--device", run_args->device, "cpu or cuda")->capture_default_str();
   run->add_option("--modes", run_args->modes, "comma list of lossless, high, high-eager, lossless-after-unmount")
+      ->delimiter(',')
       ->capture_default_str();
-  run->add_option("--formats", run_args->formats, "comma list of rgb24, y4m, mp4")->capture_default_str();
+  run->add_option("--formats", run_args->formats, "comma list of rgb24, y4m, mp4")->delimiter(',')->capture_default_str();
   run->add_option("--out", run_args->out, "output directory")->required();
   run->add_option("--dtype", run_args->dtype, "activation dtype: bf16 or fp16")->capture_default_str();
   run->callback([run_args] { run_command(*run_args); });
