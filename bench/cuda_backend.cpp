@@ -161,6 +161,18 @@ int run_cuda(const BenchOptions& o, const std::vector<Distribution>& dists, cons
         for (int i = 0; i < o.warmup; ++i) (void)torch::gelu(sets.xs[size_t(i % sets.count)] + sets.bias, "tanh");
         const double eager_us = time_reps(
             s, o.reps, [&](int i) { (void)torch::gelu(sets.xs[size_t(i % sets.count)] + sets.bias, "tanh"); });
+        // Times one kernel's row, checks it bit for bit and keeps it; a launch that throws is a row with its reason.
+        const auto measure_row = [&](const Launch& launch, bool builtin, cudaStream_t stream, Row& row) {
+          try {
+            measure(o, shape, sets, launch, builtin, stream, gs, row);
+          } catch (const std::exception& e) {
+            row.exact = false;
+            row.note = e.what();
+            cudaGetLastError();
+          }
+          status |= finish_row(row, sets, shape);
+          rep.rows.push_back(row);
+        };
         for (int vb : o.vectors) {
           for (const std::string& m : o.maths) {
             BiasGeluOptions opt;
@@ -185,15 +197,7 @@ int run_cuda(const BenchOptions& o, const std::vector<Distribution>& dists, cons
                                  contiguous_view(sets.bias.data_ptr(), t, {shape.width}, kCuda0), lo);
               if (!st.ok) throw std::runtime_error(st.message);
             };
-            try {
-              measure(o, shape, sets, launch, true, s, gs, row);
-            } catch (const std::exception& e) {
-              row.exact = false;
-              row.note = e.what();
-              cudaGetLastError();
-            }
-            status |= finish_row(row, sets, shape);
-            rep.rows.push_back(row);
+            measure_row(launch, true, s, row);
           }
         }
         for (const audit::Plugin& p : plugins) {
@@ -210,15 +214,7 @@ int run_cuda(const BenchOptions& o, const std::vector<Distribution>& dists, cons
                        code, stream == nullptr ? ps : stream, &msg) != 0)
               throw std::runtime_error(p.info().kernel_name + ": " + msg);
           };
-          try {
-            measure(o, shape, sets, launch, false, ps, gs, row);
-          } catch (const std::exception& e) {
-            row.exact = false;
-            row.note = e.what();
-            cudaGetLastError();
-          }
-          status |= finish_row(row, sets, shape);
-          rep.rows.push_back(row);
+          measure_row(launch, false, ps, row);
         }
       }
     }
