@@ -70,12 +70,22 @@ const void* bias_gelu_tanh_kernel_for(Half dtype, int vector_bytes, TableKind ki
   });
 }
 
-const void* gelu_table_fill_kernel_for(Half dtype, bool compact) {
-  if (dtype == Half::kBf16)
-    return compact ? reinterpret_cast<const void*>(&gelu_table_fill_kernel<Half::kBf16, GeluTable<Half::kBf16, true>>)
-                   : reinterpret_cast<const void*>(&gelu_table_fill_kernel<Half::kBf16, GeluTable<Half::kBf16, false>>);
-  return compact ? reinterpret_cast<const void*>(&gelu_table_fill_kernel<Half::kFp16, GeluTable<Half::kFp16, true>>)
-                 : reinterpret_cast<const void*>(&gelu_table_fill_kernel<Half::kFp16, GeluTable<Half::kFp16, false>>);
+namespace {
+
+/// The fill kernel of the table that policy P of format D reads (nullptr for direct math).
+template <Half D>
+const void* fill_kernel_for(TableKind kind) {
+  return with_policy_for<D>(16, kind, [](auto tag) -> const void* {
+    using P = typename decltype(tag)::type;
+    if constexpr (std::is_void_v<typename P::Table>) return nullptr;
+    else return reinterpret_cast<const void*>(&gelu_table_fill_kernel<D, typename P::Table>);
+  });
+}
+
+}  // namespace
+
+const void* gelu_table_fill_kernel_for(Half dtype, TableKind kind) {
+  return dtype == Half::kBf16 ? fill_kernel_for<Half::kBf16>(kind) : fill_kernel_for<Half::kFp16>(kind);
 }
 
 }  // namespace fuseproof::kernel

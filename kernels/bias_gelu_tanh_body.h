@@ -229,6 +229,100 @@ FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_compact_vec(const HalfVec<kBytes>& x
   return ov;
 }
 
+// --- Range tables: a table only for magnitudes in [lo, hi), rules for the rest, every lane on one path.
+//
+// Any finite or infinite h with magnitude m = h & 0x7FFF falls in one of three parts:
+//   m <  lo        small: eager's GELU equals (0.5 x) * fma(kBeta, x, 1) rounded to T (tanh(inner) = inner to
+//                  binary32 precision there); lo = 0 (range-compact) leaves this part empty
+//   lo <= m < hi   looked up at (m - lo) + sign x (hi - lo)
+//   m >= hi        large: x for positive x (and +inf), -0 for negative finite x, NaN for NaN and -inf
+// bf16: lo = 0x3D00 (2^-5 = 0.03125), hi = 0x40B0 (5.5); fp16: lo = 0x2700 (2^-6 x 1.75 = 0.02734), hi = 0x4530
+// (5.1875). Derived from the device's own table (golden/sm_90): the small rule holds below 0x3D18 (bf16) / 0x2720
+// (fp16), the large one from 0x4030 / 0x40A6 (bf16, positive / negative) and 0x42C3 / 0x4529 (fp16). The CPU test
+// RangeTablesEqualFullTable checks every pattern against the full table and both tanh models.
+// Lanes outside [lo, hi) read entry 0, so under inputs spread over the whole range the lookups of a warp coalesce into
+// fewer shared-memory words (a broadcast) instead of conflicting; the selects below replace the compact table's
+// per-element branch, which every warp took under wide inputs (N(0, 4), uniform 16-bit patterns).
+
+/// Where a range table starts and ends: kSmall = false starts it at 0 (no small rule), true at the small rule's end.
+template <Half D, bool kSmall>
+struct RangeBounds {
+  static constexpr uint32_t kLo = !kSmall ? 0u : D == Half::kBf16 ? 0x3D00u : 0x2700u;
+  static constexpr uint32_t kHi = D == Half::kBf16 ? 0x40B0u : 0x4530u;
+  static constexpr uint32_t kSpan = kHi - kLo;  ///< entries per sign
+};
+
+/// The small rule: (0.5 x) * fma(kBeta, x, 1), one rounding per step, for |x| below RangeBounds<D, true>::kLo.
+FUSEPROOF_HD float gelu_tanh_small_f32(float x) {
+  constexpr float kBeta = float(1.41421356237309504880 * 1.12837916709551257390 * 0.5);
+  return mul_rn(mul_rn(0.5f, x), fma_rn(kBeta, x, 1.0f));
+}
+
+/// The large rule for one pattern h with magnitude >= RangeBounds<D, *>::kHi, without a branch: -0 for negative, h
+/// for positive, NaN where (m + sign) > inf (NaN of either sign, and -inf: -inf * 0).
+template <Half D>
+FUSEPROOF_HD uint32_t gelu_tanh_large_sel(uint32_t h) {
+  const uint32_t m = h & 0x7FFFu, neg = h >> 15;
+  const uint32_t r = neg ? 0x8000u : h;
+  return m + neg > kInfPattern<D> ? uint32_t(kCvtRnNan) : r;
+}
+
+/// gelu_tanh_half<D>(h) through a range table (h a 16-bit pattern in a 32-bit register; `small` = the small rule's
+/// result for h, used only when kSmall).
+template <Half D, bool kSmall>
+FUSEPROOF_HD uint32_t gelu_range_lookup(uint32_t h, uint32_t small, const uint16_t* table) {
+  using B = RangeBounds<D, kSmall>;
+  const uint32_t m = h & 0x7FFFu;
+  const uint32_t off = m - B::kLo;
+  const bool in = off < B::kSpan;
+  const uint32_t t = table[in ? off + (h >> 15) * B::kSpan : 0u];
+  const uint32_t outside = (kSmall && m < B::kLo) ? small : gelu_tanh_large_sel<D>(h);
+  return in ? t : outside;
+}
+
+/// The pattern whose GELU sits at entry i of a range table.
+template <Half D, bool kSmall>
+FUSEPROOF_HD uint16_t range_table_pattern(uint32_t i) {
+  using B = RangeBounds<D, kSmall>;
+  return uint16_t(i < B::kSpan ? B::kLo + i : 0x8000u | (B::kLo + i - B::kSpan));
+}
+
+/// One vector through a range table: per pair of elements the packed sum, (kSmall) the small rule on both halves with
+/// one packed rounding, and two selected lookups; no branch.
+template <Half D, bool kSmall, int kBytes>
+FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_range_vec(const HalfVec<kBytes>& xv, const HalfVec<kBytes>& bv,
+                                                      const uint16_t* table) {
+  constexpr int kWords = kBytes / 4;
+  uint32_t xw[kWords], bw[kWords], ow[kWords];
+  std::memcpy(xw, xv.h, kBytes);
+  std::memcpy(bw, bv.h, kBytes);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 0; i < kWords; ++i) {
+    const uint32_t s = packed_sum<D>(xw[i], bw[i]);
+    uint32_t small = 0;
+    if constexpr (kSmall) {
+      float s0, s1;
+      half2_to_float2<D>(s, s0, s1);
+      small = float2_to_half2_rn<D>(gelu_tanh_small_f32(s0), gelu_tanh_small_f32(s1));
+    }
+    ow[i] = gelu_range_lookup<D, kSmall>(s & 0xFFFFu, small & 0xFFFFu, table) |
+            (gelu_range_lookup<D, kSmall>(s >> 16, small >> 16, table) << 16);
+  }
+  HalfVec<kBytes> ov;
+  std::memcpy(ov.h, ow, kBytes);
+  return ov;
+}
+
+/// A range table's entries: both signs of [lo, hi), in range_table_pattern's order.
+template <Half D, bool kSmall>
+struct RangeTable {
+  static constexpr int kEntries = int(2 * RangeBounds<D, kSmall>::kSpan);
+  static constexpr int kBytes = kEntries * 2;  ///< 66,240 / 3,776 (bf16), 70,848 / 30,912 (fp16)
+  FUSEPROOF_HD static uint16_t pattern(uint32_t i) { return range_table_pattern<D, kSmall>(i); }
+};
+
 /// The GELU table a table policy reads: all 65,536 patterns (kCompact = false), or only the |x| < 8 ones in
 /// compact_table_pattern's order. Entry i holds gelu_tanh_half<D>(pattern(i)); the device fill kernel and the
 /// emulation's host table both build it from this.

@@ -23,8 +23,8 @@ inline constexpr int kFillBlockThreads = 256;
 /// bias_gelu_tanh_kernel<P> for the policy P of (dtype, access bytes, kind): a __global__ taking
 /// (BodyArgs, const uint16_t* table, int flags).
 const void* bias_gelu_tanh_kernel_for(Half dtype, int vector_bytes, TableKind kind);
-/// The fill kernel (uint16_t* table) of the full (compact = false) or compact GELU table of dtype.
-const void* gelu_table_fill_kernel_for(Half dtype, bool compact);
+/// The fill kernel (uint16_t* table) of the GELU table that kind's kernels read, for dtype.
+const void* gelu_table_fill_kernel_for(Half dtype, TableKind kind);
 
 // --- bias_gelu_tanh_cuda_launch.cpp (host code)
 

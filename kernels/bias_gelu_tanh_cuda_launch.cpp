@@ -52,11 +52,11 @@ Geometry geometry(Half dtype, int vector_bytes, TableKind kind) {
 /// Resident blocks per SM of each instantiation, per device, asked once (0 when the query fails).
 int blocks_per_sm(int device, Half dtype, int vector_bytes, TableKind kind) {
   static std::mutex mu;
-  static int cache[kMaxDevices][2][2][4] = {};
+  static int cache[kMaxDevices][2][2][kTableKinds] = {};
   if (device < 0 || device >= kMaxDevices) return 0;
   const int di = dtype == Half::kBf16 ? 0 : 1, vi = vector_bytes == 32 ? 1 : 0;
   std::lock_guard<std::mutex> lock(mu);
-  int& slot = cache[device][di][vi][int(kind) & 3];
+  int& slot = cache[device][di][vi][int(kind) % kTableKinds];
   if (slot == 0) {
     DeviceGuard guard(device);
     const Geometry g = geometry(dtype, vector_bytes, kind);
@@ -71,23 +71,24 @@ int blocks_per_sm(int device, Half dtype, int vector_bytes, TableKind kind) {
   return slot;
 }
 
-/// Builds the GELU table of (dtype, compact) on the current device: the shared-memory opt-in for every kernel that
-/// reads it, then the fill kernel, synchronously. nullptr and `error` set on failure.
-uint16_t* build_table(Half dtype, bool compact, std::string* error) {
-  const TableKind readers[] = {compact ? TableKind::kCompact2 : TableKind::kFull, TableKind::kCompact1};
-  for (int r = 0; r < (compact ? 2 : 1); ++r)
+/// Builds the GELU table of (dtype, kind's layout) on the current device: the shared-memory opt-in for every kernel
+/// that reads it, then the fill kernel, synchronously. nullptr and `error` set on failure.
+uint16_t* build_table(Half dtype, TableKind kind, std::string* error) {
+  for (int k = 1; k < kTableKinds; ++k) {
+    const TableKind reader = TableKind(k);
+    if (table_layout_of(reader) != table_layout_of(kind)) continue;
     for (int vb : {16, 32}) {
-      const TableKind k = readers[r];
-      const cudaError_t e = cudaFuncSetAttribute(bias_gelu_tanh_kernel_for(dtype, vb, k),
+      const cudaError_t e = cudaFuncSetAttribute(bias_gelu_tanh_kernel_for(dtype, vb, reader),
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 geometry(dtype, vb, k).smem_bytes);
+                                                 geometry(dtype, vb, reader).smem_bytes);
       if (e != cudaSuccess) {
         cudaGetLastError();
         if (error) *error = cuda_error("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
         return nullptr;
       }
     }
-  const int bytes = geometry(dtype, 16, compact ? TableKind::kCompact2 : TableKind::kFull).smem_bytes;
+  }
+  const int bytes = geometry(dtype, 16, kind).smem_bytes;
   const unsigned blocks = unsigned((bytes / 2 + kFillBlockThreads - 1) / kFillBlockThreads);
   uint16_t* table = nullptr;
   cudaStream_t stream = nullptr;
@@ -95,7 +96,7 @@ uint16_t* build_table(Half dtype, bool compact, std::string* error) {
   if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   if (e == cudaSuccess) {
     void* args[] = {&table};
-    e = cudaLaunchKernel(gelu_table_fill_kernel_for(dtype, compact), dim3(blocks), dim3(kFillBlockThreads), args, 0,
+    e = cudaLaunchKernel(gelu_table_fill_kernel_for(dtype, kind), dim3(blocks), dim3(kFillBlockThreads), args, 0,
                          stream);
   }
   if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
@@ -122,26 +123,29 @@ std::string bias_gelu_tanh_cuda_table_check(int device, TableKind kind) {
     optin = 0;
   }
   if (optin < need)
-    return std::string("bias_gelu_tanh: options.math ") + (kind == TableKind::kFull ? "table" : "table-compact") +
-           " needs " + std::to_string(need) +
+    return std::string("bias_gelu_tanh: options.math ") + table_kind_name(kind) + " needs " + std::to_string(need) +
            " bytes of shared memory per block on cuda:" + std::to_string(device) + ", got " + std::to_string(optin);
   return {};
 }
 
 const uint16_t* bias_gelu_tanh_cuda_table(int device, Half dtype, bool build, std::string* error, TableKind kind) {
   static std::mutex mu;
-  static uint16_t* tables[kMaxDevices][2][2] = {};  // [device][dtype][full, compact]
+  static uint16_t* tables[kMaxDevices][2][kTableLayouts] = {};  // [device][dtype][table_layout_of(kind)]
   if (device < 0 || device >= kMaxDevices) {
     if (error) *error = "bias_gelu_tanh: device ordinal must be below " + std::to_string(kMaxDevices) + ", got " +
                         std::to_string(device);
     return nullptr;
   }
-  const bool compact = kind != TableKind::kFull;
+  const int layout = table_layout_of(kind);
+  if (layout < 0) {
+    if (error) *error = "bias_gelu_tanh: a GELU table needs a table kind, got direct math";
+    return nullptr;
+  }
   std::lock_guard<std::mutex> lock(mu);
-  uint16_t*& slot = tables[device][dtype == Half::kBf16 ? 0 : 1][compact ? 1 : 0];
+  uint16_t*& slot = tables[device][dtype == Half::kBf16 ? 0 : 1][layout];
   if (slot || !build) return slot;
   DeviceGuard guard(device);
-  slot = build_table(dtype, compact, error);  // kept for the life of the process
+  slot = build_table(dtype, kind, error);  // kept for the life of the process
   return slot;
 }
 
@@ -201,8 +205,8 @@ std::string bias_gelu_tanh_cuda_launch(const CudaLaunch& launch) {
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, launch.device);
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, launch.device);
   const bool pdl = launch.pdl && major >= 9;  // programmatic dependent launch exists from sm_90
-  const bool compact = kind == TableKind::kCompact2 || kind == TableKind::kCompact1;
-  // The compact kernels move a 32-byte vector as two 16-byte ones before sm_100: same elements, twice the count.
+  const bool compact = kind != TableKind::kNone && kind != TableKind::kFull;
+  // The compact and range kernels move a 32-byte vector as two 16-byte ones before sm_100: same elements, twice the count.
   BodyArgs args = launch.args;
   int access_bytes = launch.vector_bytes;
   if (compact && compact_access_bytes(launch.vector_bytes, major * 10 + minor) != launch.vector_bytes) {

@@ -66,6 +66,26 @@ struct CompactTable {
   }
 };
 
+/// A range table (bias_gelu_tanh_body.h): kSmall = false is the compact table's domain from 0 with the large rule
+/// selected per lane (no branch); true adds the small rule and shrinks the table to 3.7 KiB (bf16) / 30 KiB (fp16).
+/// kThreads x kBlocksPerSm threads per SM, 32 bytes of x per thread in flight.
+template <Half D, int kBytes, bool kSmall, int kThreadsPerBlock, int kBlocksPerSm>
+struct RangeTablePolicy {
+  static constexpr int kVectorBytes = kBytes;
+  static constexpr int kThreads = kThreadsPerBlock;
+  static constexpr int kLaunchMinBlocks = kBlocksPerSm;
+  static constexpr int kEmulatedBlocksPerSm = kBlocksPerSm;
+  static constexpr int kUnroll = 32 / kBytes;
+  using Table = RangeTable<D, kSmall>;
+  FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
+    return bias_gelu_tanh_range_vec<D, kSmall, kBytes>(x, b, t);
+  }
+};
+template <Half D, int kBytes>
+using RangeCompact = RangeTablePolicy<D, kBytes, false, 768, 2>;
+template <Half D, int kBytes>
+using RangeSplit = RangeTablePolicy<D, kBytes, true, 512, 3>;
+
 /// Bytes of shared memory a policy's block holds (its table; 0 for direct math).
 template <class P>
 constexpr int policy_smem_bytes() {
@@ -74,7 +94,34 @@ constexpr int policy_smem_bytes() {
 }
 
 /// Which kernel a launch runs: direct math, the full table, or the compact table with 2 or 1 blocks per SM.
-enum class TableKind : int { kNone = 0, kFull = 1, kCompact2 = 2, kCompact1 = 3 };
+enum class TableKind : int { kNone = 0, kFull = 1, kCompact2 = 2, kCompact1 = 3, kRange = 4, kSplit = 5 };
+inline constexpr int kTableKinds = 6;
+
+/// Which GELU table a kind reads (kernels of one layout share the device's copy): -1 none, 0 full, 1 compact,
+/// 2 range from 0, 3 range with the small rule.
+constexpr int table_layout_of(TableKind k) {
+  switch (k) {
+    case TableKind::kFull: return 0;
+    case TableKind::kCompact2:
+    case TableKind::kCompact1: return 1;
+    case TableKind::kRange: return 2;
+    case TableKind::kSplit: return 3;
+    default: return -1;
+  }
+}
+inline constexpr int kTableLayouts = 4;
+
+/// The GeluMath name of a kind (for messages).
+constexpr const char* table_kind_name(TableKind k) {
+  switch (k) {
+    case TableKind::kFull: return "table";
+    case TableKind::kCompact2: return "table-compact";
+    case TableKind::kCompact1: return "table-compact-1b";
+    case TableKind::kRange: return "table-range";
+    case TableKind::kSplit: return "table-split";
+    default: return "direct";
+  }
+}
 
 /// The kernel of an explicit GeluMath (kAuto resolves first: bias_gelu_tanh_resolve_math).
 constexpr TableKind table_kind_of(GeluMath m) {
@@ -82,6 +129,8 @@ constexpr TableKind table_kind_of(GeluMath m) {
     case GeluMath::kTable: return TableKind::kFull;
     case GeluMath::kTableCompact: return TableKind::kCompact2;
     case GeluMath::kTableCompact1: return TableKind::kCompact1;
+    case GeluMath::kTableRange: return TableKind::kRange;
+    case GeluMath::kTableSplit: return TableKind::kSplit;
     default: return TableKind::kNone;
   }
 }
@@ -101,6 +150,8 @@ auto with_policy_for(int vector_bytes, TableKind kind, F&& f) {
     case TableKind::kFull: return wide ? f(Tag<FullTable<D, 32>>{}) : f(Tag<FullTable<D, 16>>{});
     case TableKind::kCompact2: return wide ? f(Tag<CompactTable<D, 32, 2>>{}) : f(Tag<CompactTable<D, 16, 2>>{});
     case TableKind::kCompact1: return wide ? f(Tag<CompactTable<D, 32, 1>>{}) : f(Tag<CompactTable<D, 16, 1>>{});
+    case TableKind::kRange: return wide ? f(Tag<RangeCompact<D, 32>>{}) : f(Tag<RangeCompact<D, 16>>{});
+    case TableKind::kSplit: return wide ? f(Tag<RangeSplit<D, 32>>{}) : f(Tag<RangeSplit<D, 16>>{});
     default: return wide ? f(Tag<DirectMath<D, 32, kRoundSum>>{}) : f(Tag<DirectMath<D, 16, kRoundSum>>{});
   }
 }
