@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # device_session.sh: one bounded GPU session: build once (gpu preset), then the GPU tests, the CUDA audit and mutants,
 # and the e2e nightly export; packs every report into $OUT/results.tar.xz (the e2e frames stay beside it).
-#   OUT=<dir> BUDGET=570 scripts/device_session.sh [steps...]   steps: build tests audit e2e bench profile (default: build tests audit e2e)
+#   OUT=<dir> BUDGET=570 scripts/device_session.sh [steps...]
+#   steps: build tests audit e2e bench bench_dist profile (default: build tests audit e2e); MATHS, DISTS, PEER_AUDIT,
+#   TESTS and ARCHS pass through to the step scripts
 # A step starts only if the session budget leaves it time; each runs under `timeout`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +49,7 @@ for s in "${steps[@]}"; do
       for f in lossless.rgb24 high.rgb24 high-eager.rgb24; do [ -f "$W/e2e_export/$f" ] && mv "$W/e2e_export/$f" "$OUT/$f"; done ;;
     bench) run_step bench 60 env OUT="$W/bench" scripts/gpu_bench.sh ;;
     profile) run_step profile 60 env OUT="$W/profile" scripts/gpu_profile.sh ;;
+    bench_dist) run_step bench_dist 200 scripts/gpu_bench_dist.sh "$W/bench_dist" ;;
     *) echo "device_session: unknown step $s" ;;
   esac
 done
