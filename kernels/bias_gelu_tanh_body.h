@@ -229,37 +229,25 @@ FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_compact_vec(const HalfVec<kBytes>& x
   return ov;
 }
 
-// --- Range tables: a table only for magnitudes in [lo, hi), rules for the rest, every lane on one path.
+// --- Range table: the patterns with |x| < hi looked up, a rule for the rest, and a warp-uniform choice of path.
 //
-// Any finite or infinite h with magnitude m = h & 0x7FFF falls in one of three parts:
-//   m <  lo        small: eager's GELU equals (0.5 x) * fma(kBeta, x, 1) rounded to T (tanh(inner) = inner to
-//                  binary32 precision there); lo = 0 (range-compact) leaves this part empty
-//   lo <= m < hi   looked up at (m - lo) + sign x (hi - lo)
-//   m >= hi        large: x for positive x (and +inf), -0 for negative finite x, NaN for NaN and -inf
-// bf16: lo = 0x3D00 (2^-5 = 0.03125), hi = 0x40B0 (5.5); fp16: lo = 0x2700 (2^-6 x 1.75 = 0.02734), hi = 0x4530
-// (5.1875). Derived from the device's own table (golden/sm_90): the small rule holds below 0x3D18 (bf16) / 0x2720
-// (fp16), the large one from 0x4030 / 0x40A6 (bf16, positive / negative) and 0x42C3 / 0x4529 (fp16). The CPU test
-// RangeTablesEqualFullTable checks every pattern against the full table and both tanh models.
-// Lanes outside [lo, hi) read entry 0, so under inputs spread over the whole range the lookups of a warp coalesce into
-// fewer shared-memory words (a broadcast) instead of conflicting; the selects below replace the compact table's
-// per-element branch, which every warp took under wide inputs (N(0, 4), uniform 16-bit patterns).
+// bf16 | S |EEEEEEEE|MMMMMMM|: hi = 0x40B0 (5.5); fp16 | S |EEEEE|MMMMMMMMMM|: hi = 0x4530 (5.1875). From there up
+// eager's GELU is x for positive x (and +inf), -0 for negative finite x, NaN for NaN and -inf: derived from the
+// device's own table (golden/sm_90), where that rule holds from 0x4030 / 0x40A6 (bf16, positive / negative) and
+// 0x42C3 / 0x4529 (fp16). The CPU test RangeTableEqualsFullTable checks every pattern against the full table and both
+// tanh models, and NegativeControl_RangeRuleFailsBelowHi that the rule is wrong just below hi.
+// Two paths, both exact: when every sum of every lane of the warp is below hi (the vote is warp-uniform, so no lane
+// waits on a branch it does not take) the compact table's lean lookups; otherwise each element selects between its
+// lookup and the rule without a branch, and lanes at or above hi read entry 0 (a broadcast, not a bank conflict).
+// The compact table branched per thread instead: under wide inputs (N(0, 4), uniform 16-bit patterns) every warp ran
+// both paths and fell to 0.56-0.65 of copy (docs/PERFORMANCE.md, run 14).
 
-/// Where a range table starts and ends: kSmall = false starts it at 0 (no small rule), true at the small rule's end.
-template <Half D, bool kSmall>
-struct RangeBounds {
-  static constexpr uint32_t kLo = !kSmall ? 0u : D == Half::kBf16 ? 0x3D00u : 0x2700u;
-  static constexpr uint32_t kHi = D == Half::kBf16 ? 0x40B0u : 0x4530u;
-  static constexpr uint32_t kSpan = kHi - kLo;  ///< entries per sign
-};
+/// Magnitudes below kRangeHi<D> are looked up, the rule applies from it up.
+template <Half D>
+inline constexpr uint32_t kRangeHi = D == Half::kBf16 ? 0x40B0u : 0x4530u;
 
-/// The small rule: (0.5 x) * fma(kBeta, x, 1), one rounding per step, for |x| below RangeBounds<D, true>::kLo.
-FUSEPROOF_HD float gelu_tanh_small_f32(float x) {
-  constexpr float kBeta = float(1.41421356237309504880 * 1.12837916709551257390 * 0.5);
-  return mul_rn(mul_rn(0.5f, x), fma_rn(kBeta, x, 1.0f));
-}
-
-/// The large rule for one pattern h with magnitude >= RangeBounds<D, *>::kHi, without a branch: -0 for negative, h
-/// for positive, NaN where (m + sign) > inf (NaN of either sign, and -inf: -inf * 0).
+/// The rule for one pattern h with magnitude >= kRangeHi<D>, without a branch: -0 for negative, h for positive, NaN
+/// where (m + sign) > inf (NaN of either sign, and -inf: -inf * 0).
 template <Half D>
 FUSEPROOF_HD uint32_t gelu_tanh_large_sel(uint32_t h) {
   const uint32_t m = h & 0x7FFFu, neg = h >> 15;
@@ -267,60 +255,81 @@ FUSEPROOF_HD uint32_t gelu_tanh_large_sel(uint32_t h) {
   return m + neg > kInfPattern<D> ? uint32_t(kCvtRnNan) : r;
 }
 
-/// gelu_tanh_half<D>(h) through a range table (h a 16-bit pattern in a 32-bit register; `small` = the small rule's
-/// result for h, used only when kSmall).
-template <Half D, bool kSmall>
-FUSEPROOF_HD uint32_t gelu_range_lookup(uint32_t h, uint32_t small, const uint16_t* table) {
-  using B = RangeBounds<D, kSmall>;
+/// gelu_tanh_half<D>(h) through the range table, selected without a branch (h: a 16-bit pattern in 32 bits).
+template <Half D>
+FUSEPROOF_HD uint32_t gelu_range_lookup(uint32_t h, const uint16_t* table) {
   const uint32_t m = h & 0x7FFFu;
-  const uint32_t off = m - B::kLo;
-  const bool in = off < B::kSpan;
-  const uint32_t t = table[in ? off + (h >> 15) * B::kSpan : 0u];
-  const uint32_t outside = (kSmall && m < B::kLo) ? small : gelu_tanh_large_sel<D>(h);
-  return in ? t : outside;
+  const bool in = m < kRangeHi<D>;
+  const uint32_t t = table[in ? m + (h >> 15) * kRangeHi<D> : 0u];
+  return in ? t : gelu_tanh_large_sel<D>(h);
 }
 
-/// The pattern whose GELU sits at entry i of a range table.
-template <Half D, bool kSmall>
+/// Both halves of a word of sums, all below hi: one packed index (magnitude + sign x hi, no carry between the
+/// halves) and two lookups.
+template <Half D>
+FUSEPROOF_HD uint32_t gelu_range_lookup2_in(uint32_t s, const uint16_t* table) {
+  const uint32_t idx = (s & 0x7FFF7FFFu) + ((s >> 15) & 0x00010001u) * kRangeHi<D>;
+  return uint32_t(table[idx & 0xFFFFu]) | (uint32_t(table[idx >> 16]) << 16);
+}
+
+/// The pattern whose GELU sits at entry i of the range table.
+template <Half D>
 FUSEPROOF_HD uint16_t range_table_pattern(uint32_t i) {
-  using B = RangeBounds<D, kSmall>;
-  return uint16_t(i < B::kSpan ? B::kLo + i : 0x8000u | (B::kLo + i - B::kSpan));
+  return uint16_t(i < kRangeHi<D> ? i : 0x8000u | (i - kRangeHi<D>));
 }
 
-/// One vector through a range table: per pair of elements the packed sum, (kSmall) the small rule on both halves with
-/// one packed rounding, and two selected lookups; no branch.
-template <Half D, bool kSmall, int kBytes>
+/// True on every lane when every lane's `ok` is true (the device's warp vote over the converged lanes; the host runs
+/// one thread at a time, which is a warp of one).
+FUSEPROOF_HD bool warp_all(bool ok) {
+#if defined(__CUDA_ARCH__)
+  return __all_sync(__activemask(), ok);
+#else
+  return ok;
+#endif
+}
+
+/// One vector through the range table: the packed sums, then the lean path when the whole warp is below hi, else the
+/// per-element selects.
+template <Half D, int kBytes>
 FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_range_vec(const HalfVec<kBytes>& xv, const HalfVec<kBytes>& bv,
                                                       const uint16_t* table) {
   constexpr int kWords = kBytes / 4;
-  uint32_t xw[kWords], bw[kWords], ow[kWords];
+  // Per half: magnitude + (0x8000 - hi) sets bit 15 exactly when magnitude >= hi, and cannot carry out.
+  constexpr uint32_t kOverBias = (0x8000u - kRangeHi<D>) * 0x00010001u;
+  uint32_t xw[kWords], bw[kWords], sw[kWords], ow[kWords];
   std::memcpy(xw, xv.h, kBytes);
   std::memcpy(bw, bv.h, kBytes);
+  uint32_t over = 0;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
   for (int i = 0; i < kWords; ++i) {
-    const uint32_t s = packed_sum<D>(xw[i], bw[i]);
-    uint32_t small = 0;
-    if constexpr (kSmall) {
-      float s0, s1;
-      half2_to_float2<D>(s, s0, s1);
-      small = float2_to_half2_rn<D>(gelu_tanh_small_f32(s0), gelu_tanh_small_f32(s1));
-    }
-    ow[i] = gelu_range_lookup<D, kSmall>(s & 0xFFFFu, small & 0xFFFFu, table) |
-            (gelu_range_lookup<D, kSmall>(s >> 16, small >> 16, table) << 16);
+    sw[i] = packed_sum<D>(xw[i], bw[i]);
+    over |= (sw[i] & 0x7FFF7FFFu) + kOverBias;
+  }
+  if (warp_all((over & 0x80008000u) == 0)) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int i = 0; i < kWords; ++i) ow[i] = gelu_range_lookup2_in<D>(sw[i], table);
+  } else {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int i = 0; i < kWords; ++i)
+      ow[i] = gelu_range_lookup<D>(sw[i] & 0xFFFFu, table) | (gelu_range_lookup<D>(sw[i] >> 16, table) << 16);
   }
   HalfVec<kBytes> ov;
   std::memcpy(ov.h, ow, kBytes);
   return ov;
 }
 
-/// A range table's entries: both signs of [lo, hi), in range_table_pattern's order.
-template <Half D, bool kSmall>
+/// The range table's entries: both signs of [0, hi), in range_table_pattern's order (66,240 bytes bf16, 70,848 fp16).
+template <Half D>
 struct RangeTable {
-  static constexpr int kEntries = int(2 * RangeBounds<D, kSmall>::kSpan);
-  static constexpr int kBytes = kEntries * 2;  ///< 66,240 / 3,776 (bf16), 70,848 / 30,912 (fp16)
-  FUSEPROOF_HD static uint16_t pattern(uint32_t i) { return range_table_pattern<D, kSmall>(i); }
+  static constexpr int kEntries = int(2 * kRangeHi<D>);
+  static constexpr int kBytes = kEntries * 2;
+  FUSEPROOF_HD static uint16_t pattern(uint32_t i) { return range_table_pattern<D>(i); }
 };
 
 /// The GELU table a table policy reads: all 65,536 patterns (kCompact = false), or only the |x| < 8 ones in
@@ -333,6 +342,35 @@ struct GeluTable {
   FUSEPROOF_HD static uint16_t pattern(uint32_t i) { return kCompact ? compact_table_pattern<D>(i) : uint16_t(i); }
 };
 
+/// Copies one vector from global memory into a staging slot without passing through registers: cp.async (16 bytes
+/// per instruction, L2 only) on sm_80+, a plain copy on the host (the emulation runs the same slot logic).
+template <int kBytes>
+FUSEPROOF_HD void stage_copy(HalfVec<kBytes>* slot, const uint16_t* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(slot));
+#pragma unroll
+  for (int k = 0; k < kBytes / 16; ++k)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst + 16u * k), "l"(src + 8 * k) : "memory");
+#else
+  *slot = load_vec<kBytes>(src);
+#endif
+}
+
+/// Closes the copies issued since the last commit into one group (cp.async.commit_group; nothing on the host).
+FUSEPROOF_HD void stage_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+/// Waits until at most kPending of this thread's groups are still in flight (cp.async.wait_group).
+template <int kPending>
+FUSEPROOF_HD void stage_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+#endif
+}
+
 /// What every thread needs; counts are in vectors. width_vectors divides the row, so no vector straddles two rows.
 struct BodyArgs {
   uint16_t* out;
@@ -342,6 +380,45 @@ struct BodyArgs {
   int64_t width_vectors;  ///< width / elems
 };
 
+/// The grid-stride loop with x staged P::kStages vectors ahead: thread `first` of `stride` keeps its next kStages
+/// vectors of x in flight as asynchronous copies into its own slots (slot k of the thread at stage[k * stage_stride]),
+/// waits for the oldest, computes and stores it, then refills that slot with the vector kStages turns ahead. Each
+/// thread reads only slots it filled itself, so no barrier is needed; the refill is issued after the store, which
+/// depends on the slot's value, so it cannot overtake the read. In place (out == x) is safe: a thread prefetches only
+/// its own later vectors, which no other thread writes.
+template <class P>
+FUSEPROOF_HD void bias_gelu_tanh_thread_staged(const BodyArgs& a, const uint16_t* table,
+                                               HalfVec<P::kVectorBytes>* stage, int stage_stride, int64_t first,
+                                               int64_t stride) {
+  constexpr int kBytes = P::kVectorBytes;
+  constexpr int kElems = HalfVec<kBytes>::kElems;
+  constexpr int kStages = P::kStages;
+  if (first >= a.n_vectors) return;
+  int64_t col = first % a.width_vectors;
+  const int64_t col_step = stride % a.width_vectors;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int k = 0; k < kStages; ++k) {
+    const int64_t v = first + k * stride;
+    if (v < a.n_vectors) stage_copy<kBytes>(stage + k * stage_stride, a.x + v * kElems);
+    stage_commit();  // one group per turn, empty ones included, so that the wait below counts turns
+  }
+  int k = 0;
+  for (int64_t v = first; v < a.n_vectors; v += stride) {
+    stage_wait<kStages - 1>();
+    HalfVec<kBytes>* slot = stage + k * stage_stride;
+    const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + col * kElems);
+    store_vec<kBytes>(a.out + v * kElems, P::vec(*slot, bv, table));
+    const int64_t next = v + kStages * stride;
+    if (next < a.n_vectors) stage_copy<kBytes>(slot, a.x + next * kElems);
+    stage_commit();
+    col += col_step;
+    if (col >= a.width_vectors) col -= a.width_vectors;
+    k = k + 1 == kStages ? 0 : k + 1;
+  }
+}
+
 /// The one grid-stride loop: thread `first` of `stride` takes vectors first, first + stride, ... (64-bit indices;
 /// the bias column advanced by `stride mod width` and wrapped by one compare instead of a division per vector),
 /// P::kUnroll vectors loaded before any is computed, then the remainder one at a time. P::vec computes one vector
@@ -349,11 +426,22 @@ struct BodyArgs {
 /// math). Every vector is read before the same thread overwrites it, so out == x (exact in-place) is safe.
 /// (Index form, not element offsets with a precomputed trip count: with it the direct kernel keeps 32 registers on
 /// sm_90 instead of 40, i.e. 8 resident blocks, and no compact kernel spills on sm_90.)
+/// A policy with P::kStages > 0 runs bias_gelu_tanh_thread_staged instead; `stage` is then its staging slots (the
+/// device's shared memory after the table, stage_stride = threads per block; the host's own array otherwise).
 template <class P>
-FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, const uint16_t* table, int64_t first, int64_t stride) {
+FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, const uint16_t* table, int64_t first, int64_t stride,
+                                        HalfVec<P::kVectorBytes>* stage = nullptr, int stage_stride = 1) {
   constexpr int kBytes = P::kVectorBytes;
   constexpr int kElems = HalfVec<kBytes>::kElems;
   constexpr int kUnroll = P::kUnroll;
+  if constexpr (P::kStages > 0) {
+#if !defined(__CUDA_ARCH__)
+    HalfVec<kBytes> host_slots[P::kStages];
+    if (!stage) stage = host_slots, stage_stride = 1;
+#endif
+    bias_gelu_tanh_thread_staged<P>(a, table, stage, stage_stride, first, stride);
+    return;
+  }
   if (first >= a.n_vectors) return;
   int64_t col = first % a.width_vectors;
   const int64_t col_step = stride % a.width_vectors;

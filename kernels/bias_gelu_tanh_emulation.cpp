@@ -21,7 +21,7 @@ const std::vector<uint16_t>& host_table() {
 
 /// Blocks of policy P the emulation simulates: min(emulated_sms x resident blocks, ceil(vectors / block)); direct
 /// math: 256-thread blocks, 8 per SM (what an sm_90 runs); table: 1,024 x 1; compact: 768 x 2 or 1,024 x 1; range:
-/// the policy's own (768 x 2 from 0, 512 x 3 with the small rule).
+/// 768 x 2; staged full table: 1,024 x 1. Staged policies get a host array for their slots (bias_gelu_tanh_thread).
 template <class P>
 int64_t emulated_grid(int emulated_sms, int64_t n_vectors) {
   const int64_t resident = int64_t(emulated_sms) * P::kEmulatedBlocksPerSm;
@@ -56,14 +56,11 @@ const std::vector<uint16_t>& bias_gelu_tanh_host_compact_table(ScalarType dtype)
                                     : host_table<Half::kBf16, kernel::GeluTable<Half::kBf16, true>>();
 }
 
-const std::vector<uint16_t>& bias_gelu_tanh_host_range_table(ScalarType dtype, bool small) {
+const std::vector<uint16_t>& bias_gelu_tanh_host_range_table(ScalarType dtype) {
   using kernel::Half;
   using kernel::RangeTable;
-  if (dtype == ScalarType::kFp16)
-    return small ? host_table<Half::kFp16, RangeTable<Half::kFp16, true>>()
-                 : host_table<Half::kFp16, RangeTable<Half::kFp16, false>>();
-  return small ? host_table<Half::kBf16, RangeTable<Half::kBf16, true>>()
-               : host_table<Half::kBf16, RangeTable<Half::kBf16, false>>();
+  return dtype == ScalarType::kFp16 ? host_table<Half::kFp16, RangeTable<Half::kFp16>>()
+                                    : host_table<Half::kBf16, RangeTable<Half::kBf16>>();
 }
 
 const std::vector<uint16_t>& bias_gelu_tanh_host_table(ScalarType dtype) {

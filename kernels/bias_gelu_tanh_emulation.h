@@ -18,9 +18,8 @@ enum class EmulatedBody : int {
 /// The emulation's compact GELU table of dtype: gelu_tanh_half<D>(compact_table_pattern<D>(i)) at i (host body).
 const std::vector<uint16_t>& bias_gelu_tanh_host_compact_table(ScalarType dtype);
 
-/// The emulation's range table of dtype (small = false: from 0, true: above the small rule):
-/// gelu_tanh_half<D>(range_table_pattern<D, small>(i)) at i (host body).
-const std::vector<uint16_t>& bias_gelu_tanh_host_range_table(ScalarType dtype, bool small);
+/// The emulation's range table of dtype: gelu_tanh_half<D>(range_table_pattern<D>(i)) at i (host body).
+const std::vector<uint16_t>& bias_gelu_tanh_host_range_table(ScalarType dtype);
 
 /// The emulation's GELU table of dtype (bf16 or fp16): gelu_tanh_half<D>(p) at p, computed once by the host body.
 const std::vector<uint16_t>& bias_gelu_tanh_host_table(ScalarType dtype);

@@ -2,7 +2,7 @@
 # device_session.sh: one bounded GPU session: build once (gpu preset), then the GPU tests, the CUDA audit and mutants,
 # and the e2e nightly export; packs every report into $OUT/results.tar.xz (the e2e frames stay beside it).
 #   OUT=<dir> BUDGET=570 scripts/device_session.sh [steps...]
-#   steps: build tests audit e2e bench bench_dist profile (default: build tests audit e2e); MATHS, DISTS, PEER_AUDIT,
+#   steps: build tests audit e2e bench bench_dist profile golden_tree peer_debug (default: build tests audit e2e); MATHS, DISTS, PEER_AUDIT,
 #   TESTS and ARCHS pass through to the step scripts
 # A step starts only if the session budget leaves it time; each runs under `timeout`.
 set -uo pipefail
@@ -49,7 +49,11 @@ for s in "${steps[@]}"; do
       for f in lossless.rgb24 high.rgb24 high-eager.rgb24; do [ -f "$W/e2e_export/$f" ] && mv "$W/e2e_export/$f" "$OUT/$f"; done ;;
     bench) run_step bench 60 env OUT="$W/bench" scripts/gpu_bench.sh ;;
     profile) run_step profile 60 env OUT="$W/profile" scripts/gpu_profile.sh ;;
-    bench_dist) run_step bench_dist 200 scripts/gpu_bench_dist.sh "$W/bench_dist" ;;
+    bench_dist) run_step bench_dist 60 scripts/gpu_bench_dist.sh "$W/bench_dist" ;;
+    golden_tree)  # the tree digests beside the flat ones in a copy of golden/sm_90 (capture_golden.py --digests-only)
+      mkdir -p "$W/golden_amend" && cp -r golden/sm_90 "$W/golden_amend/"
+      run_step golden_tree 120 python3 scripts/capture_golden.py --out "$W/golden_amend" --digests-only ;;
+    peer_debug) run_step peer_debug 60 env OUT="$W/peer_debug" scripts/gpu_peer_debug.sh ;;
     *) echo "device_session: unknown step $s" ;;
   esac
 done

@@ -253,78 +253,61 @@ void compact_equals_full() {
   EXPECT_EQ(large, 65536u - uint64_t(kernel::kCompactEntries<D>));
   FUSEPROOF_EXPECT_CLEAN(log, 3 * 65536u);
 }
-/// Every pattern through each range table (bias_gelu_tanh_body.h: small rule, table, large rule, all selected per
-/// lane) equals the full table, and outside the table each rule equals the reference under both tanh models. A
-/// range that started one pattern later or ended one pattern earlier would break one of the two: the bounds are the
-/// rules' limits (see the negative control below).
-template <kernel::Half D, bool kSmall>
+/// Every pattern through the range table equals the full table by both of the kernel's paths: the per-element select
+/// (every pattern) and the lean packed lookup (every pattern below hi, paired with +0 and with itself). At and above
+/// hi the rule equals the reference under both tanh models.
+template <kernel::Half D>
 void range_equals_full() {
-  using B = kernel::RangeBounds<D, kSmall>;
+  constexpr uint32_t kHi = kernel::kRangeHi<D>;
   const ScalarType t = D == kernel::Half::kBf16 ? ScalarType::kBf16 : ScalarType::kFp16;
   const ref::Dtype d = ref_dtype(t);
   const std::vector<uint16_t>& full = bias_gelu_tanh_host_table(t);
-  const std::vector<uint16_t>& range = bias_gelu_tanh_host_range_table(t, kSmall);
+  const std::vector<uint16_t>& range = bias_gelu_tanh_host_range_table(t);
   const std::vector<uint16_t>& libm = BiasGeluOracle::libm(d).table();
   const std::vector<uint16_t>& cuda = BiasGeluOracle::cuda(d).table();
-  ASSERT_EQ(range.size(), size_t(kernel::RangeTable<D, kSmall>::kEntries));
-  MismatchLog log(kSmall ? "gelu_tanh split table" : "gelu_tanh range table", d);
-  uint64_t small = 0, large = 0;
+  ASSERT_EQ(range.size(), size_t(kernel::RangeTable<D>::kEntries));
+  MismatchLog log("gelu_tanh range table", d);
+  uint64_t large = 0, lean = 0;
   for (uint32_t p = 0; p < 65536; ++p) {
-    const float f = kernel::half_to_float<D>(uint16_t(p));
-    const uint32_t small_out = kernel::float_to_half_rn<D>(kernel::gelu_tanh_small_f32(f));
-    const uint16_t got = uint16_t(kernel::gelu_range_lookup<D, kSmall>(p, small_out, range.data()));
-    if (got != full[p]) log.record("vs full table", uint16_t(p), 0, got, full[p], false);
-    const uint32_t m = p & 0x7FFFu;
-    if (m >= B::kLo && m < B::kHi) continue;
-    const uint16_t rule = m < B::kLo ? uint16_t(small_out) : uint16_t(kernel::gelu_tanh_large_sel<D>(p));
-    ++(m < B::kLo ? small : large);
+    const uint16_t got = uint16_t(kernel::gelu_range_lookup<D>(p, range.data()));
+    if (got != full[p]) log.record("select path vs full table", uint16_t(p), 0, got, full[p], false);
+    if ((p & 0x7FFFu) < kHi) {
+      ++lean;
+      const uint32_t pair = kernel::gelu_range_lookup2_in<D>(p | (p << 16), range.data());
+      const uint32_t low = kernel::gelu_range_lookup2_in<D>(p, range.data());
+      if ((pair & 0xFFFFu) != full[p] || (pair >> 16) != full[p] || (low & 0xFFFFu) != full[p] || (low >> 16) != full[0])
+        log.record("lean path vs full table", uint16_t(p), 0, uint16_t(pair >> 16), full[p], false);
+      continue;
+    }
+    ++large;
+    const uint16_t rule = uint16_t(kernel::gelu_tanh_large_sel<D>(p));
     if (rule != libm[p]) log.record("rule vs libm model", uint16_t(p), 0, rule, libm[p], false);
     if (rule != cuda[p]) log.record("rule vs CUDA model", uint16_t(p), 0, rule, cuda[p], false);
   }
-  std::printf("%s %s: %llu patterns by the small rule, %llu by the large rule, %d looked up\n", scalar_type_name(t),
-              kSmall ? "split" : "range", static_cast<unsigned long long>(small),
-              static_cast<unsigned long long>(large), kernel::RangeTable<D, kSmall>::kEntries);
-  EXPECT_EQ(small + large, 65536u - uint64_t(kernel::RangeTable<D, kSmall>::kEntries));
-  EXPECT_EQ(small > 0, kSmall);
-  FUSEPROOF_EXPECT_CLEAN(log, 3 * 65536u);
+  std::printf("%s: %llu patterns by the rule, %llu looked up by both paths\n", scalar_type_name(t),
+              static_cast<unsigned long long>(large), static_cast<unsigned long long>(lean));
+  EXPECT_EQ(lean, uint64_t(kernel::RangeTable<D>::kEntries));
+  EXPECT_EQ(large + lean, 65536u);
+  FUSEPROOF_EXPECT_CLEAN(log, 4 * 65536u);
 }
-TEST(Emulated_BiasGeluTanh_bf16, RangeTableEqualsFullTable) { range_equals_full<kernel::Half::kBf16, false>(); }
-TEST(Emulated_BiasGeluTanh_fp16, RangeTableEqualsFullTable) { range_equals_full<kernel::Half::kFp16, false>(); }
-TEST(Emulated_BiasGeluTanh_bf16, SplitTableEqualsFullTable) { range_equals_full<kernel::Half::kBf16, true>(); }
-TEST(Emulated_BiasGeluTanh_fp16, SplitTableEqualsFullTable) { range_equals_full<kernel::Half::kFp16, true>(); }
+TEST(Emulated_BiasGeluTanh_bf16, RangeTableEqualsFullTable) { range_equals_full<kernel::Half::kBf16>(); }
+TEST(Emulated_BiasGeluTanh_fp16, RangeTableEqualsFullTable) { range_equals_full<kernel::Half::kFp16>(); }
 
-/// Negative control for the rules' bounds: the small rule on the 128 magnitudes from lo up, and the large rule on the
-/// 256 below hi, each disagree with the reference somewhere: the bounds sit where the rules stop being exact, and the
-/// test above can fail.
+/// Negative control for hi: on the 256 magnitudes just below it the rule disagrees with the reference somewhere, so
+/// the bound is where the rule stops being exact and the test above can fail.
 template <kernel::Half D>
-void range_rules_fail_beyond_bounds() {
-  using B = kernel::RangeBounds<D, true>;
+void range_rule_fails_below_hi() {
   const ScalarType t = D == kernel::Half::kBf16 ? ScalarType::kBf16 : ScalarType::kFp16;
   const std::vector<uint16_t>& cuda = BiasGeluOracle::cuda(ref_dtype(t)).table();
-  uint64_t small_wrong = 0, large_wrong = 0;
-  for (uint32_t m = B::kLo; m < B::kLo + 0x80u; ++m)
-    for (uint32_t sign : {0u, 0x8000u}) {
-      const uint16_t p = uint16_t(m | sign);
-      const float f = kernel::half_to_float<D>(p);
-      small_wrong += kernel::float_to_half_rn<D>(kernel::gelu_tanh_small_f32(f)) != cuda[p];
-    }
-  for (uint32_t m = B::kHi - 0x100u; m < B::kHi; ++m)
-    for (uint32_t sign : {0u, 0x8000u}) {
-      const uint16_t p = uint16_t(m | sign);
-      large_wrong += kernel::gelu_tanh_large_sel<D>(p) != cuda[p];
-    }
-  std::printf("%s: the small rule is wrong on %llu of 256 patterns just above lo, the large rule on %llu of 512 just "
-              "below hi\n", scalar_type_name(t), static_cast<unsigned long long>(small_wrong),
-              static_cast<unsigned long long>(large_wrong));
-  EXPECT_GT(small_wrong, 0u);
-  EXPECT_GT(large_wrong, 0u);
+  uint64_t wrong = 0;
+  for (uint32_t m = kernel::kRangeHi<D> - 0x100u; m < kernel::kRangeHi<D>; ++m)
+    for (uint32_t sign : {0u, 0x8000u}) wrong += kernel::gelu_tanh_large_sel<D>(m | sign) != cuda[m | sign];
+  std::printf("%s: the rule is wrong on %llu of the 512 patterns just below hi\n", scalar_type_name(t),
+              static_cast<unsigned long long>(wrong));
+  EXPECT_GT(wrong, 0u);
 }
-TEST(Emulated_BiasGeluTanh_bf16, NegativeControl_RangeRulesFailBeyondBounds) {
-  range_rules_fail_beyond_bounds<kernel::Half::kBf16>();
-}
-TEST(Emulated_BiasGeluTanh_fp16, NegativeControl_RangeRulesFailBeyondBounds) {
-  range_rules_fail_beyond_bounds<kernel::Half::kFp16>();
-}
+TEST(Emulated_BiasGeluTanh_bf16, NegativeControl_RangeRuleFailsBelowHi) { range_rule_fails_below_hi<kernel::Half::kBf16>(); }
+TEST(Emulated_BiasGeluTanh_fp16, NegativeControl_RangeRuleFailsBelowHi) { range_rule_fails_below_hi<kernel::Half::kFp16>(); }
 
 TEST(Emulated_BiasGeluTanh_bf16, CompactTableEqualsFullTable) { compact_equals_full<kernel::Half::kBf16>(); }
 TEST(Emulated_BiasGeluTanh_fp16, CompactTableEqualsFullTable) { compact_equals_full<kernel::Half::kFp16>(); }
