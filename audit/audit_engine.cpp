@@ -16,6 +16,7 @@
 #include "audit/call_watch.h"
 #include "audit/check_classes.h"
 #include "common/exit_status.h"
+#include "common/remove_tree.h"
 
 namespace fuseproof::audit {
 
@@ -410,8 +411,7 @@ AuditResult run_audit(const AuditOptions& opt, const Subject& subject) {
   struct Cleanup {
     std::string* d;
     ~Cleanup() {
-      std::error_code ec;
-      if (!d->empty()) fs::remove_all(*d, ec);
+      if (!d->empty()) remove_tree(*d);
     }
   } cleanup{&dir};
 

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "audit/kernel_runner.h"
+#include "common/remove_tree.h"
 
 extern char** environ;
 
@@ -148,7 +149,7 @@ MutationResult run_mutants(const AuditOptions& base, const std::string& dir, int
     std::fflush(stdout);
     m.mutants.push_back(std::move(o));
   }
-  fs::remove_all(work, ec);
+  remove_tree(work);
   for (const auto& o : m.mutants) {
     if (o.status == "error") continue;
     ++m.total;

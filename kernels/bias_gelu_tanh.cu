@@ -51,11 +51,7 @@ __global__ void __launch_bounds__(P::kThreads, P::kLaunchMinBlocks)
   if constexpr (!std::is_void_v<typename P::Table>) __syncthreads();
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  // Staging slots (P::kStages > 0) follow the table: slot k of thread t at [k][t], so a warp's 16-byte copies and
-  // reads cover consecutive words (no bank conflict).
-  auto* stage = reinterpret_cast<HalfVec<P::kVectorBytes>*>(reinterpret_cast<char*>(smem_table) +
-                                                            policy_stage_offset<P>()) + threadIdx.x;
-  bias_gelu_tanh_thread<P>(args, reinterpret_cast<const uint16_t*>(smem_table), first, stride, stage, P::kThreads);
+  bias_gelu_tanh_thread<P>(args, reinterpret_cast<const uint16_t*>(smem_table), first, stride);
   pdl_trigger(flags);
 }
 

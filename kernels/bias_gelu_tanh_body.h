@@ -272,6 +272,37 @@ FUSEPROOF_HD uint32_t gelu_range_lookup2_in(uint32_t s, const uint16_t* table) {
   return uint32_t(table[idx & 0xFFFFu]) | (uint32_t(table[idx >> 16]) << 16);
 }
 
+/// 0xFFFF in each 16-bit half whose bit 15 is set, 0 in the other (prmt's sign-replicating byte select on the device).
+FUSEPROOF_HD uint32_t half_sign_mask(uint32_t w) {
+#if defined(__CUDA_ARCH__)
+  uint32_t m;
+  asm("prmt.b32 %0, %1, 0, 0xBB99;" : "=r"(m) : "r"(w));
+  return m;
+#else
+  return ((w >> 15) & 1u) * 0x0000FFFFu | ((w >> 31) & 1u) * 0xFFFF0000u;
+#endif
+}
+
+/// Both halves of a word of sums, any values, without a branch and in packed integer steps (two halves per
+/// instruction): the lookup at magnitude + sign x hi, or entry 0 (a broadcast) at or above hi; there the rule: x for
+/// positive, -0 for negative, and 0x7FFF wherever magnitude + sign > inf. No step carries from one half into the
+/// other: every sum below stays under 0x10000 per half.
+template <Half D>
+FUSEPROOF_HD uint32_t gelu_range_lookup2_sel(uint32_t s, const uint16_t* table) {
+  constexpr uint32_t kOverBias = (0x8000u - kRangeHi<D>) * 0x00010001u;  // bit 15 set <=> magnitude >= hi
+  constexpr uint32_t kNanBias = (0x7FFFu - kInfPattern<D>) * 0x00010001u;  // bit 15 set <=> magnitude + sign > inf
+  const uint32_t mag = s & 0x7FFF7FFFu;
+  const uint32_t sign = (s >> 15) & 0x00010001u;
+  const uint32_t over = mag + kOverBias;
+  const uint32_t over_mask = half_sign_mask(over);
+  const uint32_t idx = (mag + sign * kRangeHi<D>) & ~over_mask;
+  const uint32_t t = uint32_t(table[idx & 0xFFFFu]) | (uint32_t(table[idx >> 16]) << 16);
+  const uint32_t large = (s & half_sign_mask(over & ~s)) | (over & s & 0x80008000u);
+  const uint32_t out = (t & ~over_mask) | large;
+  const uint32_t nan_mask = half_sign_mask(mag + sign + kNanBias);
+  return (out & ~nan_mask) | (uint32_t(kCvtRnNan) * 0x00010001u & nan_mask);
+}
+
 /// The pattern whose GELU sits at entry i of the range table.
 template <Half D>
 FUSEPROOF_HD uint16_t range_table_pattern(uint32_t i) {
@@ -289,8 +320,8 @@ FUSEPROOF_HD bool warp_all(bool ok) {
 }
 
 /// One vector through the range table: the packed sums, then the lean path when the whole warp is below hi, else the
-/// per-element selects.
-template <Half D, int kBytes>
+/// selects: per element (kPacked = false) or per pair of elements in packed integer steps (true).
+template <Half D, int kBytes, bool kPacked>
 FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_range_vec(const HalfVec<kBytes>& xv, const HalfVec<kBytes>& bv,
                                                       const uint16_t* table) {
   constexpr int kWords = kBytes / 4;
@@ -312,6 +343,11 @@ FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_range_vec(const HalfVec<kBytes>& xv,
 #pragma unroll
 #endif
     for (int i = 0; i < kWords; ++i) ow[i] = gelu_range_lookup2_in<D>(sw[i], table);
+  } else if constexpr (kPacked) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int i = 0; i < kWords; ++i) ow[i] = gelu_range_lookup2_sel<D>(sw[i], table);
   } else {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
@@ -342,35 +378,6 @@ struct GeluTable {
   FUSEPROOF_HD static uint16_t pattern(uint32_t i) { return kCompact ? compact_table_pattern<D>(i) : uint16_t(i); }
 };
 
-/// Copies one vector from global memory into a staging slot without passing through registers: cp.async (16 bytes
-/// per instruction, L2 only) on sm_80+, a plain copy on the host (the emulation runs the same slot logic).
-template <int kBytes>
-FUSEPROOF_HD void stage_copy(HalfVec<kBytes>* slot, const uint16_t* src) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(slot));
-#pragma unroll
-  for (int k = 0; k < kBytes / 16; ++k)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst + 16u * k), "l"(src + 8 * k) : "memory");
-#else
-  *slot = load_vec<kBytes>(src);
-#endif
-}
-
-/// Closes the copies issued since the last commit into one group (cp.async.commit_group; nothing on the host).
-FUSEPROOF_HD void stage_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-
-/// Waits until at most kPending of this thread's groups are still in flight (cp.async.wait_group).
-template <int kPending>
-FUSEPROOF_HD void stage_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
-#endif
-}
-
 /// What every thread needs; counts are in vectors. width_vectors divides the row, so no vector straddles two rows.
 struct BodyArgs {
   uint16_t* out;
@@ -380,45 +387,6 @@ struct BodyArgs {
   int64_t width_vectors;  ///< width / elems
 };
 
-/// The grid-stride loop with x staged P::kStages vectors ahead: thread `first` of `stride` keeps its next kStages
-/// vectors of x in flight as asynchronous copies into its own slots (slot k of the thread at stage[k * stage_stride]),
-/// waits for the oldest, computes and stores it, then refills that slot with the vector kStages turns ahead. Each
-/// thread reads only slots it filled itself, so no barrier is needed; the refill is issued after the store, which
-/// depends on the slot's value, so it cannot overtake the read. In place (out == x) is safe: a thread prefetches only
-/// its own later vectors, which no other thread writes.
-template <class P>
-FUSEPROOF_HD void bias_gelu_tanh_thread_staged(const BodyArgs& a, const uint16_t* table,
-                                               HalfVec<P::kVectorBytes>* stage, int stage_stride, int64_t first,
-                                               int64_t stride) {
-  constexpr int kBytes = P::kVectorBytes;
-  constexpr int kElems = HalfVec<kBytes>::kElems;
-  constexpr int kStages = P::kStages;
-  if (first >= a.n_vectors) return;
-  int64_t col = first % a.width_vectors;
-  const int64_t col_step = stride % a.width_vectors;
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-  for (int k = 0; k < kStages; ++k) {
-    const int64_t v = first + k * stride;
-    if (v < a.n_vectors) stage_copy<kBytes>(stage + k * stage_stride, a.x + v * kElems);
-    stage_commit();  // one group per turn, empty ones included, so that the wait below counts turns
-  }
-  int k = 0;
-  for (int64_t v = first; v < a.n_vectors; v += stride) {
-    stage_wait<kStages - 1>();
-    HalfVec<kBytes>* slot = stage + k * stage_stride;
-    const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + col * kElems);
-    store_vec<kBytes>(a.out + v * kElems, P::vec(*slot, bv, table));
-    const int64_t next = v + kStages * stride;
-    if (next < a.n_vectors) stage_copy<kBytes>(slot, a.x + next * kElems);
-    stage_commit();
-    col += col_step;
-    if (col >= a.width_vectors) col -= a.width_vectors;
-    k = k + 1 == kStages ? 0 : k + 1;
-  }
-}
-
 /// The one grid-stride loop: thread `first` of `stride` takes vectors first, first + stride, ... (64-bit indices;
 /// the bias column advanced by `stride mod width` and wrapped by one compare instead of a division per vector),
 /// P::kUnroll vectors loaded before any is computed, then the remainder one at a time. P::vec computes one vector
@@ -426,22 +394,11 @@ FUSEPROOF_HD void bias_gelu_tanh_thread_staged(const BodyArgs& a, const uint16_t
 /// math). Every vector is read before the same thread overwrites it, so out == x (exact in-place) is safe.
 /// (Index form, not element offsets with a precomputed trip count: with it the direct kernel keeps 32 registers on
 /// sm_90 instead of 40, i.e. 8 resident blocks, and no compact kernel spills on sm_90.)
-/// A policy with P::kStages > 0 runs bias_gelu_tanh_thread_staged instead; `stage` is then its staging slots (the
-/// device's shared memory after the table, stage_stride = threads per block; the host's own array otherwise).
 template <class P>
-FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, const uint16_t* table, int64_t first, int64_t stride,
-                                        HalfVec<P::kVectorBytes>* stage = nullptr, int stage_stride = 1) {
+FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, const uint16_t* table, int64_t first, int64_t stride) {
   constexpr int kBytes = P::kVectorBytes;
   constexpr int kElems = HalfVec<kBytes>::kElems;
   constexpr int kUnroll = P::kUnroll;
-  if constexpr (P::kStages > 0) {
-#if !defined(__CUDA_ARCH__)
-    HalfVec<kBytes> host_slots[P::kStages];
-    if (!stage) stage = host_slots, stage_stride = 1;
-#endif
-    bias_gelu_tanh_thread_staged<P>(a, table, stage, stage_stride, first, stride);
-    return;
-  }
   if (first >= a.n_vectors) return;
   int64_t col = first % a.width_vectors;
   const int64_t col_step = stride % a.width_vectors;

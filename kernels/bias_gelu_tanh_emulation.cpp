@@ -21,7 +21,7 @@ const std::vector<uint16_t>& host_table() {
 
 /// Blocks of policy P the emulation simulates: min(emulated_sms x resident blocks, ceil(vectors / block)); direct
 /// math: 256-thread blocks, 8 per SM (what an sm_90 runs); table: 1,024 x 1; compact: 768 x 2 or 1,024 x 1; range:
-/// 768 x 2; staged full table: 1,024 x 1. Staged policies get a host array for their slots (bias_gelu_tanh_thread).
+/// 768 x 2.
 template <class P>
 int64_t emulated_grid(int emulated_sms, int64_t n_vectors) {
   const int64_t resident = int64_t(emulated_sms) * P::kEmulatedBlocksPerSm;

@@ -104,9 +104,9 @@ LaunchStatus validate(const TensorView& out, const TensorView& x, const TensorVi
   if (vbytes != 0 && vbytes != 16 && vbytes != 32)
     return reject("options.vector must be auto, 16 or 32 bytes, got " + std::to_string(vbytes));
   const int math = static_cast<int>(options.math);
-  if (math < 0 || math > static_cast<int>(GeluMath::kTableStaged))
+  if (math < 0 || math > static_cast<int>(GeluMath::kTableRangePacked))
     return reject("options.math must be auto, direct, table, table-compact, table-compact-1b, table-range or "
-                  "table-staged, got " + std::to_string(math));
+                  "table-range-packed, got " + std::to_string(math));
   if (options.emulated_sms <= 0)
     return reject("options.emulated_sms must be positive, got " + std::to_string(options.emulated_sms));
 
@@ -253,7 +253,7 @@ const char* gelu_math_name(GeluMath math) {
     case GeluMath::kTableCompact: return "table-compact";
     case GeluMath::kTableCompact1: return "table-compact-1b";
     case GeluMath::kTableRange: return "table-range";
-    case GeluMath::kTableStaged: return "table-staged";
+    case GeluMath::kTableRangePacked: return "table-range-packed";
   }
   return "?";
 }

@@ -16,9 +16,9 @@ enum class VectorPolicy : int { kAuto = 0, kBytes16 = 16, kBytes32 = 32 };
 /// block, 1 block per SM); kTableCompact only the |x| < 8 patterns (65 KiB bf16, 72 KiB fp16; 2 blocks per SM) with a
 /// rule for |x| >= 8 (x, -0, +inf, NaN); kTableCompact1 is the compact table at 1 block per SM. kAuto picks
 /// kAutoLargeMath from kAutoTableMinElements elements when the device has the shared memory, kDirect below.
-/// kTableRange looks up |x| < 5.5 (65 / 69 KiB), applies the large-|x| rule per lane without a branch (a lean path
-/// when the whole warp is below 5.5) and keeps x 3 vectors ahead in shared memory by cp.async, 2 blocks x 768 threads
-/// per SM; kTableStaged is the full table with x 5 vectors ahead by cp.async, 1 block x 1,024 threads per SM.
+/// kTableRange looks up |x| < 5.5 (65 / 69 KiB; 2 blocks x 768 threads per SM) and applies the large-|x| rule without
+/// a branch, selected per element (a lean path when the whole warp is below 5.5); kTableRangePacked selects per pair
+/// of elements in packed integer steps.
 enum class GeluMath : int {
   kAuto = 0,
   kDirect = 1,
@@ -26,13 +26,13 @@ enum class GeluMath : int {
   kTableCompact = 3,
   kTableCompact1 = 4,
   kTableRange = 5,
-  kTableStaged = 6
+  kTableRangePacked = 6
 };
 
 /// Every explicit math, in the order the bench and the tests run them.
 inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect,        GeluMath::kTable,
                                              GeluMath::kTableCompact,  GeluMath::kTableCompact1,
-                                             GeluMath::kTableRange,    GeluMath::kTableStaged};
+                                             GeluMath::kTableRange,    GeluMath::kTableRangePacked};
 
 /// kAuto's switch point (rows x width): below it the table's fixed cost (its copy into every SM) is not repaid.
 /// Round 1 on the H200 (docs/PERFORMANCE.md): the table beat direct at 4,096 x 13,824 and up; at 256 x 13,824 it won
@@ -76,7 +76,7 @@ VectorPolicy bias_gelu_tanh_resolve_vector(const Device& device, VectorPolicy re
 /// emulation always can), kDirect below.
 GeluMath bias_gelu_tanh_resolve_math(const Device& device, int64_t elements, GeluMath requested);
 
-/// "auto", "direct", "table", "table-compact", "table-compact-1b", "table-range" or "table-staged".
+/// "auto", "direct", "table", "table-compact", "table-compact-1b", "table-range" or "table-range-packed".
 const char* gelu_math_name(GeluMath math);
 
 /// The GeluMath named by gelu_math_name; false when `name` is none of them.

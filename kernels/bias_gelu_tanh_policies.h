@@ -17,8 +17,6 @@ namespace fuseproof::kernel {
 //   kLaunchMinBlocks      __launch_bounds__ minimum resident blocks per SM (caps registers per thread; 0: none)
 //   kEmulatedBlocksPerSm  resident blocks per simulated SM (the emulation's grid; the device asks the occupancy API)
 //   kUnroll               vectors each thread loads before it computes the first
-//   kStages               vectors of x each thread keeps in flight by cp.async into shared memory (0: none; above
-//                         0 the loop is bias_gelu_tanh_thread_staged and kUnroll is 1)
 //   Table                 the GELU table staged into shared memory before griddepcontrol.wait (void: none)
 //   vec(x, bias, table)   one vector's math
 
@@ -31,7 +29,6 @@ struct DirectMath {
   static constexpr int kLaunchMinBlocks = 0;  // none: ptxas keeps 32 registers on sm_90 (1 would let it take 56)
   static constexpr int kEmulatedBlocksPerSm = 8;
   static constexpr int kUnroll = 1;
-  static constexpr int kStages = 0;
   using Table = void;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t*) {
     return bias_gelu_tanh_direct_vec<D, kBytes, kRoundSum>(x, b);
@@ -46,7 +43,6 @@ struct FullTable {
   static constexpr int kLaunchMinBlocks = 1;
   static constexpr int kEmulatedBlocksPerSm = 1;
   static constexpr int kUnroll = 64 / kBytes;
-  static constexpr int kStages = 0;
   using Table = GeluTable<D, false>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
     return bias_gelu_tanh_table_vec<D, kBytes>(x, b, t);
@@ -64,43 +60,25 @@ struct CompactTable {
   static constexpr int kLaunchMinBlocks = kBlocksPerSm;
   static constexpr int kEmulatedBlocksPerSm = kBlocksPerSm;
   static constexpr int kUnroll = (kBlocksPerSm == 2 ? 32 : 64) / kBytes;
-  static constexpr int kStages = 0;
   using Table = GeluTable<D, true>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
     return bias_gelu_tanh_compact_vec<D, kBytes>(x, b, t);
   }
 };
 
-/// The range table (bias_gelu_tanh_body.h: |x| < 5.5 looked up, the rule above, a warp-uniform lean path), two
-/// blocks of 768 threads per SM, x staged 3 vectors ahead per thread by cp.async (48 B in flight per thread, 72 KiB
-/// per SM, no registers held for it). Shared memory per block: the table (65 / 69 KiB) + 3 x 768 x 16 B = 36 KiB.
-template <Half D, int kBytes>
-struct RangeTableStaged {
+/// The range table (bias_gelu_tanh_body.h: |x| < 5.5 looked up, the rule above, a warp-uniform lean path): two blocks
+/// of 768 threads per SM, 32 bytes of x per thread in flight, as the compact table. kPacked: the select path in packed
+/// integer steps instead of per element.
+template <Half D, int kBytes, bool kPacked>
+struct RangeTablePolicy {
   static constexpr int kVectorBytes = kBytes;
   static constexpr int kThreads = 768;
   static constexpr int kLaunchMinBlocks = 2;
   static constexpr int kEmulatedBlocksPerSm = 2;
-  static constexpr int kUnroll = 1;
-  static constexpr int kStages = 3;
+  static constexpr int kUnroll = 32 / kBytes;
   using Table = RangeTable<D>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
-    return bias_gelu_tanh_range_vec<D, kBytes>(x, b, t);
-  }
-};
-
-/// The full 128 KiB table with x staged 5 vectors ahead per thread by cp.async: one 1,024-thread block per SM, 80 KiB
-/// in flight per SM (shared memory: 128 + 80 KiB).
-template <Half D, int kBytes>
-struct FullTableStaged {
-  static constexpr int kVectorBytes = kBytes;
-  static constexpr int kThreads = 1024;
-  static constexpr int kLaunchMinBlocks = 1;
-  static constexpr int kEmulatedBlocksPerSm = 1;
-  static constexpr int kUnroll = 1;
-  static constexpr int kStages = 5;
-  using Table = GeluTable<D, false>;
-  FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
-    return bias_gelu_tanh_table_vec<D, kBytes>(x, b, t);
+    return bias_gelu_tanh_range_vec<D, kBytes, kPacked>(x, b, t);
   }
 };
 
@@ -108,28 +86,21 @@ struct FullTableStaged {
 template <class P>
 constexpr int policy_smem_bytes() {
   if constexpr (std::is_void_v<typename P::Table>) return 0;
-  else return P::Table::kBytes + P::kStages * P::kThreads * P::kVectorBytes;
-}
-
-/// Bytes of a policy's shared memory before its staging slots (the table; a multiple of 16).
-template <class P>
-constexpr int policy_stage_offset() {
-  if constexpr (std::is_void_v<typename P::Table>) return 0;
   else return P::Table::kBytes;
 }
 
 /// Which kernel a launch runs: direct math, the full table, or the compact table with 2 or 1 blocks per SM.
-enum class TableKind : int { kNone = 0, kFull = 1, kCompact2 = 2, kCompact1 = 3, kRange = 4, kFullStaged = 5 };
+enum class TableKind : int { kNone = 0, kFull = 1, kCompact2 = 2, kCompact1 = 3, kRange = 4, kRangePacked = 5 };
 inline constexpr int kTableKinds = 6;
 
 /// Which GELU table a kind reads (kernels of one layout share the device's copy): -1 none, 0 full, 1 compact, 2 range.
 constexpr int table_layout_of(TableKind k) {
   switch (k) {
-    case TableKind::kFull:
-    case TableKind::kFullStaged: return 0;
+    case TableKind::kFull: return 0;
     case TableKind::kCompact2:
     case TableKind::kCompact1: return 1;
-    case TableKind::kRange: return 2;
+    case TableKind::kRange:
+    case TableKind::kRangePacked: return 2;
     default: return -1;
   }
 }
@@ -142,7 +113,7 @@ constexpr const char* table_kind_name(TableKind k) {
     case TableKind::kCompact2: return "table-compact";
     case TableKind::kCompact1: return "table-compact-1b";
     case TableKind::kRange: return "table-range";
-    case TableKind::kFullStaged: return "table-staged";
+    case TableKind::kRangePacked: return "table-range-packed";
     default: return "direct";
   }
 }
@@ -154,7 +125,7 @@ constexpr TableKind table_kind_of(GeluMath m) {
     case GeluMath::kTableCompact: return TableKind::kCompact2;
     case GeluMath::kTableCompact1: return TableKind::kCompact1;
     case GeluMath::kTableRange: return TableKind::kRange;
-    case GeluMath::kTableStaged: return TableKind::kFullStaged;
+    case GeluMath::kTableRangePacked: return TableKind::kRangePacked;
     default: return TableKind::kNone;
   }
 }
@@ -174,8 +145,10 @@ auto with_policy_for(int vector_bytes, TableKind kind, F&& f) {
     case TableKind::kFull: return wide ? f(Tag<FullTable<D, 32>>{}) : f(Tag<FullTable<D, 16>>{});
     case TableKind::kCompact2: return wide ? f(Tag<CompactTable<D, 32, 2>>{}) : f(Tag<CompactTable<D, 16, 2>>{});
     case TableKind::kCompact1: return wide ? f(Tag<CompactTable<D, 32, 1>>{}) : f(Tag<CompactTable<D, 16, 1>>{});
-    case TableKind::kRange: return wide ? f(Tag<RangeTableStaged<D, 32>>{}) : f(Tag<RangeTableStaged<D, 16>>{});
-    case TableKind::kFullStaged: return wide ? f(Tag<FullTableStaged<D, 32>>{}) : f(Tag<FullTableStaged<D, 16>>{});
+    case TableKind::kRange:
+      return wide ? f(Tag<RangeTablePolicy<D, 32, false>>{}) : f(Tag<RangeTablePolicy<D, 16, false>>{});
+    case TableKind::kRangePacked:
+      return wide ? f(Tag<RangeTablePolicy<D, 32, true>>{}) : f(Tag<RangeTablePolicy<D, 16, true>>{});
     default: return wide ? f(Tag<DirectMath<D, 32, kRoundSum>>{}) : f(Tag<DirectMath<D, 16, kRoundSum>>{});
   }
 }

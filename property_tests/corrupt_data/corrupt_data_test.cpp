@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/remove_tree.h"
 #include "property_tests/support/golden_paths.h"
 #include "property_tests/support/subprocess.h"
 
@@ -21,7 +22,7 @@ namespace {
 
 fs::path scratch(const std::string& name) {
   const fs::path p = fs::path(::testing::TempDir()) / ("corrupt_data_" + std::to_string(::getpid())) / name;
-  fs::remove_all(p);
+  remove_tree(p);
   fs::create_directories(p.parent_path());
   return p;
 }

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/remove_tree.h"
 #include "comparison_plot.h"
 #include "mp4_writer.h"
 #include "seeded_generator.h"
@@ -60,7 +61,7 @@ class E2E_Video : public ::testing::Test {
                                         std::to_string(static_cast<long>(::getpid())));
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { remove_tree(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   /// Runs fuseproof-video; returns the exit status and fills stderr_lines.
