@@ -404,20 +404,40 @@ FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, const uint16_t* table
   const int64_t col_step = stride % a.width_vectors;
   int64_t v = first;
   for (; v + (kUnroll - 1) * stride < a.n_vectors; v += kUnroll * stride) {
-    HalfVec<kBytes> xv[kUnroll], bv[kUnroll];
+    if constexpr (P::kBiasLate) {
+      // x of all kUnroll vectors in flight first; each bias vector (an L1 hit: the row's bias stays resident) only
+      // when its vector is computed, so the registers go to bytes in flight from DRAM.
+      HalfVec<kBytes> xv[kUnroll];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int u = 0; u < kUnroll; ++u) {
-      xv[u] = load_vec<kBytes>(a.x + (v + u * stride) * kElems);
-      bv[u] = load_vec<kBytes>(a.bias + col * kElems);
-      col += col_step;
-      if (col >= a.width_vectors) col -= a.width_vectors;
+      for (int u = 0; u < kUnroll; ++u) xv[u] = load_vec<kBytes>(a.x + (v + u * stride) * kElems);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int u = 0; u < kUnroll; ++u) {
+        const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + col * kElems);
+        col += col_step;
+        if (col >= a.width_vectors) col -= a.width_vectors;
+        store_vec<kBytes>(a.out + (v + u * stride) * kElems, P::vec(xv[u], bv, table));
+      }
+    } else {
+      HalfVec<kBytes> xv[kUnroll], bv[kUnroll];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int u = 0; u < kUnroll; ++u) {
+        xv[u] = load_vec<kBytes>(a.x + (v + u * stride) * kElems);
+        bv[u] = load_vec<kBytes>(a.bias + col * kElems);
+        col += col_step;
+        if (col >= a.width_vectors) col -= a.width_vectors;
+      }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int u = 0; u < kUnroll; ++u)
+        store_vec<kBytes>(a.out + (v + u * stride) * kElems, P::vec(xv[u], bv[u], table));
     }
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-    for (int u = 0; u < kUnroll; ++u) store_vec<kBytes>(a.out + (v + u * stride) * kElems, P::vec(xv[u], bv[u], table));
   }
   if constexpr (kUnroll > 1) {
     for (; v < a.n_vectors; v += stride) {

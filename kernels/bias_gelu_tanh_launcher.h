@@ -14,8 +14,8 @@ enum class VectorPolicy : int { kAuto = 0, kBytes16 = 16, kBytes32 = 32 };
 /// How each element's GELU is computed: the math in registers (precise tanhf), or one lookup in a table of that same
 /// math built on the device at first use: kTable holds all 65,536 patterns (128 KiB of shared memory per 1,024-thread
 /// block, 1 block per SM); kTableCompact only the |x| < 8 patterns (65 KiB bf16, 72 KiB fp16; 2 blocks per SM) with a
-/// rule for |x| >= 8 (x, -0, +inf, NaN); kTableCompact1 is the compact table at 1 block per SM. kAuto picks
-/// kAutoLargeMath from kAutoTableMinElements elements when the device has the shared memory, kDirect below.
+/// rule for |x| >= 8 (x, -0, +inf, NaN) branched on per thread; kTableCompact1 is the compact table at 1 block per SM.
+/// kAuto picks kAutoLargeMath from kAutoTableMinElements elements when the device has the shared memory, kDirect below.
 /// kTableRange looks up |x| < 5.5 (65 / 69 KiB; 2 blocks x 768 threads per SM) and applies the large-|x| rule without
 /// a branch, selected per element (a lean path when the whole warp is below 5.5); kTableRangePacked selects per pair
 /// of elements in packed integer steps.
@@ -39,9 +39,10 @@ inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect,        GeluMath:
 /// under graph replay with PDL and lost by 3% in stream timing, so the switch stays between the two.
 inline constexpr int64_t kAutoTableMinElements = int64_t(1) << 23;
 
-/// What kAuto runs from kAutoTableMinElements elements: the fastest exact variant measured on the H200 from 1,024 x
-/// 13,824 up (rounds 2 and 3, docs/PERFORMANCE.md); below 2^23 elements direct math was as fast or faster.
-inline constexpr GeluMath kAutoLargeMath = GeluMath::kTableCompact;
+/// What kAuto runs from kAutoTableMinElements elements: the exact variant with the highest WORST CASE over the input
+/// distributions (N(0, 0.25..16), uniform 16-bit patterns, the e2e pipeline's own FFN inputs) at the seed shapes on
+/// the H200 (docs/PERFORMANCE.md, issue 10); below 2^23 elements direct math was as fast or faster.
+inline constexpr GeluMath kAutoLargeMath = GeluMath::kTableRangePacked;
 
 struct BiasGeluOptions {
   VectorPolicy vector = VectorPolicy::kAuto;

@@ -17,6 +17,7 @@ namespace fuseproof::kernel {
 //   kLaunchMinBlocks      __launch_bounds__ minimum resident blocks per SM (caps registers per thread; 0: none)
 //   kEmulatedBlocksPerSm  resident blocks per simulated SM (the emulation's grid; the device asks the occupancy API)
 //   kUnroll               vectors each thread loads before it computes the first
+//   kBiasLate             load each vector's bias only when it is computed (x of all kUnroll vectors first)
 //   Table                 the GELU table staged into shared memory before griddepcontrol.wait (void: none)
 //   vec(x, bias, table)   one vector's math
 
@@ -29,6 +30,7 @@ struct DirectMath {
   static constexpr int kLaunchMinBlocks = 0;  // none: ptxas keeps 32 registers on sm_90 (1 would let it take 56)
   static constexpr int kEmulatedBlocksPerSm = 8;
   static constexpr int kUnroll = 1;
+  static constexpr bool kBiasLate = false;
   using Table = void;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t*) {
     return bias_gelu_tanh_direct_vec<D, kBytes, kRoundSum>(x, b);
@@ -43,6 +45,7 @@ struct FullTable {
   static constexpr int kLaunchMinBlocks = 1;
   static constexpr int kEmulatedBlocksPerSm = 1;
   static constexpr int kUnroll = 64 / kBytes;
+  static constexpr bool kBiasLate = false;
   using Table = GeluTable<D, false>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
     return bias_gelu_tanh_table_vec<D, kBytes>(x, b, t);
@@ -60,6 +63,7 @@ struct CompactTable {
   static constexpr int kLaunchMinBlocks = kBlocksPerSm;
   static constexpr int kEmulatedBlocksPerSm = kBlocksPerSm;
   static constexpr int kUnroll = (kBlocksPerSm == 2 ? 32 : 64) / kBytes;
+  static constexpr bool kBiasLate = false;
   using Table = GeluTable<D, true>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
     return bias_gelu_tanh_compact_vec<D, kBytes>(x, b, t);
@@ -67,15 +71,18 @@ struct CompactTable {
 };
 
 /// The range table (bias_gelu_tanh_body.h: |x| < 5.5 looked up, the rule above, a warp-uniform lean path): two blocks
-/// of 768 threads per SM, 32 bytes of x per thread in flight, as the compact table. kPacked: the select path in packed
-/// integer steps instead of per element.
-template <Half D, int kBytes, bool kPacked>
+/// of 768 threads per SM, kUnrollBytes of x per thread in flight (48: 72 KiB per SM), each vector's bias loaded only
+/// when it is computed. kPacked: the select path in packed integer steps instead of per element. Unroll bytes are
+/// the most that ptxas fits in the 42 registers of 1,536 threads without a spill (sm_90/100/103: 64 per element, 48
+/// packed).
+template <Half D, int kBytes, bool kPacked, int kUnrollBytes = 48>
 struct RangeTablePolicy {
   static constexpr int kVectorBytes = kBytes;
   static constexpr int kThreads = 768;
   static constexpr int kLaunchMinBlocks = 2;
   static constexpr int kEmulatedBlocksPerSm = 2;
-  static constexpr int kUnroll = 32 / kBytes;
+  static constexpr int kUnroll = kUnrollBytes / kBytes;
+  static constexpr bool kBiasLate = kUnrollBytes > 32;
   using Table = RangeTable<D>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
     return bias_gelu_tanh_range_vec<D, kBytes, kPacked>(x, b, t);
@@ -146,7 +153,7 @@ auto with_policy_for(int vector_bytes, TableKind kind, F&& f) {
     case TableKind::kCompact2: return wide ? f(Tag<CompactTable<D, 32, 2>>{}) : f(Tag<CompactTable<D, 16, 2>>{});
     case TableKind::kCompact1: return wide ? f(Tag<CompactTable<D, 32, 1>>{}) : f(Tag<CompactTable<D, 16, 1>>{});
     case TableKind::kRange:
-      return wide ? f(Tag<RangeTablePolicy<D, 32, false>>{}) : f(Tag<RangeTablePolicy<D, 16, false>>{});
+      return wide ? f(Tag<RangeTablePolicy<D, 32, false, 64>>{}) : f(Tag<RangeTablePolicy<D, 16, false, 64>>{});
     case TableKind::kRangePacked:
       return wide ? f(Tag<RangeTablePolicy<D, 32, true>>{}) : f(Tag<RangeTablePolicy<D, 16, true>>{});
     default: return wide ? f(Tag<DirectMath<D, 32, kRoundSum>>{}) : f(Tag<DirectMath<D, 16, kRoundSum>>{});
