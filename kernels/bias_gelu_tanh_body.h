@@ -142,92 +142,9 @@ FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_table_vec(const HalfVec<kBytes>& xv,
   return ov;
 }
 
-// --- Compact GELU table: only the patterns with |x| < 8, plus a rule for the rest.
-//
-// bf16 | S |EEEEEEEE|MMMMMMM|: |x| < 8 <=> (h & 0x7FFF) < 0x4100 (biased exponent < 130).
-// fp16 | S |EEEEE|MMMMMMMMMM|: |x| < 8 <=> (h & 0x7FFF) < 0x4800 (biased exponent < 18).
-// For |x| >= 8 the binary32 tanh of eager's inner (|inner| >= 24.6) rounds to exactly +-1, so eager's
-// (0.5 x) * (1 + tanh) is x for positive finite x, (0.5 x) * 0 = -0 for negative finite x, inf * 2 = +inf for +inf,
-// -inf * 0 = NaN for -inf, and NaN for NaN (0x7FFF after cvt.rn). The CPU test CompactTableEqualsFullTable checks
-// this rule on every pattern against the full table and the reference's CUDA-tanh model; the GPU exhaustive tests
-// check the compact kernels on all 2^32 pairs.
-
-/// Magnitudes (h & 0x7FFF) below this are looked up; from it up the rule gelu_tanh_large applies.
-template <Half D>
-inline constexpr uint32_t kCompactLimit = D == Half::kBf16 ? 0x4100u : 0x4800u;
-/// Entries of the compact table: [0, limit) positive magnitudes, [limit, 2 limit) negative ones.
-template <Half D>
-inline constexpr int kCompactEntries = int(2 * kCompactLimit<D>);
-template <Half D>
-inline constexpr int kCompactBytes = kCompactEntries<D> * 2;  ///< 66,560 (bf16), 73,728 (fp16)
+/// The +inf pattern of format D (NaN patterns are the magnitudes above it).
 template <Half D>
 inline constexpr uint32_t kInfPattern = D == Half::kBf16 ? 0x7F80u : 0x7C00u;
-
-/// The pattern whose GELU sits at compact entry i.
-template <Half D>
-FUSEPROOF_HD uint16_t compact_table_pattern(uint32_t i) {
-  return uint16_t(i < kCompactLimit<D> ? i : 0x8000u | (i - kCompactLimit<D>));
-}
-
-/// gelu_tanh_half<D>(h) for |h| >= 8 (magnitude >= kCompactLimit<D>), by the rule above.
-template <Half D>
-FUSEPROOF_HD uint16_t gelu_tanh_large(uint16_t h) {
-  const uint32_t m = h & 0x7FFFu;
-  if (m > kInfPattern<D>) return kCvtRnNan;                      // NaN
-  if (h & 0x8000u) return m == kInfPattern<D> ? kCvtRnNan : 0x8000u;  // -inf * 0 = NaN; finite: -0
-  return h;                                                      // x, +inf
-}
-
-/// gelu_tanh_half<D>(h) through the compact table.
-template <Half D>
-FUSEPROOF_HD uint16_t gelu_compact_lookup(uint16_t h, const uint16_t* table) {
-  const uint32_t m = h & 0x7FFFu;
-  if (m < kCompactLimit<D>) return table[m + (uint32_t(h) >> 15) * kCompactLimit<D>];
-  return gelu_tanh_large<D>(h);
-}
-
-/// One vector through the compact table. Fast path (every sum has |sum| < 8, i.e. always for activations): per pair
-/// of 16-bit sums s one packed index (magnitude + sign x limit, no carry between the halves) and two lookups. Any
-/// other vector takes the per-element path (gelu_compact_lookup), which the exhaustive tests exercise heavily.
-template <Half D, int kBytes>
-FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_compact_vec(const HalfVec<kBytes>& xv, const HalfVec<kBytes>& bv,
-                                                        const uint16_t* table) {
-  constexpr int kWords = kBytes / 4;
-  constexpr uint32_t kLimit = kCompactLimit<D>;
-  // Per half: magnitude + (0x8000 - limit) sets bit 15 exactly when magnitude >= limit, and cannot carry out.
-  constexpr uint32_t kOverBias = (0x8000u - kLimit) * 0x00010001u;
-  uint32_t xw[kWords], bw[kWords], sw[kWords], ow[kWords];
-  std::memcpy(xw, xv.h, kBytes);
-  std::memcpy(bw, bv.h, kBytes);
-  uint32_t over = 0;
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-  for (int i = 0; i < kWords; ++i) {
-    sw[i] = packed_sum<D>(xw[i], bw[i]);
-    over |= (sw[i] & 0x7FFF7FFFu) + kOverBias;
-  }
-  if ((over & 0x80008000u) == 0) {
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-    for (int i = 0; i < kWords; ++i) {
-      const uint32_t s = sw[i];
-      const uint32_t idx = (s & 0x7FFF7FFFu) + ((s >> 15) & 0x00010001u) * kLimit;
-      ow[i] = uint32_t(table[idx & 0xFFFFu]) | (uint32_t(table[idx >> 16]) << 16);
-    }
-  } else {
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-    for (int i = 0; i < kWords; ++i)
-      ow[i] = uint32_t(gelu_compact_lookup<D>(uint16_t(sw[i] & 0xFFFFu), table)) |
-              (uint32_t(gelu_compact_lookup<D>(uint16_t(sw[i] >> 16), table)) << 16);
-  }
-  HalfVec<kBytes> ov;
-  std::memcpy(ov.h, ow, kBytes);
-  return ov;
-}
 
 // --- Range table: the patterns with |x| < hi looked up, a rule for the rest, and a warp-uniform choice of path.
 //
@@ -237,10 +154,10 @@ FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_compact_vec(const HalfVec<kBytes>& x
 // 0x42C3 / 0x4529 (fp16). The CPU test RangeTableEqualsFullTable checks every pattern against the full table and both
 // tanh models, and NegativeControl_RangeRuleFailsBelowHi that the rule is wrong just below hi.
 // Two paths, both exact: when every sum of every lane of the warp is below hi (the vote is warp-uniform, so no lane
-// waits on a branch it does not take) the compact table's lean lookups; otherwise each element selects between its
-// lookup and the rule without a branch, and lanes at or above hi read entry 0 (a broadcast, not a bank conflict).
-// The compact table branched per thread instead: under wide inputs (N(0, 4), uniform 16-bit patterns) every warp ran
-// both paths and fell to 0.56-0.65 of copy (docs/PERFORMANCE.md, run 14).
+// waits on a branch it does not take) two lean lookups per word; otherwise the lookup and the rule are selected
+// without a branch, two halves per integer step, and lanes at or above hi read entry 0 (a broadcast, not a bank
+// conflict). The compact table this replaces (|x| < 8, removed) branched per thread: under wide inputs (N(0, 4),
+// uniform 16-bit patterns) every warp ran both paths and fell to 0.56-0.65 of copy (docs/PERFORMANCE.md, run 14).
 
 /// Magnitudes below kRangeHi<D> are looked up, the rule applies from it up.
 template <Half D>
@@ -253,15 +170,6 @@ FUSEPROOF_HD uint32_t gelu_tanh_large_sel(uint32_t h) {
   const uint32_t m = h & 0x7FFFu, neg = h >> 15;
   const uint32_t r = neg ? 0x8000u : h;
   return m + neg > kInfPattern<D> ? uint32_t(kCvtRnNan) : r;
-}
-
-/// gelu_tanh_half<D>(h) through the range table, selected without a branch (h: a 16-bit pattern in 32 bits).
-template <Half D>
-FUSEPROOF_HD uint32_t gelu_range_lookup(uint32_t h, const uint16_t* table) {
-  const uint32_t m = h & 0x7FFFu;
-  const bool in = m < kRangeHi<D>;
-  const uint32_t t = table[in ? m + (h >> 15) * kRangeHi<D> : 0u];
-  return in ? t : gelu_tanh_large_sel<D>(h);
 }
 
 /// Both halves of a word of sums, all below hi: one packed index (magnitude + sign x hi, no carry between the
@@ -320,8 +228,8 @@ FUSEPROOF_HD bool warp_all(bool ok) {
 }
 
 /// One vector through the range table: the packed sums, then the lean path when the whole warp is below hi, else the
-/// selects: per element (kPacked = false) or per pair of elements in packed integer steps (true).
-template <Half D, int kBytes, bool kPacked>
+/// selects in packed integer steps (gelu_range_lookup2_sel).
+template <Half D, int kBytes>
 FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_range_vec(const HalfVec<kBytes>& xv, const HalfVec<kBytes>& bv,
                                                       const uint16_t* table) {
   constexpr int kWords = kBytes / 4;
@@ -343,17 +251,11 @@ FUSEPROOF_HD HalfVec<kBytes> bias_gelu_tanh_range_vec(const HalfVec<kBytes>& xv,
 #pragma unroll
 #endif
     for (int i = 0; i < kWords; ++i) ow[i] = gelu_range_lookup2_in<D>(sw[i], table);
-  } else if constexpr (kPacked) {
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-    for (int i = 0; i < kWords; ++i) ow[i] = gelu_range_lookup2_sel<D>(sw[i], table);
   } else {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int i = 0; i < kWords; ++i)
-      ow[i] = gelu_range_lookup<D>(sw[i] & 0xFFFFu, table) | (gelu_range_lookup<D>(sw[i] >> 16, table) << 16);
+    for (int i = 0; i < kWords; ++i) ow[i] = gelu_range_lookup2_sel<D>(sw[i], table);
   }
   HalfVec<kBytes> ov;
   std::memcpy(ov.h, ow, kBytes);
@@ -368,14 +270,13 @@ struct RangeTable {
   FUSEPROOF_HD static uint16_t pattern(uint32_t i) { return range_table_pattern<D>(i); }
 };
 
-/// The GELU table a table policy reads: all 65,536 patterns (kCompact = false), or only the |x| < 8 ones in
-/// compact_table_pattern's order. Entry i holds gelu_tanh_half<D>(pattern(i)); the device fill kernel and the
+/// The full GELU table: entry i holds gelu_tanh_half<D>(i) for all 65,536 patterns; the device fill kernel and the
 /// emulation's host table both build it from this.
-template <Half D, bool kCompact>
+template <Half D>
 struct GeluTable {
-  static constexpr int kEntries = kCompact ? kCompactEntries<D> : kGeluTableEntries;
+  static constexpr int kEntries = kGeluTableEntries;
   static constexpr int kBytes = kEntries * 2;
-  FUSEPROOF_HD static uint16_t pattern(uint32_t i) { return kCompact ? compact_table_pattern<D>(i) : uint16_t(i); }
+  FUSEPROOF_HD static uint16_t pattern(uint32_t i) { return uint16_t(i); }
 };
 
 /// What every thread needs; counts are in vectors. width_vectors divides the row, so no vector straddles two rows.
@@ -393,7 +294,7 @@ struct BodyArgs {
 /// (bias_gelu_tanh_policies.h); `table` is the policy's GELU table (shared memory on the device; unused by direct
 /// math). Every vector is read before the same thread overwrites it, so out == x (exact in-place) is safe.
 /// (Index form, not element offsets with a precomputed trip count: with it the direct kernel keeps 32 registers on
-/// sm_90 instead of 40, i.e. 8 resident blocks, and no compact kernel spills on sm_90.)
+/// sm_90 instead of 40, i.e. 8 resident blocks, and no table kernel spills on sm_90.)
 template <class P>
 FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, const uint16_t* table, int64_t first, int64_t stride) {
   constexpr int kBytes = P::kVectorBytes;

@@ -47,8 +47,8 @@ std::string bias_gelu_tanh_cuda_check(int device, Half dtype, int vector_bytes);
 /// Empty when `device` can run the table kernel of `kind` (its table in opt-in shared memory per block), else why not.
 std::string bias_gelu_tanh_cuda_table_check(int device, TableKind kind = TableKind::kFull);
 
-/// The device's GELU table of `dtype` and `kind` (kFull: 65,536 x uint16, gelu_tanh_half<D>(p) at p; compact:
-/// gelu_tanh_half<D>(compact_table_pattern<D>(i)) at i), built at first use by a kernel running the body's own
+/// The device's GELU table of `dtype` and `kind` (kFull: 65,536 x uint16, gelu_tanh_half<D>(p) at p; kRange:
+/// gelu_tanh_half<D>(range_table_pattern<D>(i)) at i), built at first use by a kernel running the body's own
 /// gelu_tanh_half, synchronously (so not during graph capture); nullptr and `error` set when that fails. `build` =
 /// false only asks whether it exists.
 const uint16_t* bias_gelu_tanh_cuda_table(int device, Half dtype, bool build, std::string* error,
@@ -60,10 +60,10 @@ const uint16_t* bias_gelu_tanh_cuda_table(int device, Half dtype, bool build, st
 int64_t bias_gelu_tanh_cuda_grid(int device, Half dtype, int vector_bytes, int64_t n_vectors,
                                  TableKind kind = TableKind::kNone);
 
-/// Bytes per access a compact kernel uses for `vector_bytes` on a device of compute capability `cc` (x10): 32 only
+/// Bytes per access the range kernel uses for `vector_bytes` on a device of compute capability `cc` (x10): 32 only
 /// on sm_100+; before it a 32-byte vector is two warp-contiguous 16-byte accesses (a 32-byte stride per thread makes
 /// every 128-byte line be fetched twice, which the small L1 beside the table cannot absorb).
-int compact_access_bytes(int vector_bytes, int cc);
+int range_access_bytes(int vector_bytes, int cc);
 
 /// Launches on `launch.device` (restoring the caller's current device); empty on success, else the CUDA error.
 std::string bias_gelu_tanh_cuda_launch(const CudaLaunch& launch);

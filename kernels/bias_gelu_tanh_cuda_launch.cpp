@@ -71,21 +71,17 @@ int blocks_per_sm(int device, Half dtype, int vector_bytes, TableKind kind) {
   return slot;
 }
 
-/// Builds the GELU table of (dtype, kind's layout) on the current device: the shared-memory opt-in for every kernel
-/// that reads it, then the fill kernel, synchronously. nullptr and `error` set on failure.
+/// Builds the GELU table of (dtype, kind) on the current device: the shared-memory opt-in for both vector widths of
+/// the kernel that reads it, then the fill kernel, synchronously. nullptr and `error` set on failure.
 uint16_t* build_table(Half dtype, TableKind kind, std::string* error) {
-  for (int k = 1; k < kTableKinds; ++k) {
-    const TableKind reader = TableKind(k);
-    if (table_layout_of(reader) != table_layout_of(kind)) continue;
-    for (int vb : {16, 32}) {
-      const cudaError_t e = cudaFuncSetAttribute(bias_gelu_tanh_kernel_for(dtype, vb, reader),
-                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 geometry(dtype, vb, reader).smem_bytes);
-      if (e != cudaSuccess) {
-        cudaGetLastError();
-        if (error) *error = cuda_error("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
-        return nullptr;
-      }
+  for (int vb : {16, 32}) {
+    const cudaError_t e = cudaFuncSetAttribute(bias_gelu_tanh_kernel_for(dtype, vb, kind),
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               geometry(dtype, vb, kind).smem_bytes);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      if (error) *error = cuda_error("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
+      return nullptr;
     }
   }
   const int bytes = geometry(dtype, 16, kind).smem_bytes;
@@ -112,7 +108,7 @@ uint16_t* build_table(Half dtype, TableKind kind, std::string* error) {
 
 }  // namespace
 
-int compact_access_bytes(int vector_bytes, int cc) { return vector_bytes == 32 && cc >= 100 ? 32 : 16; }
+int range_access_bytes(int vector_bytes, int cc) { return vector_bytes == 32 && cc >= 100 ? 32 : 16; }
 
 std::string bias_gelu_tanh_cuda_table_check(int device, TableKind kind) {
   // The larger of the two dtypes' tables: a device that holds it holds both.
@@ -130,14 +126,14 @@ std::string bias_gelu_tanh_cuda_table_check(int device, TableKind kind) {
 
 const uint16_t* bias_gelu_tanh_cuda_table(int device, Half dtype, bool build, std::string* error, TableKind kind) {
   static std::mutex mu;
-  static uint16_t* tables[kMaxDevices][2][kTableLayouts] = {};  // [device][dtype][table_layout_of(kind)]
+  static uint16_t* tables[kMaxDevices][2][kTableKinds] = {};  // [device][dtype][kind]
   if (device < 0 || device >= kMaxDevices) {
     if (error) *error = "bias_gelu_tanh: device ordinal must be below " + std::to_string(kMaxDevices) + ", got " +
                         std::to_string(device);
     return nullptr;
   }
-  const int layout = table_layout_of(kind);
-  if (layout < 0) {
+  const int layout = int(kind);
+  if (kind == TableKind::kNone || layout >= kTableKinds) {
     if (error) *error = "bias_gelu_tanh: a GELU table needs a table kind, got direct math";
     return nullptr;
   }
@@ -205,11 +201,10 @@ std::string bias_gelu_tanh_cuda_launch(const CudaLaunch& launch) {
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, launch.device);
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, launch.device);
   const bool pdl = launch.pdl && major >= 9;  // programmatic dependent launch exists from sm_90
-  const bool compact = kind != TableKind::kNone && kind != TableKind::kFull;
-  // The compact and range kernels move a 32-byte vector as two 16-byte ones before sm_100: same elements, twice the count.
+  // The range kernel moves a 32-byte vector as two 16-byte ones before sm_100: same elements, twice the count.
   BodyArgs args = launch.args;
   int access_bytes = launch.vector_bytes;
-  if (compact && compact_access_bytes(launch.vector_bytes, major * 10 + minor) != launch.vector_bytes) {
+  if (kind == TableKind::kRange && range_access_bytes(launch.vector_bytes, major * 10 + minor) != launch.vector_bytes) {
     access_bytes = 16;
     args.n_vectors *= 2;
     args.width_vectors *= 2;

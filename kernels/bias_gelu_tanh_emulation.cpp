@@ -20,8 +20,7 @@ const std::vector<uint16_t>& host_table() {
 }
 
 /// Blocks of policy P the emulation simulates: min(emulated_sms x resident blocks, ceil(vectors / block)); direct
-/// math: 256-thread blocks, 8 per SM (what an sm_90 runs); table: 1,024 x 1; compact: 768 x 2 or 1,024 x 1; range:
-/// 768 x 2.
+/// math: 256-thread blocks, 8 per SM (what an sm_90 runs); full table: 1,024 x 1; range table: 768 x 2.
 template <class P>
 int64_t emulated_grid(int emulated_sms, int64_t n_vectors) {
   const int64_t resident = int64_t(emulated_sms) * P::kEmulatedBlocksPerSm;
@@ -50,12 +49,6 @@ void run(const kernel::BodyArgs& args, int vector_bytes, kernel::TableKind kind,
 
 }  // namespace
 
-const std::vector<uint16_t>& bias_gelu_tanh_host_compact_table(ScalarType dtype) {
-  using kernel::Half;
-  return dtype == ScalarType::kFp16 ? host_table<Half::kFp16, kernel::GeluTable<Half::kFp16, true>>()
-                                    : host_table<Half::kBf16, kernel::GeluTable<Half::kBf16, true>>();
-}
-
 const std::vector<uint16_t>& bias_gelu_tanh_host_range_table(ScalarType dtype) {
   using kernel::Half;
   using kernel::RangeTable;
@@ -65,8 +58,8 @@ const std::vector<uint16_t>& bias_gelu_tanh_host_range_table(ScalarType dtype) {
 
 const std::vector<uint16_t>& bias_gelu_tanh_host_table(ScalarType dtype) {
   using kernel::Half;
-  return dtype == ScalarType::kFp16 ? host_table<Half::kFp16, kernel::GeluTable<Half::kFp16, false>>()
-                                    : host_table<Half::kBf16, kernel::GeluTable<Half::kBf16, false>>();
+  return dtype == ScalarType::kFp16 ? host_table<Half::kFp16, kernel::GeluTable<Half::kFp16>>()
+                                    : host_table<Half::kBf16, kernel::GeluTable<Half::kBf16>>();
 }
 
 namespace detail {
@@ -80,7 +73,7 @@ void run_emulation(const TensorView& out, const TensorView& x, const TensorView&
   args.bias = static_cast<const uint16_t*>(bias.data);
   args.n_vectors = x.sizes[0] * x.sizes[1] / elems;
   args.width_vectors = x.sizes[1] / elems;
-  // The host runs every policy at the requested vector width (for the compact tables: the sm_100 access pattern) on
+  // The host runs every policy at the requested vector width (for the range table: the sm_100 access pattern) on
   // either layout. The negative control runs the direct math whatever `math` says.
   const bool bf16 = x.dtype == ScalarType::kBf16;
   if (body == EmulatedBody::kUnroundedSum) {

@@ -15,9 +15,6 @@ enum class EmulatedBody : int {
   kUnroundedSum,  ///< gelu_tanh(x + bias) on the binary32 sum: must be caught by the exactness tests
 };
 
-/// The emulation's compact GELU table of dtype: gelu_tanh_half<D>(compact_table_pattern<D>(i)) at i (host body).
-const std::vector<uint16_t>& bias_gelu_tanh_host_compact_table(ScalarType dtype);
-
 /// The emulation's range table of dtype: gelu_tanh_half<D>(range_table_pattern<D>(i)) at i (host body).
 const std::vector<uint16_t>& bias_gelu_tanh_host_range_table(ScalarType dtype);
 

@@ -105,8 +105,7 @@ LaunchStatus validate(const TensorView& out, const TensorView& x, const TensorVi
     return reject("options.vector must be auto, 16 or 32 bytes, got " + std::to_string(vbytes));
   const int math = static_cast<int>(options.math);
   if (math < 0 || math > static_cast<int>(GeluMath::kTableRangePacked))
-    return reject("options.math must be auto, direct, table, table-compact, table-compact-1b, table-range or "
-                  "table-range-packed, got " + std::to_string(math));
+    return reject("options.math must be auto, direct, table or table-range-packed, got " + std::to_string(math));
   if (options.emulated_sms <= 0)
     return reject("options.emulated_sms must be positive, got " + std::to_string(options.emulated_sms));
 
@@ -235,14 +234,19 @@ VectorPolicy bias_gelu_tanh_resolve_vector(const Device& device, VectorPolicy re
 GeluMath bias_gelu_tanh_resolve_math(const Device& device, int64_t elements, GeluMath requested) {
   if (requested != GeluMath::kAuto) return requested;
   if (elements < kAutoTableMinElements) return GeluMath::kDirect;
+  // Largest first; a table the device cannot hold falls back to the next smaller choice.
+  const GeluMath candidates[] = {elements >= kAutoFullTableMinElements ? GeluMath::kTable : kAutoLargeMath,
+                                 kAutoLargeMath};
+  for (GeluMath m : candidates) {
 #if FUSEPROOF_HAVE_CUDA
-  if (device.kind == DeviceKind::kCuda &&
-      !kernel::bias_gelu_tanh_cuda_table_check(device.index, kernel::table_kind_of(kAutoLargeMath)).empty())
-    return GeluMath::kDirect;
+    if (device.kind == DeviceKind::kCuda && !kernel::bias_gelu_tanh_cuda_table_check(device.index, kernel::table_kind_of(m)).empty())
+      continue;
 #else
-  (void)device;
+    (void)device;
 #endif
-  return kAutoLargeMath;
+    return m;
+  }
+  return GeluMath::kDirect;
 }
 
 const char* gelu_math_name(GeluMath math) {
@@ -250,9 +254,6 @@ const char* gelu_math_name(GeluMath math) {
     case GeluMath::kAuto: return "auto";
     case GeluMath::kDirect: return "direct";
     case GeluMath::kTable: return "table";
-    case GeluMath::kTableCompact: return "table-compact";
-    case GeluMath::kTableCompact1: return "table-compact-1b";
-    case GeluMath::kTableRange: return "table-range";
     case GeluMath::kTableRangePacked: return "table-range-packed";
   }
   return "?";

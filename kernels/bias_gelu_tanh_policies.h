@@ -46,46 +46,27 @@ struct FullTable {
   static constexpr int kEmulatedBlocksPerSm = 1;
   static constexpr int kUnroll = 64 / kBytes;
   static constexpr bool kBiasLate = false;
-  using Table = GeluTable<D, false>;
+  using Table = GeluTable<D>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
     return bias_gelu_tanh_table_vec<D, kBytes>(x, b, t);
   }
 };
 
-/// The compact |x| < 8 table (65 KiB bf16, 72 KiB fp16) with kBlocksPerSm resident blocks, each with its own copy.
-/// Two blocks of 768 threads (1,536 per SM, 42 registers each) keep 32 bytes of x per thread in flight (48 KiB per
-/// SM); two blocks of 1,024 would cap registers at 32, where even one vector per thread spills. One block: 1,024
-/// threads with 64 bytes per thread (64 KiB per SM).
-template <Half D, int kBytes, int kBlocksPerSm>
-struct CompactTable {
-  static constexpr int kVectorBytes = kBytes;
-  static constexpr int kThreads = kBlocksPerSm == 2 ? 768 : 1024;
-  static constexpr int kLaunchMinBlocks = kBlocksPerSm;
-  static constexpr int kEmulatedBlocksPerSm = kBlocksPerSm;
-  static constexpr int kUnroll = (kBlocksPerSm == 2 ? 32 : 64) / kBytes;
-  static constexpr bool kBiasLate = false;
-  using Table = GeluTable<D, true>;
-  FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
-    return bias_gelu_tanh_compact_vec<D, kBytes>(x, b, t);
-  }
-};
-
-/// The range table (bias_gelu_tanh_body.h: |x| < 5.5 looked up, the rule above, a warp-uniform lean path): two blocks
-/// of 768 threads per SM, kUnrollBytes of x per thread in flight (48: 72 KiB per SM), each vector's bias loaded only
-/// when it is computed. kPacked: the select path in packed integer steps instead of per element. Unroll bytes are
-/// the most that ptxas fits in the 42 registers of 1,536 threads without a spill (sm_90/100/103: 64 per element, 48
-/// packed).
-template <Half D, int kBytes, bool kPacked, int kUnrollBytes = 48>
+/// The range table (bias_gelu_tanh_body.h: |x| < 5.5 looked up, the rule above, a warp-uniform lean path, packed
+/// selects): two blocks of 768 threads per SM, 48 bytes of x per thread in flight (72 KiB per SM), each vector's bias
+/// loaded only when it is computed. 48 bytes is the most ptxas fits in the 42 registers of 1,536 threads without a
+/// spill on sm_90, sm_100 and sm_103 (64 spills; scripts/ptxas_report.py).
+template <Half D, int kBytes>
 struct RangeTablePolicy {
   static constexpr int kVectorBytes = kBytes;
   static constexpr int kThreads = 768;
   static constexpr int kLaunchMinBlocks = 2;
   static constexpr int kEmulatedBlocksPerSm = 2;
-  static constexpr int kUnroll = kUnrollBytes / kBytes;
-  static constexpr bool kBiasLate = kUnrollBytes > 32;
+  static constexpr int kUnroll = 48 / kBytes;
+  static constexpr bool kBiasLate = true;
   using Table = RangeTable<D>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
-    return bias_gelu_tanh_range_vec<D, kBytes, kPacked>(x, b, t);
+    return bias_gelu_tanh_range_vec<D, kBytes>(x, b, t);
   }
 };
 
@@ -96,31 +77,15 @@ constexpr int policy_smem_bytes() {
   else return P::Table::kBytes;
 }
 
-/// Which kernel a launch runs: direct math, the full table, or the compact table with 2 or 1 blocks per SM.
-enum class TableKind : int { kNone = 0, kFull = 1, kCompact2 = 2, kCompact1 = 3, kRange = 4, kRangePacked = 5 };
-inline constexpr int kTableKinds = 6;
-
-/// Which GELU table a kind reads (kernels of one layout share the device's copy): -1 none, 0 full, 1 compact, 2 range.
-constexpr int table_layout_of(TableKind k) {
-  switch (k) {
-    case TableKind::kFull: return 0;
-    case TableKind::kCompact2:
-    case TableKind::kCompact1: return 1;
-    case TableKind::kRange:
-    case TableKind::kRangePacked: return 2;
-    default: return -1;
-  }
-}
-inline constexpr int kTableLayouts = 3;
+/// Which kernel a launch runs: direct math, the full table, or the range table.
+enum class TableKind : int { kNone = 0, kFull = 1, kRange = 2 };
+inline constexpr int kTableKinds = 3;
 
 /// The GeluMath name of a kind (for messages).
 constexpr const char* table_kind_name(TableKind k) {
   switch (k) {
     case TableKind::kFull: return "table";
-    case TableKind::kCompact2: return "table-compact";
-    case TableKind::kCompact1: return "table-compact-1b";
-    case TableKind::kRange: return "table-range";
-    case TableKind::kRangePacked: return "table-range-packed";
+    case TableKind::kRange: return "table-range-packed";
     default: return "direct";
   }
 }
@@ -129,10 +94,7 @@ constexpr const char* table_kind_name(TableKind k) {
 constexpr TableKind table_kind_of(GeluMath m) {
   switch (m) {
     case GeluMath::kTable: return TableKind::kFull;
-    case GeluMath::kTableCompact: return TableKind::kCompact2;
-    case GeluMath::kTableCompact1: return TableKind::kCompact1;
-    case GeluMath::kTableRange: return TableKind::kRange;
-    case GeluMath::kTableRangePacked: return TableKind::kRangePacked;
+    case GeluMath::kTableRangePacked: return TableKind::kRange;
     default: return TableKind::kNone;
   }
 }
@@ -150,12 +112,7 @@ auto with_policy_for(int vector_bytes, TableKind kind, F&& f) {
   const bool wide = vector_bytes == 32;
   switch (kind) {
     case TableKind::kFull: return wide ? f(Tag<FullTable<D, 32>>{}) : f(Tag<FullTable<D, 16>>{});
-    case TableKind::kCompact2: return wide ? f(Tag<CompactTable<D, 32, 2>>{}) : f(Tag<CompactTable<D, 16, 2>>{});
-    case TableKind::kCompact1: return wide ? f(Tag<CompactTable<D, 32, 1>>{}) : f(Tag<CompactTable<D, 16, 1>>{});
-    case TableKind::kRange:
-      return wide ? f(Tag<RangeTablePolicy<D, 32, false, 64>>{}) : f(Tag<RangeTablePolicy<D, 16, false, 64>>{});
-    case TableKind::kRangePacked:
-      return wide ? f(Tag<RangeTablePolicy<D, 32, true>>{}) : f(Tag<RangeTablePolicy<D, 16, true>>{});
+    case TableKind::kRange: return wide ? f(Tag<RangeTablePolicy<D, 32>>{}) : f(Tag<RangeTablePolicy<D, 16>>{});
     default: return wide ? f(Tag<DirectMath<D, 32, kRoundSum>>{}) : f(Tag<DirectMath<D, 16, kRoundSum>>{});
   }
 }

@@ -4,7 +4,7 @@
 #   OUT=<dir> scripts/gpu_bench.sh
 # Environment: BUILD_DIR (default build-gpu), BENCH_TIMEOUT (seconds, default 300), BENCH_ARGS (extra `fuseproof bench`
 #   options, default "--reps 20 --dist normal1,uniform16": every shape x dtype x vector x math (direct, table,
-#   table-compact, table-compact-1b) on two distributions in about two minutes (all six: scripts/gpu_bench_dist.sh);
+#   table-range-packed) on two distributions in about two minutes (all six: scripts/gpu_bench_dist.sh);
 #   e.g. "--shapes 256x13824 --dtypes bf16 --reps 10"), SASS_ARCH (default sm_90).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,13 +36,13 @@ ins_re = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([
 def short(name):
     # bias_gelu_tanh_kernel<Policy<Half, bytes[, blocks per SM or round-sum]>>, gelu_table_fill_kernel<Half, GeluTable>
     dt = lambda d: "bf16" if d == "0" else "fp16"
-    m = re.search(r"bias_gelu_tanh_kernelINS0_\d+(DirectMath|FullTable|CompactTable)ILNS0_4HalfE(\d)ELi(\d+)E"
+    m = re.search(r"bias_gelu_tanh_kernelINS0_\d+(DirectMath|FullTable|RangeTablePolicy)ILNS0_4HalfE(\d)ELi(\d+)E"
                   r"(?:Li(\d+)E)?", name)
     if m:
         return "%s<%s, %s B%s>" % (m.group(1), dt(m.group(2)), m.group(3), ", %s/SM" % m.group(4) if m.group(4) else "")
-    m = re.search(r"gelu_table_fill_kernelILNS0_4HalfE(\d)E.*?GeluTableIL\w+?ELb(\d)E", name)
+    m = re.search(r"gelu_table_fill_kernelILNS0_4HalfE(\d)E.*?(GeluTable|RangeTable)", name)
     if m:
-        return "gelu_table_fill_kernel<%s, %s>" % (dt(m.group(1)), "compact" if m.group(2) == "1" else "full")
+        return "gelu_table_fill_kernel<%s, %s>" % (dt(m.group(1)), "range" if m.group(2) == "RangeTable" else "full")
     return name[:60]
 keys = ["LDG", "STG", "LDS", "STS", "MUFU", "F2FP", "FADD", "FMUL", "FFMA", "HADD2", "PRMT", "LOP3", "SHF", "IMAD",
         "IADD3", "LEA", "ISETP", "BRA"]

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <iterator>
 #include <vector>
 
 #include "kernels/cuda_device.h"
@@ -39,7 +40,7 @@ void thread_body(ScalarType t, int id, std::string* error) {
       dout.poison();
       BiasGeluOptions opt;
       opt.stream = stream;
-      opt.math = kAllGeluMaths[(id + k) % 4];
+      opt.math = kAllGeluMaths[(id + k) % std::size(kAllGeluMaths)];
       opt.pdl = k % 2 == 0;
       const LaunchStatus st = bias_gelu_tanh(contiguous_view(dout.get(), t, {rows, width}, kCuda0),
                                              contiguous_view(dx.get(), t, {rows, width}, kCuda0),

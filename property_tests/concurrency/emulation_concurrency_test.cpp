@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <iterator>
 #include <vector>
 
 #include "common/sha256.h"
@@ -61,7 +62,7 @@ std::vector<Job> make_jobs(ScalarType t) {
   const ref::Dtype d = ref_dtype(t);
   std::vector<Job> jobs;
   for (int i = 0; i < kThreads; ++i) {
-    Job j{t, 17 + 5 * i, 5120 + 256 * i, kAllGeluMaths[i % 4], i % 2 ? VectorPolicy::kBytes32 : VectorPolicy::kBytes16,
+    Job j{t, 17 + 5 * i, 5120 + 256 * i, kAllGeluMaths[i % std::size(kAllGeluMaths)], i % 2 ? VectorPolicy::kBytes32 : VectorPolicy::kBytes16,
           0xC0FFEEull + uint64_t(i), {}, {}, {}, 0, {}};
     j.x = std::make_shared<GuardedBuffer>(size_t(j.rows * j.width));
     j.bias = std::make_shared<GuardedBuffer>(size_t(j.width));

@@ -163,15 +163,14 @@ void more_than_2_31_elements(ScalarType t) {
   fill_half_bits(bias.data(), bias.size(), d, 32);
   db.upload(bias.data(), bias.size() * 2);
   // Every math at 16 bytes (the first, direct, is checked against the oracle below), and the 32-byte policies of
-  // direct math, the 1-block compact table and the split table; each compared with the first on the device.
+  // every math; each compared with the first on the device.
   struct Run {
     VectorPolicy v;
     GeluMath m;
   };
   std::vector<Run> runs;
   for (GeluMath m : kAllGeluMaths) runs.push_back({VectorPolicy::kBytes16, m});
-  for (GeluMath m : {GeluMath::kDirect, GeluMath::kTableCompact1, GeluMath::kTableRangePacked})
-    runs.push_back({VectorPolicy::kBytes32, m});
+  for (GeluMath m : kAllGeluMaths) runs.push_back({VectorPolicy::kBytes32, m});
   if (free_b < size_t(n) * 2 * (runs.size() + 1) + (size_t(1) << 30))
     GTEST_SKIP() << "needs " << ((n * 2 * int64_t(runs.size() + 1)) >> 30) << " GiB of device memory";
   std::vector<std::unique_ptr<DeviceBuffer>> outs;
