@@ -18,6 +18,8 @@ namespace fuseproof::kernel {
 //   kEmulatedBlocksPerSm  resident blocks per simulated SM (the emulation's grid; the device asks the occupancy API)
 //   kUnroll               vectors each thread loads before it computes the first
 //   kBiasLate             load each vector's bias only when it is computed (x of all kUnroll vectors first)
+//   kWideOnlyFromSm100    the 32-byte instance runs only on sm_100+ (before it the launcher splits a 32-byte vector
+//                         into two 16-byte ones, range_access_bytes); its pre-sm_100 image is a trap, not code
 //   Table                 the GELU table staged into shared memory before griddepcontrol.wait (void: none)
 //   vec(x, bias, table)   one vector's math
 
@@ -31,6 +33,7 @@ struct DirectMath {
   static constexpr int kEmulatedBlocksPerSm = 8;
   static constexpr int kUnroll = 1;
   static constexpr bool kBiasLate = false;
+  static constexpr bool kWideOnlyFromSm100 = false;
   using Table = void;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t*) {
     return bias_gelu_tanh_direct_vec<D, kBytes, kRoundSum>(x, b);
@@ -46,6 +49,7 @@ struct FullTable {
   static constexpr int kEmulatedBlocksPerSm = 1;
   static constexpr int kUnroll = 64 / kBytes;
   static constexpr bool kBiasLate = false;
+  static constexpr bool kWideOnlyFromSm100 = false;
   using Table = GeluTable<D>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
     return bias_gelu_tanh_table_vec<D, kBytes>(x, b, t);
@@ -64,6 +68,7 @@ struct RangeTablePolicy {
   static constexpr int kEmulatedBlocksPerSm = 2;
   static constexpr int kUnroll = 48 / kBytes;
   static constexpr bool kBiasLate = true;
+  static constexpr bool kWideOnlyFromSm100 = true;
   using Table = RangeTable<D>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
     return bias_gelu_tanh_range_vec<D, kBytes>(x, b, t);

@@ -3,6 +3,11 @@
 renderer of bench.json; `fuseproof bench` writes only the JSON).
 
     scripts/perf_table.py bench.json > round.md
+    scripts/perf_table.py --as-shipped table@268435456,table-range-packed@8388608,direct@0 bench.json
+
+--as-shipped RULES: the headline table of issue 10 instead: per row (shape x dtype x distribution) the built-in math
+kAuto resolves to for that many elements (the first NAME@MIN_ELEMENTS rule whose minimum the shape reaches, as
+kernels/bias_gelu_tanh_launcher.h says), beside every plugin, eager and copy, the worst case per shape x dtype first.
 
 CUDA backend: the machine line, the worst case over input distributions per shape x dtype (one column per variant:
 the built-in kernel's vector x math, each plugin; the lowest fused/copy over the distributions and which one; the
@@ -139,7 +144,78 @@ def main(path):
             num(r.get("copy_us"), "%.2f"), num(r.get("eager_us"), "%.2f")))
 
 
+def as_shipped(path, rules_text):
+    rules = []
+    for item in rules_text.split(","):
+        name, _, least = item.partition("@")
+        if not name or not least.isdigit():
+            sys.exit("perf_table.py: --as-shipped entries must be NAME@MIN_ELEMENTS, got %r" % item)
+        rules.append((name, int(least)))
+    rules.sort(key=lambda r: -r[1])
+    j = json.load(open(path))
+    m, rs = j.get("machine", {}), j.get("results", [])
+    keys = []
+    for r in rs:
+        k = (r["shape"], r["rows"], r["width"], r["dtype"], dist(r))
+        if k not in keys:
+            keys.append(k)
+    plugins = []
+    for r in rs:
+        if r.get("kernel", "built-in") != "built-in" and variant(r) not in plugins:
+            plugins.append(variant(r))
+
+    def shipped_math(rows, width):
+        return next(name for name, least in rules if rows * width >= least)
+
+    table, missing = [], []
+    for k in keys:
+        mine = [r for r in rs if (r["shape"], r["rows"], r["width"], r["dtype"], dist(r)) == k]
+        math = shipped_math(k[1], k[2])
+        b = [r for r in mine if r.get("kernel", "built-in") == "built-in" and r.get("math") == math]
+        if not b:
+            missing.append("%s %s %s (%s)" % (k[0], k[3], k[4], math))
+            continue
+        table.append((k, math, b[0], {p: next((r for r in mine if variant(r) == p), None) for p in plugins}))
+    if missing:
+        sys.exit("perf_table.py: no row of the shipped math for " + "; ".join(missing))
+    f = lambda r: None if r is None or not r["exact"] else r.get("fused_over_copy")
+    print("Machine: %s, driver %s, CUDA runtime %s, torch %s, %s SMs, date %s; settings `%s`. Built-in as shipped: %s.\n"
+          % (m.get("gpu"), m.get("driver"), m.get("cuda_runtime"), m.get("torch"), m.get("sms"), m.get("date"),
+             json.dumps(j.get("settings", {})), ", ".join("%s from %d elements" % r for r in rules)))
+    print("Worst case over input distributions (fused/copy, same-run device copy; the distribution that gave it):\n")
+    print("| shape | dtype | built-in as shipped | " + " | ".join(plugins) + " |")
+    print("|---|---|---|" + "---|" * len(plugins))
+    for sk in dict.fromkeys((k[0], k[1], k[2], k[3]) for k, _, _, _ in table):
+        rows = [t for t in table if (t[0][0], t[0][1], t[0][2], t[0][3]) == sk]
+        def worst(get):
+            vals = [(get(t), t[0][4]) for t in rows]
+            if any(v is None for v, _ in vals):
+                return "**NOT EXACT**"
+            v, d = min(vals)
+            return "%.3f (%s)" % (v, d)
+        cells = [worst(lambda t: f(t[2])) + " " + rows[0][1]] + [worst(lambda t, p=p: f(t[3][p])) for p in plugins]
+        print("| %s (%d x %d) | %s | %s |" % (sk[0], sk[1], sk[2], sk[3], " | ".join(cells)))
+    print("\nEvery row: fused/copy (x eager); the built-in as shipped against each plugin.\n")
+    print("| shape | dtype | distribution | built-in (math) | " + " | ".join(plugins) +
+          " | built-in >= every plugin | eager us | copy us | built-in us |")
+    print("|---|---|---|---|" + "---|" * len(plugins) + "---|---|---|---|")
+    wins = 0
+    for k, math, b, ps in table:
+        cell = lambda r: "**NOT EXACT**" if r is not None and not r["exact"] else (
+            "-" if r is None else "%s (x%s)" % (num(r.get("fused_over_copy"), "%.3f"), num(r.get("speedup_vs_eager"), "%.2f")))
+        ok = f(b) is not None and all(f(r) is None or f(b) >= f(r) for r in ps.values())
+        wins += ok
+        print("| %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s |" % (
+            k[0], k[3], k[4], cell(b), math, " | ".join(cell(ps[p]) for p in plugins), "yes" if ok else "**NO**",
+            num(b.get("eager_us"), "%.1f"), num(b.get("copy_us"), "%.1f"), num(b.get("fused_us"), "%.1f")))
+    print("\nThe built-in as shipped is at or above every plugin in %d of %d rows." % (wins, len(table)))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: perf_table.py bench.json")
-    main(sys.argv[1])
+    args = sys.argv[1:]
+    if len(args) == 3 and args[0] == "--as-shipped":
+        as_shipped(args[2], args[1])
+    elif len(args) == 1:
+        main(args[0])
+    else:
+        sys.exit("usage: perf_table.py [--as-shipped NAME@MIN_ELEMENTS,...] bench.json")
