@@ -1,4 +1,4 @@
-// sweep_command.cpp: `fuseproof sweep --op OP --dtype D --backend B [--against B2|golden]`.
+// sweep_command.cpp: `fuseproof sweep --op OP --dtype D|all --backend B [--against B2|golden] [--digest tree|flat]`.
 #include "cli/sweep_command.h"
 
 #include <chrono>
@@ -13,8 +13,10 @@
 #include "cli/reference_options.h"
 #include "cli/torch_cpu_backend.h"
 #include "common/atomic_file.h"
+#include "common/exit_status.h"
 #include "common/progress_line.h"
 #include "common/sha256.h"
+#include "common/tree_digest.h"
 #include "reference/domain_sweep.h"
 #include "reference/gelu_table.h"
 
@@ -39,16 +41,30 @@ struct SweepArgs {
   uint32_t bias_first = 0;
   uint32_t bias_count = 65536;
   size_t max_records = 8;
+  std::string digest = "auto";
   ReferenceOptions ref_opts;
 };
 
-int run(SweepArgs& a) {
-  const ref::Dtype d = *ref::parse_dtype(a.dtype);
+/// Which digest of the 2^32 outputs a run computes (common/tree_digest.h): the tree one parallelises its hashing.
+enum class DigestKind { kFlat, kTree };
+
+/// --digest auto: tree when checking against golden data that has the tree entry (`<op>_tree`), else flat. An
+/// explicit --digest tree against golden data without that entry is INCOMPLETE (MissingDataError, exit 3).
+/// `tree_want` receives the golden tree digest when the tree is chosen against golden.
+DigestKind choose_digest(const SweepArgs& a, ref::Dtype d, std::optional<std::string>& tree_want) {
+  if (a.digest == "flat") return DigestKind::kFlat;
+  if (a.against != "golden") return a.digest == "tree" ? DigestKind::kTree : DigestKind::kFlat;
+  tree_want = golden_digest(a.golden_dir, a.arch, a.op + "_tree", d);
+  if (tree_want) return DigestKind::kTree;
+  if (a.digest == "tree")
+    throw MissingDataError("sweep: --digest tree: golden/" + a.arch + " has no " + a.op + "_tree " +
+                           ref::dtype_name(d) + " digest (--digest flat checks the flat one)");
+  return DigestKind::kFlat;
+}
+
+int run_dtype(SweepArgs& a, ref::Dtype d) {
   const SweepOp op = a.op == "add_round" ? SweepOp::kAddRound : SweepOp::kBiasGeluTanh;
-  if (uint64_t(a.bias_first) + a.bias_count > 65536 || a.bias_count == 0)
-    throw std::runtime_error("sweep: --biases must lie within 0..65535 and be non-empty, got " +
-                             std::to_string(a.bias_first) + "+" + std::to_string(a.bias_count));
-  if (a.against == a.backend) throw std::runtime_error("sweep: --against must differ from --backend, got " + a.against);
+  const char* dtype = ref::dtype_name(d);
   // --out is written beside itself and renamed when complete: a killed sweep leaves the previous file intact.
   std::optional<AtomicFile> out;
   if (!a.out.empty()) {
@@ -59,13 +75,12 @@ int run(SweepArgs& a) {
     }
   }
   std::optional<std::string> want_digest;
-  if (a.against == "golden") {
-    if (a.bias_first != 0 || a.bias_count != 65536)
-      throw std::runtime_error("sweep: --against golden needs the whole domain (no --biases)");
+  const DigestKind kind = choose_digest(a, d, want_digest);
+  if (a.against == "golden" && kind == DigestKind::kFlat) {
     want_digest = golden_digest(a.golden_dir, a.arch, a.op, d);
     if (!want_digest) {
       std::printf("golden/%s: no %s %s digest captured for this architecture (missing, not a failure)\n", a.arch.c_str(),
-                  a.op.c_str(), a.dtype.c_str());
+                  a.op.c_str(), dtype);
       return 3;
     }
   }
@@ -77,13 +92,15 @@ int run(SweepArgs& a) {
     cfg = a.ref_opts.resolve();
     if (op == SweepOp::kBiasGeluTanh) table = ref::gelu_tanh_table(d, cfg);
   }
-  Sha256 hash;
+  Sha256 flat;
+  TreeDigestStream tree;
   ProgressLine progress(stdout, "biases", a.bias_count);
   std::vector<uint16_t> other;
   uint64_t mismatches = 0;
   std::vector<std::string> records;
   auto consume = [&](uint32_t b0, uint32_t n, const uint16_t* rows, const uint16_t* other_rows) {
-    hash.update(rows, n * kRowBytes);
+    if (kind == DigestKind::kTree) tree.update(rows, n);
+    else flat.update(rows, n * kRowBytes);
     if (out) out->write(rows, size_t(n) * kRowBytes);
     if (other_rows) {
       for (size_t i = 0; i < size_t(n) * 65536; ++i) {
@@ -91,7 +108,7 @@ int run(SweepArgs& a) {
         if (++mismatches <= a.max_records) {
           char line[200];
           std::snprintf(line, sizeof line, "%s %s x=0x%04X b=0x%04X => 0x%04X (%s) expected 0x%04X (%s)", a.op.c_str(),
-                        a.dtype.c_str(), unsigned(i % 65536), unsigned(b0 + i / 65536), rows[i], a.backend.c_str(),
+                        dtype, unsigned(i % 65536), unsigned(b0 + i / 65536), rows[i], a.backend.c_str(),
                         other_rows[i], a.against.c_str());
           records.push_back(line);
         }
@@ -101,7 +118,15 @@ int run(SweepArgs& a) {
   };
   const auto t0 = std::chrono::steady_clock::now();
   const bool other_is_backend = !a.against.empty() && a.against != "golden";
-  if (a.backend == "reference") {
+  std::string digest;
+  if (a.backend == "reference" && kind == DigestKind::kTree && !other_is_backend && !out) {
+    // Nothing needs the ordered stream: rows are computed and hashed by every worker, in any order.
+    ref::SweepOptions so;
+    so.threads = a.threads;
+    so.bias_first = a.bias_first;
+    so.bias_count = a.bias_count;
+    digest = sweep_tree_digest(d, table, cfg.nan, so);
+  } else if (a.backend == "reference") {
     ref::SweepOptions so;
     so.threads = a.threads;
     so.bias_first = a.bias_first;
@@ -131,24 +156,30 @@ int run(SweepArgs& a) {
   progress.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const uint64_t cases = uint64_t(a.bias_count) * 65536;
-  const std::string digest = hash.hex();
-  std::printf("%s %s backend=%s%s: %llu cases in %.2f s, sha256 %s\n", a.op.c_str(), a.dtype.c_str(), a.backend.c_str(),
+  if (digest.empty()) digest = kind == DigestKind::kTree ? tree.hex() : flat.hex();
+  const char* kind_name = kind == DigestKind::kTree ? "tree digest" : "sha256";
+  std::printf("%s %s backend=%s%s: %llu cases in %.2f s, %s %s\n", a.op.c_str(), dtype, a.backend.c_str(),
               a.backend == "reference" ? (" tanh=" + a.ref_opts.tanh + " nan=" + a.ref_opts.nan_policy).c_str() : "",
-              (unsigned long long)cases, secs, digest.c_str());
+              (unsigned long long)cases, secs, kind_name, digest.c_str());
   int rc = 0;
   if (other_is_backend) {
     for (const auto& r : records) std::printf("%s\n", r.c_str());
     if (mismatches > records.size()) std::printf("... and %llu more\n", (unsigned long long)(mismatches - records.size()));
     if (mismatches == 0)
       std::printf("In %llu cases, no errors found in %s %s (%s vs %s).\n", (unsigned long long)cases, a.op.c_str(),
-                  a.dtype.c_str(), a.backend.c_str(), a.against.c_str());
+                  dtype, a.backend.c_str(), a.against.c_str());
     else
       std::printf("In %llu cases, %llu errors found in %s %s (%s vs %s).\n", (unsigned long long)cases,
-                  (unsigned long long)mismatches, a.op.c_str(), a.dtype.c_str(), a.backend.c_str(), a.against.c_str());
+                  (unsigned long long)mismatches, a.op.c_str(), dtype, a.backend.c_str(), a.against.c_str());
     rc = mismatches ? 1 : 0;
   } else if (want_digest) {
     const bool same = *want_digest == digest;
-    std::printf("golden/%s digest %s: %s\n", a.arch.c_str(), want_digest->c_str(), same ? "equal" : "DIFFERENT");
+    // The flat line keeps its old wording; the tree one names the digests.json entry it compared with.
+    if (kind == DigestKind::kTree)
+      std::printf("golden/%s tree digest (%s_tree.%s) %s: %s\n", a.arch.c_str(), a.op.c_str(), dtype,
+                  want_digest->c_str(), same ? "equal" : "DIFFERENT");
+    else
+      std::printf("golden/%s digest %s: %s\n", a.arch.c_str(), want_digest->c_str(), same ? "equal" : "DIFFERENT");
     rc = same ? 0 : 1;
   }
   if (out) {
@@ -160,13 +191,35 @@ int run(SweepArgs& a) {
   }
   return rc;
 }
+
+int run(SweepArgs& a) {
+  if (uint64_t(a.bias_first) + a.bias_count > 65536 || a.bias_count == 0)
+    throw std::runtime_error("sweep: --biases must lie within 0..65535 and be non-empty, got " +
+                             std::to_string(a.bias_first) + "+" + std::to_string(a.bias_count));
+  if (a.against == a.backend) throw std::runtime_error("sweep: --against must differ from --backend, got " + a.against);
+  if (a.against == "golden" && (a.bias_first != 0 || a.bias_count != 65536))
+    throw std::runtime_error("sweep: --against golden needs the whole domain (no --biases)");
+  if (a.dtype == "all" && !a.out.empty()) throw std::runtime_error("sweep: --out needs one --dtype, got all");
+  std::vector<ref::Dtype> dtypes;
+  if (a.dtype == "all") dtypes.assign(std::begin(ref::kAllDtypes), std::end(ref::kAllDtypes));
+  else dtypes.push_back(*ref::parse_dtype(a.dtype));
+  // --dtype all: every dtype runs; a defect in one (1) outranks missing evidence in another (3).
+  int rc = kExitPass;
+  for (ref::Dtype d : dtypes) {
+    const int r = run_dtype(a, d);
+    if (r == kExitFail) rc = kExitFail;
+    else if (r != kExitPass && rc == kExitPass) rc = r;
+  }
+  return rc;
+}
 }  // namespace
 
 void add_sweep_command(CLI::App& app) {
   auto a = std::make_shared<SweepArgs>();
   CLI::App* cmd = app.add_subcommand("sweep", "Every (x, bias) pair of the 2^32 domain: digest, and mismatches against another backend or golden");
   cmd->add_option("--op", a->op, "bias_gelu_tanh or add_round")->check(CLI::IsMember({"bias_gelu_tanh", "add_round"}))->capture_default_str();
-  cmd->add_option("--dtype", a->dtype, "bf16 or fp16")->required()->check(CLI::IsMember({"bf16", "fp16"}));
+  cmd->add_option("--dtype", a->dtype, "bf16, fp16, or all (one after the other)")->required()
+      ->check(CLI::IsMember({"bf16", "fp16", "all"}));
   cmd->add_option("--backend", a->backend, "reference or torch-cpu")->check(CLI::IsMember({"reference", "torch-cpu"}))->capture_default_str();
   cmd->add_option("--against", a->against, "compare with: reference, torch-cpu, or golden (the captured digest)")
       ->check(CLI::IsMember({"reference", "torch-cpu", "golden"}));
@@ -177,6 +230,10 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--bias-first", a->bias_first, "first bias pattern (partial sweeps)")->check(CLI::Range(0, 65535));
   cmd->add_option("--bias-count", a->bias_count, "number of bias patterns")->check(CLI::Range(1, 65536));
   cmd->add_option("--max-records", a->max_records, "mismatch records printed before the total")->capture_default_str();
+  cmd->add_option("--digest", a->digest,
+                  "tree (SHA-256 of the per-bias row digests, hashed in parallel; common/tree_digest.h), flat (one "
+                  "SHA-256 stream), or auto: tree against golden data that has it, else flat")
+      ->check(CLI::IsMember({"auto", "tree", "flat"}))->capture_default_str();
   a->ref_opts.add_to(*cmd);
   cmd->final_callback([a] { throw CLI::RuntimeError(run(*a)); });
 }

@@ -5,9 +5,14 @@
 #include <atomic>
 #include <thread>
 
-#include "common/sha256.h"
-
 namespace fuseproof {
+
+namespace {
+
+/// r(b): the lower-case hex SHA-256 of one row's 65,536 outputs (little-endian uint16, as the flat stream).
+std::string row_digest(const uint16_t* row) { return Sha256::of(row, 65536 * 2); }
+
+}  // namespace
 
 std::string sweep_tree_digest(ref::Dtype d, const std::vector<uint16_t>& gelu_table, ref::NanPolicy nan,
                               const ref::SweepOptions& options) {
@@ -17,10 +22,11 @@ std::string sweep_tree_digest(ref::Dtype d, const std::vector<uint16_t>& gelu_ta
   const uint16_t* table = gelu_table.empty() ? nullptr : gelu_table.data();
   auto work = [&] {
     std::vector<uint16_t> out(65536);
-    // Biases are taken one at a time: rows near NaN/Inf biases are cheaper, so a static split would idle a thread.
+    // Biases are taken one at a time: rows differ in cost (sweep_row's shortcuts cover more of some rows, none of a
+    // NaN bias's), so a static split would idle a thread.
     for (uint32_t i = next++; i < count; i = next++) {
       ref::sweep_row(d, table, nan, uint16_t(first + i), out.data());
-      rows[i] = Sha256::of(out.data(), out.size() * 2);
+      rows[i] = row_digest(out.data());
     }
   };
   const unsigned n = std::max(1u, options.threads ? options.threads : std::thread::hardware_concurrency());
@@ -31,6 +37,13 @@ std::string sweep_tree_digest(ref::Dtype d, const std::vector<uint16_t>& gelu_ta
   Sha256 tree;
   for (const std::string& r : rows) tree.update(r.data(), r.size());
   return tree.hex();
+}
+
+void TreeDigestStream::update(const uint16_t* rows, uint32_t n) {
+  for (uint32_t r = 0; r < n; ++r) {
+    const std::string row = row_digest(rows + size_t(r) * 65536);
+    tree_.update(row.data(), row.size());
+  }
 }
 
 }  // namespace fuseproof

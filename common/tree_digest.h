@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/sha256.h"
 #include "reference/domain_sweep.h"
 
 namespace fuseproof {
@@ -17,5 +18,18 @@ namespace fuseproof {
 /// ("bias_gelu_tanh_tree", "add_round_tree" in digests.json). options.threads workers (0 = hardware threads).
 std::string sweep_tree_digest(ref::Dtype d, const std::vector<uint16_t>& gelu_table, ref::NanPolicy nan,
                               const ref::SweepOptions& options = {});
+
+/// The same tree digest from rows handed over in bias order, for callers that hold the ordered stream anyway (an
+/// --out file, a second backend): one thread, so no faster than the flat digest.
+class TreeDigestStream {
+ public:
+  /// Adds n consecutive rows of 65,536 outputs each.
+  void update(const uint16_t* rows, uint32_t n);
+  /// The tree digest of the rows added so far; finalises (as Sha256::hex).
+  std::string hex() { return tree_.hex(); }
+
+ private:
+  Sha256 tree_;
+};
 
 }  // namespace fuseproof
