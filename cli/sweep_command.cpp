@@ -81,6 +81,9 @@ int run_dtype(SweepArgs& a, ref::Dtype d) {
     if (!want_digest) {
       std::printf("golden/%s: no %s %s digest captured for this architecture (missing, not a failure)\n", a.arch.c_str(),
                   a.op.c_str(), dtype);
+      std::fflush(stdout);
+      std::fprintf(stderr, "sweep: golden/%s must hold a %s %s digest, got none: INCOMPLETE\n", a.arch.c_str(),
+                   a.op.c_str(), dtype);
       return 3;
     }
   }
