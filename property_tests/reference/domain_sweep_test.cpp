@@ -95,7 +95,7 @@ void expect_whole_domain_tree_digest_equals_golden(const std::string& op, Dtype 
   const std::optional<std::string> want =
       read_golden_digest(test::golden_dir() + "/sm_90/digests.json", op + "_tree", d);
   if (!want) GTEST_SKIP() << "golden/sm_90/digests.json has no " << op << "_tree " << dtype_name(d)
-                          << " digest yet: its capture on the H200 (scripts/capture_golden.py) is pending";
+                          << " digest: add it on a GPU with scripts/capture_golden.py --out golden --digests-only";
   EXPECT_EQ(got, *want) << op << " " << dtype_name(d) << ": the tree digest differs from golden/sm_90";
   if (got == *want)
     std::printf("In 4294967296 cases, no errors found in %s %s (tree digest equals golden/sm_90).\n", op.c_str(),
