@@ -41,7 +41,115 @@ __device__ __forceinline__ void stage_table(const uint16_t* __restrict__ table, 
   }
 }
 
-/// The kernel: stage the table (if any), wait for the previous kernel (PDL), one grid-stride loop, trigger.
+// --- The bulk ring's mbarriers and bulk copy (PTX ISA: mbarrier, cp.async.bulk; sm_90+).
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return uint32_t(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(arrivals) : "memory");
+}
+
+/// Spins until the barrier's phase of parity `parity` has completed.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(shared_address(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
+}
+
+/// The producer's arrival on a "full" barrier, announcing the bytes its bulk copy will complete.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
+               : "memory");
+}
+
+/// `bytes` (a multiple of 16) from global `src` to shared `dst` (both 16-byte aligned) by the TMA; completes on `bar`.
+__device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   shared_address(dst)),
+               "l"(src), "r"(bytes), "r"(shared_address(bar))
+               : "memory");
+}
+
+/// The ring's slots and barriers, after the table in the block's shared memory.
+template <class P>
+struct Ring {
+  uint16_t* slots;  ///< kBulkStages slots of kChunkVectors vectors
+  uint64_t* full;   ///< per slot: the bulk copy has landed (1 arrival + the bytes)
+  uint64_t* empty;  ///< per slot: every consumer warp has its vectors in registers (kConsumers / 32 arrivals)
+};
+
+template <class P>
+__device__ __forceinline__ Ring<P> ring_of(uint4* smem) {
+  auto* base = reinterpret_cast<unsigned char*>(smem) + policy_table_bytes<P>();
+  Ring<P> r;
+  r.slots = reinterpret_cast<uint16_t*>(base);
+  r.full = reinterpret_cast<uint64_t*>(base + P::kRingBytes);
+  r.empty = r.full + P::kBulkStages;
+  return r;
+}
+
+/// Thread 0 initialises the ring's barriers, visible to the bulk copies (async proxy) after the block's barrier.
+template <class P>
+__device__ __forceinline__ void ring_init(const Ring<P>& r) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < P::kBulkStages; ++s) {
+      mbarrier_init(&r.full[s], 1);
+      mbarrier_init(&r.empty[s], P::kConsumers / 32);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+}
+
+/// The block's chunks b, b + grid, ... through the ring: the producer lane waits for a slot to be empty, then bulk
+/// copies the next chunk of x into it; each consumer waits for its slot to be full, takes its vectors into registers,
+/// frees the slot (one arrival per warp) and computes and stores them. Chunk k uses slot k mod S in phase (k / S) mod
+/// 2; a fresh "empty" barrier counts as complete in the phase before its first, so the first S copies do not wait.
+template <class P>
+__device__ __forceinline__ void bulk_ring_loop(const BodyArgs& a, const Ring<P>& r, const uint16_t* table) {
+  constexpr int kStages = P::kBulkStages;
+  constexpr int64_t kChunk = P::kChunkVectors;
+  constexpr int kElems = P::kVectorBytes / 2;
+  const int64_t n_chunks = (a.n_vectors + kChunk - 1) / kChunk;
+  const int t = int(threadIdx.x);
+  if (t >= P::kConsumers) {
+    if (t == P::kConsumers) {
+      uint32_t k = 0;
+      for (int64_t c = blockIdx.x; c < n_chunks; c += gridDim.x, ++k) {
+        const uint32_t s = k % kStages, phase = (k / kStages) & 1u;
+        mbarrier_wait(&r.empty[s], phase ^ 1u);
+        const int64_t left = a.n_vectors - c * kChunk;
+        const uint32_t bytes = uint32_t((left < kChunk ? left : kChunk) * P::kVectorBytes);
+        mbarrier_arrive_expect_tx(&r.full[s], bytes);
+        bulk_copy_to_shared(r.slots + s * kChunk * kElems, a.x + c * kChunk * kElems, bytes, &r.full[s]);
+      }
+    }
+    return;
+  }
+  BulkColumns cols = bulk_columns<P>(a, blockIdx.x, gridDim.x, t);
+  uint32_t k = 0;
+  for (int64_t c = blockIdx.x; c < n_chunks; c += gridDim.x, ++k) {
+    const uint32_t s = k % kStages, phase = (k / kStages) & 1u;
+    mbarrier_wait(&r.full[s], phase);
+    bias_gelu_tanh_bulk_consume<P>(a, table, r.slots + s * kChunk * kElems, c * kChunk, t, cols, [&] {
+      __syncwarp();
+      if ((t & 31) == 0) mbarrier_arrive(&r.empty[s]);
+    });
+  }
+}
+
+/// The kernel: stage the table (if any), wait for the previous kernel (PDL), one grid-stride loop (or the bulk ring),
+/// trigger.
 template <class P>
 __global__ void __launch_bounds__(P::kThreads, P::kLaunchMinBlocks)
     bias_gelu_tanh_kernel(BodyArgs args, const uint16_t* __restrict__ table, int flags) {
@@ -51,13 +159,24 @@ __global__ void __launch_bounds__(P::kThreads, P::kLaunchMinBlocks)
     return;
   }
 #endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  if constexpr (P::kBulkStages > 0) {
+    __trap();  // never launched here (bias_gelu_tanh_cuda_table_check): the bulk copies and mbarriers are sm_90's
+    return;
+  }
+#endif
   extern __shared__ uint4 smem_table[];
   stage_table<P>(table, smem_table);
+  if constexpr (P::kBulkStages > 0) ring_init<P>(ring_of<P>(smem_table));
   pdl_wait(flags);
   if constexpr (!std::is_void_v<typename P::Table>) __syncthreads();
-  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  bias_gelu_tanh_thread<P>(args, reinterpret_cast<const uint16_t*>(smem_table), first, stride);
+  if constexpr (P::kBulkStages > 0) {
+    bulk_ring_loop<P>(args, ring_of<P>(smem_table), reinterpret_cast<const uint16_t*>(smem_table));
+  } else {
+    const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+    bias_gelu_tanh_thread<P>(args, reinterpret_cast<const uint16_t*>(smem_table), first, stride);
+  }
   pdl_trigger(flags);
 }
 

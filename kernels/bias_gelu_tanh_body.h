@@ -351,4 +351,59 @@ FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, const uint16_t* table
   }
 }
 
+// --- The bulk ring (BulkRing in bias_gelu_tanh_policies.h): chunk c of kChunkVectors vectors is brought whole into a
+// --- ring slot; block b takes chunks b, b + grid, ...; consumer thread t of the block takes vectors t + j x kConsumers
+// --- (j < kChunkVectorsPerThread) of each, so reads of the slot and stores to out are both warp-contiguous.
+
+/// A consumer thread's bias columns: `col` that of its vector in its block's next chunk, `step_in` from its j-th
+/// vector of a chunk to its (j+1)-th, `step_chunk` from a chunk to the block's next (each below width_vectors, so one
+/// compare wraps them).
+struct BulkColumns {
+  int64_t col, step_in, step_chunk;
+};
+
+/// The columns of consumer thread t of `block` in a grid of `grid` blocks: three divisions per thread per launch.
+template <class P>
+FUSEPROOF_HD BulkColumns bulk_columns(const BodyArgs& a, int64_t block, int64_t grid, int t) {
+  const int64_t wv = a.width_vectors;
+  return {(block * P::kChunkVectors + t) % wv, int64_t(P::kConsumers) % wv, (grid * P::kChunkVectors) % wv};
+}
+
+/// Consumer thread t's share of the chunk starting at vector `chunk_first`, read from `xs` (the chunk's image: its
+/// ring slot on the device, x itself at the chunk on the host): its vectors below n_vectors into registers, then
+/// `released()` (the device frees the slot there), then each one's bias, math and store; `cols` moves to the block's
+/// next chunk. Each vector is read before the same thread writes it, so out == x is safe here as in the plain loop.
+template <class P, class Release>
+FUSEPROOF_HD void bias_gelu_tanh_bulk_consume(const BodyArgs& a, const uint16_t* table, const uint16_t* xs,
+                                              int64_t chunk_first, int t, BulkColumns& cols, Release&& released) {
+  constexpr int kBytes = P::kVectorBytes;
+  constexpr int kElems = HalfVec<kBytes>::kElems;
+  constexpr int kPer = P::kChunkVectorsPerThread;
+  const int64_t left = a.n_vectors - chunk_first;  // vectors from the chunk's start to the end of x
+  HalfVec<kBytes> xv[kPer];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int j = 0; j < kPer; ++j) {
+    const int64_t i = t + int64_t(j) * P::kConsumers;
+    if (i < left) xv[j] = load_vec<kBytes>(xs + i * kElems);
+  }
+  released();
+  int64_t col = cols.col;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int j = 0; j < kPer; ++j) {
+    const int64_t i = t + int64_t(j) * P::kConsumers;
+    if (i < left) {
+      const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + col * kElems);
+      store_vec<kBytes>(a.out + (chunk_first + i) * kElems, P::vec(xv[j], bv, table));
+    }
+    col += cols.step_in;
+    if (col >= a.width_vectors) col -= a.width_vectors;
+  }
+  cols.col += cols.step_chunk;
+  if (cols.col >= a.width_vectors) cols.col -= a.width_vectors;
+}
+
 }  // namespace fuseproof::kernel

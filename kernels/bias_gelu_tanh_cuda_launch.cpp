@@ -38,14 +38,18 @@ class DeviceGuard {
   int previous_ = -1;
 };
 
-/// Threads per block and shared-memory bytes of the policy of (dtype, vector bytes, kind).
+/// Threads per block, shared-memory and table bytes, vectors per block step, and whether a 32-byte vector runs only
+/// from sm_100 (kWideOnlyFromSm100), of the policy of (dtype, vector bytes, kind).
 struct Geometry {
-  int threads, smem_bytes;
+  int threads, smem_bytes, table_bytes;
+  int64_t step_vectors;
+  bool wide_only_from_sm100;
 };
 Geometry geometry(Half dtype, int vector_bytes, TableKind kind) {
   return with_policy(dtype, vector_bytes, kind, [](auto tag) {
     using P = typename decltype(tag)::type;
-    return Geometry{P::kThreads, policy_smem_bytes<P>()};
+    return Geometry{P::kThreads, policy_smem_bytes<P>(), policy_table_bytes<P>(), policy_block_step_vectors<P>(),
+                    P::kWideOnlyFromSm100};
   });
 }
 
@@ -84,7 +88,7 @@ uint16_t* build_table(Half dtype, TableKind kind, std::string* error) {
       return nullptr;
     }
   }
-  const int bytes = geometry(dtype, 16, kind).smem_bytes;
+  const int bytes = geometry(dtype, 16, kind).table_bytes;
   const unsigned blocks = unsigned((bytes / 2 + kFillBlockThreads - 1) / kFillBlockThreads);
   uint16_t* table = nullptr;
   cudaStream_t stream = nullptr;
@@ -121,6 +125,17 @@ std::string bias_gelu_tanh_cuda_table_check(int device, TableKind kind) {
   if (optin < need)
     return std::string("bias_gelu_tanh: options.math ") + table_kind_name(kind) + " needs " + std::to_string(need) +
            " bytes of shared memory per block on cuda:" + std::to_string(device) + ", got " + std::to_string(optin);
+  if (kind == TableKind::kFullBulk || kind == TableKind::kRangeBulk) {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+      cudaGetLastError();
+      major = 0;
+    }
+    if (major < 9)
+      return std::string("bias_gelu_tanh: options.math ") + table_kind_name(kind) +
+             " needs bulk copies and mbarriers (sm_90 or newer) on cuda:" + std::to_string(device) + ", got sm_" +
+             std::to_string(major) + "x";
+  }
   return {};
 }
 
@@ -170,8 +185,8 @@ int64_t bias_gelu_tanh_cuda_grid(int device, Half dtype, int vector_bytes, int64
   const int per_sm = blocks_per_sm(device, dtype, vector_bytes, kind);
   if (per_sm <= 0) return 0;
   const int64_t resident = int64_t(sms) * per_sm;
-  const int threads = geometry(dtype, vector_bytes, kind).threads;
-  const int64_t needed = (n_vectors + threads - 1) / threads;
+  const int64_t step = geometry(dtype, vector_bytes, kind).step_vectors;
+  const int64_t needed = (n_vectors + step - 1) / step;
   return needed < resident ? needed : resident;
 }
 
@@ -201,10 +216,12 @@ std::string bias_gelu_tanh_cuda_launch(const CudaLaunch& launch) {
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, launch.device);
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, launch.device);
   const bool pdl = launch.pdl && major >= 9;  // programmatic dependent launch exists from sm_90
-  // The range kernel moves a 32-byte vector as two 16-byte ones before sm_100: same elements, twice the count.
+  // The range and bulk kernels move a 32-byte vector as two 16-byte ones before sm_100: same elements, twice the
+  // count.
   BodyArgs args = launch.args;
   int access_bytes = launch.vector_bytes;
-  if (kind == TableKind::kRange && range_access_bytes(launch.vector_bytes, major * 10 + minor) != launch.vector_bytes) {
+  if (geometry(launch.dtype, launch.vector_bytes, kind).wide_only_from_sm100 &&
+      range_access_bytes(launch.vector_bytes, major * 10 + minor) != launch.vector_bytes) {
     access_bytes = 16;
     args.n_vectors *= 2;
     args.width_vectors *= 2;

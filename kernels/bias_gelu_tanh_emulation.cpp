@@ -19,25 +19,39 @@ const std::vector<uint16_t>& host_table() {
   return table;
 }
 
-/// Blocks of policy P the emulation simulates: min(emulated_sms x resident blocks, ceil(vectors / block)); direct
-/// math: 256-thread blocks, 8 per SM (what an sm_90 runs); full table: 1,024 x 1; range table: 768 x 2.
+/// Blocks of policy P the emulation simulates: min(emulated_sms x resident blocks, ceil(vectors / block step));
+/// direct math: 256-thread blocks, 8 per SM (what an sm_90 runs); full table: 1,024 x 1; range table: 768 x 2; bulk
+/// ring: 1,024 x 1, a chunk per step.
 template <class P>
 int64_t emulated_grid(int emulated_sms, int64_t n_vectors) {
   const int64_t resident = int64_t(emulated_sms) * P::kEmulatedBlocksPerSm;
-  const int64_t needed = (n_vectors + P::kThreads - 1) / P::kThreads;
+  const int64_t step = kernel::policy_block_step_vectors<P>();
+  const int64_t needed = (n_vectors + step - 1) / step;
   return needed < resident ? needed : resident;
 }
 
-/// Every thread of every block of policy P's grid, in order, over the host body.
+/// Every thread of every block of policy P's grid, in order, over the host body. A bulk ring's consumers read each
+/// chunk where the device's bulk copy would have read it (x itself); its producer moves bytes only, so it has no host
+/// counterpart.
 template <kernel::Half D, class P>
 void run_grid(const kernel::BodyArgs& args, int emulated_sms) {
   const uint16_t* table = nullptr;
   if constexpr (!std::is_void_v<typename P::Table>) table = host_table<D, typename P::Table>().data();
   const int64_t grid = emulated_grid<P>(emulated_sms, args.n_vectors);
-  const int64_t stride = grid * P::kThreads;
-  for (int64_t block = 0; block < grid; ++block)
-    for (int thread = 0; thread < P::kThreads; ++thread)
-      kernel::bias_gelu_tanh_thread<P>(args, table, block * P::kThreads + thread, stride);
+  if constexpr (P::kBulkStages > 0) {
+    constexpr int kElems = P::kVectorBytes / 2;
+    for (int64_t block = 0; block < grid; ++block)
+      for (int t = 0; t < P::kConsumers; ++t) {
+        kernel::BulkColumns cols = kernel::bulk_columns<P>(args, block, grid, t);
+        for (int64_t first = block * P::kChunkVectors; first < args.n_vectors; first += grid * P::kChunkVectors)
+          kernel::bias_gelu_tanh_bulk_consume<P>(args, table, args.x + first * kElems, first, t, cols, [] {});
+      }
+  } else {
+    const int64_t stride = grid * P::kThreads;
+    for (int64_t block = 0; block < grid; ++block)
+      for (int thread = 0; thread < P::kThreads; ++thread)
+        kernel::bias_gelu_tanh_thread<P>(args, table, block * P::kThreads + thread, stride);
+  }
 }
 
 template <kernel::Half D, bool kRoundSum>

@@ -104,8 +104,9 @@ LaunchStatus validate(const TensorView& out, const TensorView& x, const TensorVi
   if (vbytes != 0 && vbytes != 16 && vbytes != 32)
     return reject("options.vector must be auto, 16 or 32 bytes, got " + std::to_string(vbytes));
   const int math = static_cast<int>(options.math);
-  if (math < 0 || math > static_cast<int>(GeluMath::kTableRangePacked))
-    return reject("options.math must be auto, direct, table or table-range-packed, got " + std::to_string(math));
+  if (math < 0 || math > static_cast<int>(GeluMath::kTableRangeBulk))
+    return reject("options.math must be auto, direct, table, table-range-packed, table-bulk or table-range-bulk, got " +
+                  std::to_string(math));
   if (options.emulated_sms <= 0)
     return reject("options.emulated_sms must be positive, got " + std::to_string(options.emulated_sms));
 
@@ -255,6 +256,8 @@ const char* gelu_math_name(GeluMath math) {
     case GeluMath::kDirect: return "direct";
     case GeluMath::kTable: return "table";
     case GeluMath::kTableRangePacked: return "table-range-packed";
+    case GeluMath::kTableBulk: return "table-bulk";
+    case GeluMath::kTableRangeBulk: return "table-range-bulk";
   }
   return "?";
 }

@@ -16,12 +16,22 @@ enum class VectorPolicy : int { kAuto = 0, kBytes16 = 16, kBytes32 = 32 };
 /// block, 1 block per SM); kTableRangePacked only |x| < 5.5 (65 KiB bf16, 69 KiB fp16; 2 blocks x 768 threads per SM)
 /// with the large-|x| rule (x, -0, NaN) selected without a branch, two elements per integer step, and a lean path when
 /// the whole warp is below 5.5. Both are exact for every input and their speed does not depend on it (docs/
-/// PERFORMANCE.md: the worst case over input distributions). kAuto: kDirect below kAutoTableMinElements elements,
-/// kTableRangePacked up to kAutoFullTableMinElements, kTable from there, each where the device has the shared memory.
-enum class GeluMath : int { kAuto = 0, kDirect = 1, kTable = 2, kTableRangePacked = 3 };
+/// PERFORMANCE.md: the worst case over input distributions). kTableBulk and kTableRangeBulk are the same two tables
+/// with x brought into shared memory by bulk copies (a ring of chunks beside the table, sm_90+) instead of through
+/// registers. kAuto: kDirect below kAutoTableMinElements elements, kTableRangePacked up to kAutoFullTableMinElements,
+/// kTable from there, each where the device has the shared memory.
+enum class GeluMath : int {
+  kAuto = 0,
+  kDirect = 1,
+  kTable = 2,
+  kTableRangePacked = 3,
+  kTableBulk = 4,
+  kTableRangeBulk = 5
+};
 
 /// Every explicit math, in the order the bench and the tests run them.
-inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect, GeluMath::kTable, GeluMath::kTableRangePacked};
+inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect, GeluMath::kTable, GeluMath::kTableRangePacked,
+                                             GeluMath::kTableBulk, GeluMath::kTableRangeBulk};
 
 /// kAuto's switch point (rows x width): below it the table's fixed cost (its copy into every SM) is not repaid.
 /// Round 1 on the H200 (docs/PERFORMANCE.md): the table beat direct at 4,096 x 13,824 and up; at 256 x 13,824 it won
@@ -68,7 +78,7 @@ VectorPolicy bias_gelu_tanh_resolve_vector(const Device& device, VectorPolicy re
 /// block, else the next smaller choice; the emulation always can).
 GeluMath bias_gelu_tanh_resolve_math(const Device& device, int64_t elements, GeluMath requested);
 
-/// "auto", "direct", "table" or "table-range-packed".
+/// "auto", "direct", "table", "table-range-packed", "table-bulk" or "table-range-bulk".
 const char* gelu_math_name(GeluMath math);
 
 /// The GeluMath named by gelu_math_name; false when `name` is none of them.

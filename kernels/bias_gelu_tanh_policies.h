@@ -20,6 +20,7 @@ namespace fuseproof::kernel {
 //   kBiasLate             load each vector's bias only when it is computed (x of all kUnroll vectors first)
 //   kWideOnlyFromSm100    the 32-byte instance runs only on sm_100+ (before it the launcher splits a 32-byte vector
 //                         into two 16-byte ones, range_access_bytes); its pre-sm_100 image is a trap, not code
+//   kBulkStages           0: every thread loads its own x; > 0: a bulk ring of that many chunks (BulkRing below)
 //   Table                 the GELU table staged into shared memory before griddepcontrol.wait (void: none)
 //   vec(x, bias, table)   one vector's math
 
@@ -34,6 +35,7 @@ struct DirectMath {
   static constexpr int kUnroll = 1;
   static constexpr bool kBiasLate = false;
   static constexpr bool kWideOnlyFromSm100 = false;
+  static constexpr int kBulkStages = 0;
   using Table = void;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t*) {
     return bias_gelu_tanh_direct_vec<D, kBytes, kRoundSum>(x, b);
@@ -50,6 +52,7 @@ struct FullTable {
   static constexpr int kUnroll = 64 / kBytes;
   static constexpr bool kBiasLate = false;
   static constexpr bool kWideOnlyFromSm100 = false;
+  static constexpr int kBulkStages = 0;
   using Table = GeluTable<D>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
     return bias_gelu_tanh_table_vec<D, kBytes>(x, b, t);
@@ -69,28 +72,73 @@ struct RangeTablePolicy {
   static constexpr int kUnroll = 48 / kBytes;
   static constexpr bool kBiasLate = true;
   static constexpr bool kWideOnlyFromSm100 = true;
+  static constexpr int kBulkStages = 0;
   using Table = RangeTable<D>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
     return bias_gelu_tanh_range_vec<D, kBytes>(x, b, t);
   }
 };
 
-/// Bytes of shared memory a policy's block holds (its table; 0 for direct math).
+/// Base's table and per-vector math with x brought in by bulk copies (cp.async.bulk, the Tensor Memory Accelerator)
+/// into a ring of kStages chunks in shared memory beside the table, so the bytes in flight cost no registers: one
+/// 1,024-thread block per SM, warps 0-30 consume (each thread 32 bytes of every chunk: vectors t and t + 992), warp 31's
+/// first lane produces (bias_gelu_tanh_bulk_consume in bias_gelu_tanh_body.h, the ring in bias_gelu_tanh.cu). A 32-byte
+/// vector runs only from sm_100, like the range table's (before it the launcher moves it as two 16-byte ones).
+template <class Base, int kStages>
+struct BulkRing : Base {
+  static constexpr int kThreads = 1024;
+  static constexpr int kLaunchMinBlocks = 1;
+  static constexpr int kEmulatedBlocksPerSm = 1;
+  static constexpr int kUnroll = 1;
+  static constexpr bool kWideOnlyFromSm100 = true;
+  static constexpr int kBulkStages = kStages;
+  static constexpr int kConsumers = kThreads - 32;
+  static constexpr int kChunkVectorsPerThread = 32 / Base::kVectorBytes;
+  static constexpr int64_t kChunkVectors = int64_t(kConsumers) * kChunkVectorsPerThread;
+  static constexpr int kRingBytes = kStages * int(kChunkVectors) * Base::kVectorBytes;
+  static constexpr int kBarrierBytes = 2 * kStages * 8;  ///< a "full" and an "empty" mbarrier per stage
+};
+
+/// The full table (128 KiB) and a ring of 3 x 31,744 bytes: 221 KiB of the 227 a block may have.
+template <Half D, int kBytes>
+using FullTableBulk = BulkRing<FullTable<D, kBytes>, 3>;
+/// The range table (65-69 KiB) and a ring of 4 x 31,744 bytes.
+template <Half D, int kBytes>
+using RangeTableBulk = BulkRing<RangeTablePolicy<D, kBytes>, 4>;
+
+/// Bytes of a policy's GELU table (0 for direct math).
 template <class P>
-constexpr int policy_smem_bytes() {
+constexpr int policy_table_bytes() {
   if constexpr (std::is_void_v<typename P::Table>) return 0;
   else return P::Table::kBytes;
 }
 
-/// Which kernel a launch runs: direct math, the full table, or the range table.
-enum class TableKind : int { kNone = 0, kFull = 1, kRange = 2 };
-inline constexpr int kTableKinds = 3;
+/// Bytes of shared memory a policy's block holds: its table, then (bulk ring) the ring and its mbarriers. Every table
+/// size is a multiple of 16, so the ring starts 16-byte aligned as cp.async.bulk requires.
+template <class P>
+constexpr int policy_smem_bytes() {
+  if constexpr (P::kBulkStages > 0) return policy_table_bytes<P>() + P::kRingBytes + P::kBarrierBytes;
+  else return policy_table_bytes<P>();
+}
+
+/// Vectors a block takes per step of its loop: a chunk of the ring, else one per thread.
+template <class P>
+constexpr int64_t policy_block_step_vectors() {
+  if constexpr (P::kBulkStages > 0) return P::kChunkVectors;
+  else return P::kThreads;
+}
+
+/// Which kernel a launch runs: direct math, the full table, the range table, or either table with the bulk ring.
+enum class TableKind : int { kNone = 0, kFull = 1, kRange = 2, kFullBulk = 3, kRangeBulk = 4 };
+inline constexpr int kTableKinds = 5;
 
 /// The GeluMath name of a kind (for messages).
 constexpr const char* table_kind_name(TableKind k) {
   switch (k) {
     case TableKind::kFull: return "table";
     case TableKind::kRange: return "table-range-packed";
+    case TableKind::kFullBulk: return "table-bulk";
+    case TableKind::kRangeBulk: return "table-range-bulk";
     default: return "direct";
   }
 }
@@ -100,6 +148,8 @@ constexpr TableKind table_kind_of(GeluMath m) {
   switch (m) {
     case GeluMath::kTable: return TableKind::kFull;
     case GeluMath::kTableRangePacked: return TableKind::kRange;
+    case GeluMath::kTableBulk: return TableKind::kFullBulk;
+    case GeluMath::kTableRangeBulk: return TableKind::kRangeBulk;
     default: return TableKind::kNone;
   }
 }
@@ -118,6 +168,8 @@ auto with_policy_for(int vector_bytes, TableKind kind, F&& f) {
   switch (kind) {
     case TableKind::kFull: return wide ? f(Tag<FullTable<D, 32>>{}) : f(Tag<FullTable<D, 16>>{});
     case TableKind::kRange: return wide ? f(Tag<RangeTablePolicy<D, 32>>{}) : f(Tag<RangeTablePolicy<D, 16>>{});
+    case TableKind::kFullBulk: return wide ? f(Tag<FullTableBulk<D, 32>>{}) : f(Tag<FullTableBulk<D, 16>>{});
+    case TableKind::kRangeBulk: return wide ? f(Tag<RangeTableBulk<D, 32>>{}) : f(Tag<RangeTableBulk<D, 16>>{});
     default: return wide ? f(Tag<DirectMath<D, 32, kRoundSum>>{}) : f(Tag<DirectMath<D, 16, kRoundSum>>{});
   }
 }
