@@ -49,7 +49,7 @@ struct WorstCase {
   bool exact = true;                     ///< every distribution exact (a non-exact one is the worst case)
 };
 
-/// "built-in 16B table-range-packed" or the plugin's kernel name and vector bytes.
+/// "built-in 16B table-range-bulk" or the plugin's kernel name and vector bytes.
 std::string variant_label(const Row& r);
 
 /// Per shape x dtype x variant, the distribution with the lowest fused/copy (CUDA) or Melem/s (emulated).

@@ -288,66 +288,24 @@ struct BodyArgs {
   int64_t width_vectors;  ///< width / elems
 };
 
-/// The one grid-stride loop: thread `first` of `stride` takes vectors first, first + stride, ... (64-bit indices;
-/// the bias column advanced by `stride mod width` and wrapped by one compare instead of a division per vector),
-/// P::kUnroll vectors loaded before any is computed, then the remainder one at a time. P::vec computes one vector
-/// (bias_gelu_tanh_policies.h); `table` is the policy's GELU table (shared memory on the device; unused by direct
-/// math). Every vector is read before the same thread overwrites it, so out == x (exact in-place) is safe.
-/// (Index form, not element offsets with a precomputed trip count: with it the direct kernel keeps 32 registers on
-/// sm_90 instead of 40, i.e. 8 resident blocks, and no table kernel spills on sm_90.)
+/// The grid-stride loop (direct math): thread `first` of `stride` takes vectors first, first + stride, ... (64-bit
+/// indices; the bias column advanced by `stride mod width` and wrapped by one compare instead of a division per
+/// vector). P::vec computes one vector (bias_gelu_tanh_policies.h). Every vector is read before the same thread
+/// overwrites it, so out == x (exact in-place) is safe. (Index form, not element offsets with a precomputed trip
+/// count: with it the direct kernel keeps 32 registers on sm_90 instead of 40, i.e. 8 resident blocks.)
 template <class P>
 FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, const uint16_t* table, int64_t first, int64_t stride) {
   constexpr int kBytes = P::kVectorBytes;
   constexpr int kElems = HalfVec<kBytes>::kElems;
-  constexpr int kUnroll = P::kUnroll;
   if (first >= a.n_vectors) return;
   int64_t col = first % a.width_vectors;
   const int64_t col_step = stride % a.width_vectors;
-  int64_t v = first;
-  for (; v + (kUnroll - 1) * stride < a.n_vectors; v += kUnroll * stride) {
-    if constexpr (P::kBiasLate) {
-      // x of all kUnroll vectors in flight first; each bias vector (an L1 hit: the row's bias stays resident) only
-      // when its vector is computed, so the registers go to bytes in flight from DRAM.
-      HalfVec<kBytes> xv[kUnroll];
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-      for (int u = 0; u < kUnroll; ++u) xv[u] = load_vec<kBytes>(a.x + (v + u * stride) * kElems);
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-      for (int u = 0; u < kUnroll; ++u) {
-        const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + col * kElems);
-        col += col_step;
-        if (col >= a.width_vectors) col -= a.width_vectors;
-        store_vec<kBytes>(a.out + (v + u * stride) * kElems, P::vec(xv[u], bv, table));
-      }
-    } else {
-      HalfVec<kBytes> xv[kUnroll], bv[kUnroll];
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-      for (int u = 0; u < kUnroll; ++u) {
-        xv[u] = load_vec<kBytes>(a.x + (v + u * stride) * kElems);
-        bv[u] = load_vec<kBytes>(a.bias + col * kElems);
-        col += col_step;
-        if (col >= a.width_vectors) col -= a.width_vectors;
-      }
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-      for (int u = 0; u < kUnroll; ++u)
-        store_vec<kBytes>(a.out + (v + u * stride) * kElems, P::vec(xv[u], bv[u], table));
-    }
-  }
-  if constexpr (kUnroll > 1) {
-    for (; v < a.n_vectors; v += stride) {
-      const HalfVec<kBytes> xv = load_vec<kBytes>(a.x + v * kElems);
-      const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + col * kElems);
-      store_vec<kBytes>(a.out + v * kElems, P::vec(xv, bv, table));
-      col += col_step;
-      if (col >= a.width_vectors) col -= a.width_vectors;
-    }
+  for (int64_t v = first; v < a.n_vectors; v += stride) {
+    const HalfVec<kBytes> xv = load_vec<kBytes>(a.x + v * kElems);
+    const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + col * kElems);
+    col += col_step;
+    if (col >= a.width_vectors) col -= a.width_vectors;
+    store_vec<kBytes>(a.out + v * kElems, P::vec(xv, bv, table));
   }
 }
 

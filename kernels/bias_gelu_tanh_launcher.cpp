@@ -105,8 +105,7 @@ LaunchStatus validate(const TensorView& out, const TensorView& x, const TensorVi
     return reject("options.vector must be auto, 16 or 32 bytes, got " + std::to_string(vbytes));
   const int math = static_cast<int>(options.math);
   if (math < 0 || math > static_cast<int>(GeluMath::kTableRangeBulk))
-    return reject("options.math must be auto, direct, table, table-range-packed, table-bulk or table-range-bulk, got " +
-                  std::to_string(math));
+    return reject("options.math must be auto, direct, table-bulk or table-range-bulk, got " + std::to_string(math));
   if (options.emulated_sms <= 0)
     return reject("options.emulated_sms must be positive, got " + std::to_string(options.emulated_sms));
 
@@ -236,7 +235,7 @@ GeluMath bias_gelu_tanh_resolve_math(const Device& device, int64_t elements, Gel
   if (requested != GeluMath::kAuto) return requested;
   if (elements < kAutoTableMinElements) return GeluMath::kDirect;
   // Largest first; a table the device cannot hold falls back to the next smaller choice.
-  const GeluMath candidates[] = {elements >= kAutoFullTableMinElements ? GeluMath::kTable : kAutoLargeMath,
+  const GeluMath candidates[] = {elements >= kAutoFullTableMinElements ? GeluMath::kTableBulk : kAutoLargeMath,
                                  kAutoLargeMath};
   for (GeluMath m : candidates) {
 #if FUSEPROOF_HAVE_CUDA
@@ -254,8 +253,6 @@ const char* gelu_math_name(GeluMath math) {
   switch (math) {
     case GeluMath::kAuto: return "auto";
     case GeluMath::kDirect: return "direct";
-    case GeluMath::kTable: return "table";
-    case GeluMath::kTableRangePacked: return "table-range-packed";
     case GeluMath::kTableBulk: return "table-bulk";
     case GeluMath::kTableRangeBulk: return "table-range-bulk";
   }

@@ -12,26 +12,17 @@ namespace fuseproof {
 enum class VectorPolicy : int { kAuto = 0, kBytes16 = 16, kBytes32 = 32 };
 
 /// How each element's GELU is computed: the math in registers (precise tanhf), or lookups in a table of that same math
-/// built on the device at first use. kTable holds all 65,536 patterns (128 KiB of shared memory per 1,024-thread
-/// block, 1 block per SM); kTableRangePacked only |x| < 5.5 (65 KiB bf16, 69 KiB fp16; 2 blocks x 768 threads per SM)
+/// built on the device at first use, with x brought into shared memory beside the table by bulk copies (a ring of
+/// chunks, sm_90+) instead of through registers. kTableBulk holds all 65,536 patterns (128 KiB + a 93 KiB ring per
+/// 1,024-thread block, 1 block per SM); kTableRangeBulk only |x| < 5.5 (65 KiB bf16, 69 KiB fp16, + a 124 KiB ring)
 /// with the large-|x| rule (x, -0, NaN) selected without a branch, two elements per integer step, and a lean path when
 /// the whole warp is below 5.5. Both are exact for every input and their speed does not depend on it (docs/
-/// PERFORMANCE.md: the worst case over input distributions). kTableBulk and kTableRangeBulk are the same two tables
-/// with x brought into shared memory by bulk copies (a ring of chunks beside the table, sm_90+) instead of through
-/// registers. kAuto: kDirect below kAutoTableMinElements elements, kTableRangePacked up to kAutoFullTableMinElements,
-/// kTable from there, each where the device has the shared memory.
-enum class GeluMath : int {
-  kAuto = 0,
-  kDirect = 1,
-  kTable = 2,
-  kTableRangePacked = 3,
-  kTableBulk = 4,
-  kTableRangeBulk = 5
-};
+/// PERFORMANCE.md: the worst case over input distributions). kAuto: kDirect below kAutoTableMinElements elements,
+/// kAutoLargeMath up to kAutoFullTableMinElements, kTableBulk from there, each where the device can run it.
+enum class GeluMath : int { kAuto = 0, kDirect = 1, kTableBulk = 2, kTableRangeBulk = 3 };
 
 /// Every explicit math, in the order the bench and the tests run them.
-inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect, GeluMath::kTable, GeluMath::kTableRangePacked,
-                                             GeluMath::kTableBulk, GeluMath::kTableRangeBulk};
+inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect, GeluMath::kTableBulk, GeluMath::kTableRangeBulk};
 
 /// kAuto's switch point (rows x width): below it the table's fixed cost (its copy into every SM) is not repaid.
 /// Round 1 on the H200 (docs/PERFORMANCE.md): the table beat direct at 4,096 x 13,824 and up; at 256 x 13,824 it won
@@ -39,11 +30,11 @@ inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect, GeluMath::kTable
 inline constexpr int64_t kAutoTableMinElements = int64_t(1) << 23;
 
 /// kAuto's table choice by size, both set from the worst case over input distributions (N(0, 0.25..16), uniform 16-bit
-/// patterns, the e2e pipeline's own FFN inputs) at the seed shapes on the H200 (docs/PERFORMANCE.md, issue 10, run 17):
-/// the range table had the higher worst case at 4,096 x 13,824 and 32,760 x 5,120 (1.7e8 elements), the full table at
-/// 32,760 x 13,824 and 75,600 x 13,824 (4.5e8 and 1.0e9); the switch sits between them.
-inline constexpr GeluMath kAutoLargeMath = GeluMath::kTableRangePacked;
-inline constexpr int64_t kAutoFullTableMinElements = int64_t(1) << 28;
+/// patterns, the e2e pipeline's own FFN inputs) at the seed shapes on the H200 (docs/PERFORMANCE.md, issue 10, run
+/// 18): the range table had the higher worst case at 4,096 x 13,824 (5.7e7 elements), the full table at 32,760 x
+/// 5,120 (1.7e8) and above; the switch sits between them.
+inline constexpr GeluMath kAutoLargeMath = GeluMath::kTableRangeBulk;
+inline constexpr int64_t kAutoFullTableMinElements = int64_t(1) << 27;
 
 struct BiasGeluOptions {
   VectorPolicy vector = VectorPolicy::kAuto;
@@ -73,12 +64,12 @@ LaunchStatus bias_gelu_tanh(const TensorView& out, const TensorView& x, const Te
 /// The policy a launch on `device` uses: kAuto becomes kBytes32 on sm_100+ and kBytes16 otherwise (CPU: kBytes16).
 VectorPolicy bias_gelu_tanh_resolve_vector(const Device& device, VectorPolicy requested);
 
-/// The math a launch of rows x width elements on `device` uses: kAuto becomes kTable from kAutoFullTableMinElements,
+/// The math a launch of rows x width elements on `device` uses: kAuto becomes kTableBulk from kAutoFullTableMinElements,
 /// kAutoLargeMath from kAutoTableMinElements, kDirect below (a table only where the device has its shared memory per
 /// block, else the next smaller choice; the emulation always can).
 GeluMath bias_gelu_tanh_resolve_math(const Device& device, int64_t elements, GeluMath requested);
 
-/// "auto", "direct", "table", "table-range-packed", "table-bulk" or "table-range-bulk".
+/// "auto", "direct", "table-bulk" or "table-range-bulk".
 const char* gelu_math_name(GeluMath math);
 
 /// The GeluMath named by gelu_math_name; false when `name` is none of them.

@@ -1,4 +1,4 @@
-// bias_gelu_tanh_policies.h: the kernel's math policies (block size, residency, GELU table, unroll, per-vector math)
+// bias_gelu_tanh_policies.h: the kernel's math policies (block size, residency, GELU table, bulk ring, per-vector math)
 // and the one dispatch table from (dtype, vector bytes, GELU math) to a policy, shared by the CUDA launch and the CPU
 // emulation.
 #pragma once
@@ -16,11 +16,9 @@ namespace fuseproof::kernel {
 //   kThreads              threads per block
 //   kLaunchMinBlocks      __launch_bounds__ minimum resident blocks per SM (caps registers per thread; 0: none)
 //   kEmulatedBlocksPerSm  resident blocks per simulated SM (the emulation's grid; the device asks the occupancy API)
-//   kUnroll               vectors each thread loads before it computes the first
-//   kBiasLate             load each vector's bias only when it is computed (x of all kUnroll vectors first)
 //   kWideOnlyFromSm100    the 32-byte instance runs only on sm_100+ (before it the launcher splits a 32-byte vector
 //                         into two 16-byte ones, range_access_bytes); its pre-sm_100 image is a trap, not code
-//   kBulkStages           0: every thread loads its own x; > 0: a bulk ring of that many chunks (BulkRing below)
+//   kBulkStages           0: every thread loads its own x (the grid-stride loop); > 0: a bulk ring of that many chunks
 //   Table                 the GELU table staged into shared memory before griddepcontrol.wait (void: none)
 //   vec(x, bias, table)   one vector's math
 
@@ -32,8 +30,6 @@ struct DirectMath {
   static constexpr int kThreads = 256;
   static constexpr int kLaunchMinBlocks = 0;  // none: ptxas keeps 32 registers on sm_90 (1 would let it take 56)
   static constexpr int kEmulatedBlocksPerSm = 8;
-  static constexpr int kUnroll = 1;
-  static constexpr bool kBiasLate = false;
   static constexpr bool kWideOnlyFromSm100 = false;
   static constexpr int kBulkStages = 0;
   using Table = void;
@@ -42,69 +38,53 @@ struct DirectMath {
   }
 };
 
-/// The full 128 KiB table: one 1,024-thread block per SM, 64 bytes of x per thread in flight (64 KiB per SM).
+/// The full table's per-vector math: all 65,536 patterns looked up (128 KiB), no rule.
 template <Half D, int kBytes>
-struct FullTable {
+struct FullTableMath {
   static constexpr int kVectorBytes = kBytes;
-  static constexpr int kThreads = 1024;
-  static constexpr int kLaunchMinBlocks = 1;
-  static constexpr int kEmulatedBlocksPerSm = 1;
-  static constexpr int kUnroll = 64 / kBytes;
-  static constexpr bool kBiasLate = false;
-  static constexpr bool kWideOnlyFromSm100 = false;
-  static constexpr int kBulkStages = 0;
   using Table = GeluTable<D>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
     return bias_gelu_tanh_table_vec<D, kBytes>(x, b, t);
   }
 };
 
-/// The range table (bias_gelu_tanh_body.h: |x| < 5.5 looked up, the rule above, a warp-uniform lean path, packed
-/// selects): two blocks of 768 threads per SM, 48 bytes of x per thread in flight (72 KiB per SM), each vector's bias
-/// loaded only when it is computed. 48 bytes is the most ptxas fits in the 42 registers of 1,536 threads without a
-/// spill on sm_90, sm_100 and sm_103 (64 spills; scripts/ptxas_report.py).
+/// The range table's per-vector math (bias_gelu_tanh_body.h: |x| < 5.5 looked up, the rule above, a warp-uniform lean
+/// path, packed selects): 65 KiB bf16, 69 KiB fp16.
 template <Half D, int kBytes>
-struct RangeTablePolicy {
+struct RangeTableMath {
   static constexpr int kVectorBytes = kBytes;
-  static constexpr int kThreads = 768;
-  static constexpr int kLaunchMinBlocks = 2;
-  static constexpr int kEmulatedBlocksPerSm = 2;
-  static constexpr int kUnroll = 48 / kBytes;
-  static constexpr bool kBiasLate = true;
-  static constexpr bool kWideOnlyFromSm100 = true;
-  static constexpr int kBulkStages = 0;
   using Table = RangeTable<D>;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
     return bias_gelu_tanh_range_vec<D, kBytes>(x, b, t);
   }
 };
 
-/// Base's table and per-vector math with x brought in by bulk copies (cp.async.bulk, the Tensor Memory Accelerator)
-/// into a ring of kStages chunks in shared memory beside the table, so the bytes in flight cost no registers: one
-/// 1,024-thread block per SM, warps 0-30 consume (each thread 32 bytes of every chunk: vectors t and t + 992), warp 31's
-/// first lane produces (bias_gelu_tanh_bulk_consume in bias_gelu_tanh_body.h, the ring in bias_gelu_tanh.cu). A 32-byte
-/// vector runs only from sm_100, like the range table's (before it the launcher moves it as two 16-byte ones).
-template <class Base, int kStages>
-struct BulkRing : Base {
+/// A table math with x brought in by bulk copies (cp.async.bulk, the Tensor Memory Accelerator) into a ring of kStages
+/// chunks in shared memory beside the table, so the bytes in flight cost no registers (the register-fed forms of both
+/// tables, 64 and 48 bytes per thread in flight, lost to these at every seed shape: docs/PERFORMANCE.md, run 18). One
+/// 1,024-thread block per SM: warps 0-30 consume (each thread 32 bytes of every chunk: vectors t and t + 992 at 16
+/// bytes), warp 31's first lane produces (bias_gelu_tanh_bulk_consume in bias_gelu_tanh_body.h, the ring in
+/// bias_gelu_tanh.cu). A 32-byte vector runs only from sm_100 (before it the launcher moves it as two 16-byte ones).
+template <class Math, int kStages>
+struct BulkRing : Math {
   static constexpr int kThreads = 1024;
   static constexpr int kLaunchMinBlocks = 1;
   static constexpr int kEmulatedBlocksPerSm = 1;
-  static constexpr int kUnroll = 1;
   static constexpr bool kWideOnlyFromSm100 = true;
   static constexpr int kBulkStages = kStages;
   static constexpr int kConsumers = kThreads - 32;
-  static constexpr int kChunkVectorsPerThread = 32 / Base::kVectorBytes;
+  static constexpr int kChunkVectorsPerThread = 32 / Math::kVectorBytes;
   static constexpr int64_t kChunkVectors = int64_t(kConsumers) * kChunkVectorsPerThread;
-  static constexpr int kRingBytes = kStages * int(kChunkVectors) * Base::kVectorBytes;
+  static constexpr int kRingBytes = kStages * int(kChunkVectors) * Math::kVectorBytes;
   static constexpr int kBarrierBytes = 2 * kStages * 8;  ///< a "full" and an "empty" mbarrier per stage
 };
 
 /// The full table (128 KiB) and a ring of 3 x 31,744 bytes: 221 KiB of the 227 a block may have.
 template <Half D, int kBytes>
-using FullTableBulk = BulkRing<FullTable<D, kBytes>, 3>;
-/// The range table (65-69 KiB) and a ring of 4 x 31,744 bytes.
+using FullTableBulk = BulkRing<FullTableMath<D, kBytes>, 3>;
+/// The range table (65-69 KiB) and a ring of 4 x 31,744 bytes (193 KiB in all).
 template <Half D, int kBytes>
-using RangeTableBulk = BulkRing<RangeTablePolicy<D, kBytes>, 4>;
+using RangeTableBulk = BulkRing<RangeTableMath<D, kBytes>, 4>;
 
 /// Bytes of a policy's GELU table (0 for direct math).
 template <class P>
@@ -128,17 +108,15 @@ constexpr int64_t policy_block_step_vectors() {
   else return P::kThreads;
 }
 
-/// Which kernel a launch runs: direct math, the full table, the range table, or either table with the bulk ring.
-enum class TableKind : int { kNone = 0, kFull = 1, kRange = 2, kFullBulk = 3, kRangeBulk = 4 };
-inline constexpr int kTableKinds = 5;
+/// Which kernel a launch runs: direct math, or the full or the range table with the bulk ring.
+enum class TableKind : int { kNone = 0, kFull = 1, kRange = 2 };
+inline constexpr int kTableKinds = 3;
 
 /// The GeluMath name of a kind (for messages).
 constexpr const char* table_kind_name(TableKind k) {
   switch (k) {
-    case TableKind::kFull: return "table";
-    case TableKind::kRange: return "table-range-packed";
-    case TableKind::kFullBulk: return "table-bulk";
-    case TableKind::kRangeBulk: return "table-range-bulk";
+    case TableKind::kFull: return "table-bulk";
+    case TableKind::kRange: return "table-range-bulk";
     default: return "direct";
   }
 }
@@ -146,10 +124,8 @@ constexpr const char* table_kind_name(TableKind k) {
 /// The kernel of an explicit GeluMath (kAuto resolves first: bias_gelu_tanh_resolve_math).
 constexpr TableKind table_kind_of(GeluMath m) {
   switch (m) {
-    case GeluMath::kTable: return TableKind::kFull;
-    case GeluMath::kTableRangePacked: return TableKind::kRange;
-    case GeluMath::kTableBulk: return TableKind::kFullBulk;
-    case GeluMath::kTableRangeBulk: return TableKind::kRangeBulk;
+    case GeluMath::kTableBulk: return TableKind::kFull;
+    case GeluMath::kTableRangeBulk: return TableKind::kRange;
     default: return TableKind::kNone;
   }
 }
@@ -166,10 +142,8 @@ template <Half D, bool kRoundSum = true, class F>
 auto with_policy_for(int vector_bytes, TableKind kind, F&& f) {
   const bool wide = vector_bytes == 32;
   switch (kind) {
-    case TableKind::kFull: return wide ? f(Tag<FullTable<D, 32>>{}) : f(Tag<FullTable<D, 16>>{});
-    case TableKind::kRange: return wide ? f(Tag<RangeTablePolicy<D, 32>>{}) : f(Tag<RangeTablePolicy<D, 16>>{});
-    case TableKind::kFullBulk: return wide ? f(Tag<FullTableBulk<D, 32>>{}) : f(Tag<FullTableBulk<D, 16>>{});
-    case TableKind::kRangeBulk: return wide ? f(Tag<RangeTableBulk<D, 32>>{}) : f(Tag<RangeTableBulk<D, 16>>{});
+    case TableKind::kFull: return wide ? f(Tag<FullTableBulk<D, 32>>{}) : f(Tag<FullTableBulk<D, 16>>{});
+    case TableKind::kRange: return wide ? f(Tag<RangeTableBulk<D, 32>>{}) : f(Tag<RangeTableBulk<D, 16>>{});
     default: return wide ? f(Tag<DirectMath<D, 32, kRoundSum>>{}) : f(Tag<DirectMath<D, 16, kRoundSum>>{});
   }
 }

@@ -2,8 +2,8 @@
 # device_session.sh: one bounded GPU session: build once (gpu preset), then the GPU tests, the CUDA audit and mutants,
 # and the e2e nightly export; packs every report into $OUT/results.tar.xz (the e2e frames stay beside it).
 #   OUT=<dir> BUDGET=570 scripts/device_session.sh [steps...]
-#   steps: build tests audit e2e bench bench_dist profile golden_tree peer_debug (default: build tests audit e2e); MATHS, DISTS, PEER_AUDIT,
-#   TESTS and ARCHS pass through to the step scripts
+#   steps: build tests audit audit_builtin sanitize e2e bench bench_dist profile golden_tree peer_debug (default: build
+#   tests audit e2e); MATHS, DISTS, PEER_AUDIT, TESTS and ARCHS pass through to the step scripts
 # A step starts only if the session budget leaves it time; each runs under `timeout`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +43,8 @@ for s in "${steps[@]}"; do
     build) run_step build 120 env OUT="$W/build" ARCHS="${ARCHS:-90}" JOBS="$(nproc)" scripts/gpu_run.sh build ;;
     tests) run_step tests 60 env OUT="$W/tests" TESTS="${TESTS:-BiasGeluTanh}" scripts/gpu_run.sh test ;;
     audit) run_step audit 60 env BUILD=build-gpu OUT="$W/audit" scripts/gpu_audit.sh ;;
+    audit_builtin) run_step audit_builtin 60 env BUILD=build-gpu OUT="$W/audit" AUDIT_MUTANTS=0 scripts/gpu_audit.sh ;;
+    sanitize) run_step sanitize 120 env BUILD=build-gpu BUDGET="$(( $(left) - 30 ))" scripts/gpu_sanitize.sh "$W/sanitize" ;;
     e2e)
       ln -sfn build-gpu build-gpu-e2e
       run_step e2e 60 scripts/nightly_e2e.sh --skip-build --out "$W/e2e" --export "$W/e2e_export"

@@ -3,8 +3,8 @@
 # the compiler's resource report and the SASS instruction counts of every kernel variant, all into $OUT.
 #   OUT=<dir> scripts/gpu_bench.sh
 # Environment: BUILD_DIR (default build-gpu), BENCH_TIMEOUT (seconds, default 300), BENCH_ARGS (extra `fuseproof bench`
-#   options, default "--reps 20 --dist normal1,uniform16": every shape x dtype x vector x math (direct, table,
-#   table-range-packed) on two distributions in about two minutes (all six: scripts/gpu_bench_dist.sh);
+#   options, default "--reps 20 --dist normal1,uniform16": every shape x dtype x vector x math (direct, table-bulk,
+#   table-range-bulk) on two distributions in about two minutes (all six: scripts/gpu_bench_dist.sh);
 #   e.g. "--shapes 256x13824 --dtypes bf16 --reps 10"), SASS_ARCH (default sm_90).
 set -uo pipefail
 cd "$(dirname "$0")/.."

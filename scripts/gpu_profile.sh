@@ -2,7 +2,7 @@
 # gpu_profile.sh: Nsight Compute on one launch of each GELU math named in MATHS at 32,760 x 13,824 bf16 (16-byte
 # vectors) on each input distribution in DISTS: throughput, issue, shared-memory and warp-stall sections, as text into
 # $OUT (ncu_<math>_<dist>.txt). Clocks are left as the card has them (--clock-control none).
-#   OUT=<dir> [MATHS=table-range-packed,table,direct] [DISTS=normal1] scripts/gpu_profile.sh   (after scripts/gpu_run.sh build)
+#   OUT=<dir> [MATHS=table-bulk,table-range-bulk,direct] [DISTS=normal1] scripts/gpu_profile.sh   (after scripts/gpu_run.sh build)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:?OUT must name the folder for the results}
@@ -12,7 +12,7 @@ ncu="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head 
 [ -x "$ncu" ] || { echo "gpu_profile: no ncu on this machine" >&2; exit 2; }
 bin="$BUILD_DIR/bin/fuseproof"
 [ -x "$bin" ] || { echo "gpu_profile: no $bin: run scripts/gpu_run.sh build first" >&2; exit 2; }
-MATHS=${MATHS:-table-range-packed,table,direct}
+MATHS=${MATHS:-table-bulk,table-range-bulk,direct}
 DISTS=${DISTS:-normal1}
 sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables
           --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats --section Occupancy

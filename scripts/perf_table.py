@@ -3,7 +3,7 @@
 renderer of bench.json; `fuseproof bench` writes only the JSON).
 
     scripts/perf_table.py bench.json > round.md
-    scripts/perf_table.py --as-shipped table@268435456,table-range-packed@8388608,direct@0 bench.json
+    scripts/perf_table.py --as-shipped table-bulk@134217728,table-range-bulk@8388608,direct@0 bench.json
 
 --as-shipped RULES: the headline table of issue 10 instead: per row (shape x dtype x distribution) the built-in math
 kAuto resolves to for that many elements (the first NAME@MIN_ELEMENTS rule whose minimum the shape reaches, as

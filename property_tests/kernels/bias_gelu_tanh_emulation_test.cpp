@@ -192,7 +192,7 @@ void host_gelu_table_is_reference(ScalarType t) {
   const Device cpu{};
   EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, kAutoTableMinElements - 1, GeluMath::kAuto), GeluMath::kDirect);
   EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, kAutoTableMinElements, GeluMath::kAuto), kAutoLargeMath);
-  EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, 1, GeluMath::kTable), GeluMath::kTable);
+  EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, 1, GeluMath::kTableBulk), GeluMath::kTableBulk);
   EXPECT_EQ(bias_gelu_tanh_resolve_math(cpu, int64_t(1) << 40, GeluMath::kDirect), GeluMath::kDirect);
 }
 
@@ -210,12 +210,16 @@ void corrupted_table_is_reported(ScalarType t) {
   const uint16_t victim = ref::add_round(d, x[5], bias[5], ref::NanPolicy::kCudaCvtRn);
   table[victim] ^= 1;
   kernel::BodyArgs args{out.data(), x.data(), bias.data(), rows * width / kElems, width / kElems};
-  for (int64_t th = 0; th < 64; ++th) {
-    if (t == ScalarType::kBf16)
-      kernel::bias_gelu_tanh_thread<kernel::FullTable<kernel::Half::kBf16, kBytes>>(args, table.data(), th, 64);
-    else
-      kernel::bias_gelu_tanh_thread<kernel::FullTable<kernel::Half::kFp16, kBytes>>(args, table.data(), th, 64);
-  }
+  // One chunk of the bulk ring (128 vectors < kChunkVectors), one block: every consumer thread's share of it.
+  const auto consume_all = [&](auto tag) {
+    using P = typename decltype(tag)::type;
+    for (int th = 0; th < P::kConsumers; ++th) {
+      kernel::BulkColumns cols = kernel::bulk_columns<P>(args, 0, 1, th);
+      kernel::bias_gelu_tanh_bulk_consume<P>(args, table.data(), x.data(), 0, th, cols, [] {});
+    }
+  };
+  if (t == ScalarType::kBf16) consume_all(kernel::Tag<kernel::FullTableBulk<kernel::Half::kBf16, kBytes>>{});
+  else consume_all(kernel::Tag<kernel::FullTableBulk<kernel::Half::kFp16, kBytes>>{});
   uint64_t users = 0;
   for (int64_t i = 0; i < rows * width; ++i)
     users += ref::add_round(d, x[size_t(i)], bias[size_t(i % width)], ref::NanPolicy::kCudaCvtRn) == victim;
