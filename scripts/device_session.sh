@@ -3,7 +3,7 @@
 # and the e2e nightly export; packs every report into $OUT/results.tar.xz (the e2e frames stay beside it).
 #   OUT=<dir> BUDGET=570 scripts/device_session.sh [steps...]
 #   steps: build tests audit audit_builtin sanitize e2e bench bench_dist profile golden_tree peer_debug (default: build
-#   tests audit e2e); MATHS, DISTS, PEER_AUDIT, TESTS and ARCHS pass through to the step scripts
+#   tests audit e2e); MATHS, PROFILE_MATHS, DISTS, PEER_AUDIT, TESTS and ARCHS pass through to the step scripts
 # A step starts only if the session budget leaves it time; each runs under `timeout`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -50,7 +50,7 @@ for s in "${steps[@]}"; do
       run_step e2e 60 scripts/nightly_e2e.sh --skip-build --out "$W/e2e" --export "$W/e2e_export"
       for f in lossless.rgb24 high.rgb24 high-eager.rgb24; do [ -f "$W/e2e_export/$f" ] && mv "$W/e2e_export/$f" "$OUT/$f"; done ;;
     bench) run_step bench 60 env OUT="$W/bench" scripts/gpu_bench.sh ;;
-    profile) run_step profile 60 env OUT="$W/profile" scripts/gpu_profile.sh ;;
+    profile) run_step profile 60 env OUT="$W/profile" MATHS="${PROFILE_MATHS:-${MATHS:-}}" scripts/gpu_profile.sh ;;
     bench_dist) run_step bench_dist 60 scripts/gpu_bench_dist.sh "$W/bench_dist" ;;
     golden_tree)  # the tree digests beside the flat ones in a copy of golden/sm_90 (capture_golden.py --digests-only)
       mkdir -p "$W/golden_amend" && cp -r golden/sm_90 "$W/golden_amend/"
