@@ -112,9 +112,10 @@ __device__ __forceinline__ void ring_init(const Ring<P>& r) {
 }
 
 /// The block's chunks b, b + grid, ... through the ring: the producer lane waits for a slot to be empty, then bulk
-/// copies the next chunk of x into it; each consumer waits for its slot to be full, takes its vectors into registers,
-/// frees the slot (one arrival per warp) and computes and stores them. Chunk k uses slot k mod S in phase (k / S) mod
-/// 2; a fresh "empty" barrier counts as complete in the phase before its first, so the first S copies do not wait.
+/// copies the next chunk of x into it; each consumer loads its vectors' bias, waits for its slot to be full, takes its
+/// vectors into registers, frees the slot (one arrival per warp) and computes and stores them. Chunk k uses slot k mod
+/// S in phase (k / S) mod 2; a fresh "empty" barrier counts as complete in the phase before its first, so the first S
+/// copies do not wait.
 template <class P>
 __device__ __forceinline__ void bulk_ring_loop(const BodyArgs& a, const Ring<P>& r, const uint16_t* table) {
   constexpr int kStages = P::kBulkStages;
@@ -140,11 +141,12 @@ __device__ __forceinline__ void bulk_ring_loop(const BodyArgs& a, const Ring<P>&
   uint32_t k = 0;
   for (int64_t c = blockIdx.x; c < n_chunks; c += gridDim.x, ++k) {
     const uint32_t s = k % kStages, phase = (k / kStages) & 1u;
-    mbarrier_wait(&r.full[s], phase);
-    bias_gelu_tanh_bulk_consume<P>(a, table, r.slots + s * kChunk * kElems, c * kChunk, t, cols, [&] {
-      __syncwarp();
-      if ((t & 31) == 0) mbarrier_arrive(&r.empty[s]);
-    });
+    bias_gelu_tanh_bulk_consume<P>(
+        a, table, r.slots + s * kChunk * kElems, c * kChunk, t, cols, [&] { mbarrier_wait(&r.full[s], phase); },
+        [&] {
+          __syncwarp();
+          if ((t & 31) == 0) mbarrier_arrive(&r.empty[s]);
+        });
   }
 }
 

@@ -328,17 +328,30 @@ FUSEPROOF_HD BulkColumns bulk_columns(const BodyArgs& a, int64_t block, int64_t 
 }
 
 /// Consumer thread t's share of the chunk starting at vector `chunk_first`, read from `xs` (the chunk's image: its
-/// ring slot on the device, x itself at the chunk on the host): its vectors below n_vectors into registers, then
-/// `released()` (the device frees the slot there), then each one's bias, math and store; `cols` moves to the block's
-/// next chunk. Each vector is read before the same thread writes it, so out == x is safe here as in the plain loop.
-template <class P, class Release>
+/// ring slot on the device, x itself at the chunk on the host): first the bias of its vectors below n_vectors (their
+/// columns are known before the chunk lands, so the bias loads' latency overlaps the wait), then `landed()` (the
+/// device waits for the slot's bulk copy there), its x into registers, `released()` (the device frees the slot
+/// there), and each vector's math and store; `cols` moves to the block's next chunk. Each vector is read before the
+/// same thread writes it, so out == x is safe here as in the grid-stride loop.
+template <class P, class Landed, class Release>
 FUSEPROOF_HD void bias_gelu_tanh_bulk_consume(const BodyArgs& a, const uint16_t* table, const uint16_t* xs,
-                                              int64_t chunk_first, int t, BulkColumns& cols, Release&& released) {
+                                              int64_t chunk_first, int t, BulkColumns& cols, Landed&& landed,
+                                              Release&& released) {
   constexpr int kBytes = P::kVectorBytes;
   constexpr int kElems = HalfVec<kBytes>::kElems;
   constexpr int kPer = P::kChunkVectorsPerThread;
   const int64_t left = a.n_vectors - chunk_first;  // vectors from the chunk's start to the end of x
-  HalfVec<kBytes> xv[kPer];
+  HalfVec<kBytes> xv[kPer], bv[kPer];
+  int64_t col = cols.col;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int j = 0; j < kPer; ++j) {
+    if (t + int64_t(j) * P::kConsumers < left) bv[j] = load_vec<kBytes>(a.bias + col * kElems);
+    col += cols.step_in;
+    if (col >= a.width_vectors) col -= a.width_vectors;
+  }
+  landed();
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
@@ -347,18 +360,12 @@ FUSEPROOF_HD void bias_gelu_tanh_bulk_consume(const BodyArgs& a, const uint16_t*
     if (i < left) xv[j] = load_vec<kBytes>(xs + i * kElems);
   }
   released();
-  int64_t col = cols.col;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
   for (int j = 0; j < kPer; ++j) {
     const int64_t i = t + int64_t(j) * P::kConsumers;
-    if (i < left) {
-      const HalfVec<kBytes> bv = load_vec<kBytes>(a.bias + col * kElems);
-      store_vec<kBytes>(a.out + (chunk_first + i) * kElems, P::vec(xv[j], bv, table));
-    }
-    col += cols.step_in;
-    if (col >= a.width_vectors) col -= a.width_vectors;
+    if (i < left) store_vec<kBytes>(a.out + (chunk_first + i) * kElems, P::vec(xv[j], bv[j], table));
   }
   cols.col += cols.step_chunk;
   if (cols.col >= a.width_vectors) cols.col -= a.width_vectors;

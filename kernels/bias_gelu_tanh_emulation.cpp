@@ -44,7 +44,7 @@ void run_grid(const kernel::BodyArgs& args, int emulated_sms) {
       for (int t = 0; t < P::kConsumers; ++t) {
         kernel::BulkColumns cols = kernel::bulk_columns<P>(args, block, grid, t);
         for (int64_t first = block * P::kChunkVectors; first < args.n_vectors; first += grid * P::kChunkVectors)
-          kernel::bias_gelu_tanh_bulk_consume<P>(args, table, args.x + first * kElems, first, t, cols, [] {});
+          kernel::bias_gelu_tanh_bulk_consume<P>(args, table, args.x + first * kElems, first, t, cols, [] {}, [] {});
       }
   } else {
     const int64_t stride = grid * P::kThreads;

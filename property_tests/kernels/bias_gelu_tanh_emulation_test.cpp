@@ -215,7 +215,7 @@ void corrupted_table_is_reported(ScalarType t) {
     using P = typename decltype(tag)::type;
     for (int th = 0; th < P::kConsumers; ++th) {
       kernel::BulkColumns cols = kernel::bulk_columns<P>(args, 0, 1, th);
-      kernel::bias_gelu_tanh_bulk_consume<P>(args, table.data(), x.data(), 0, th, cols, [] {});
+      kernel::bias_gelu_tanh_bulk_consume<P>(args, table.data(), x.data(), 0, th, cols, [] {}, [] {});
     }
   };
   if (t == ScalarType::kBf16) consume_all(kernel::Tag<kernel::FullTableBulk<kernel::Half::kBf16, kBytes>>{});
