@@ -67,6 +67,14 @@ __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
 }
 
+/// Orders this thread's shared-memory accesses through the generic proxy (ld.shared) before later ones through the
+/// async proxy (the bulk copies). Without it a bulk copy may refill a slot before a consumer's reads of it have been
+/// performed, although the mbarriers say the slot is free: the GPU tests caught exactly that (H200 run 20: a few
+/// hundred elements in 10^9 computed from the chunk S turns later).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
 /// The producer's arrival on a "full" barrier, announcing the bytes its bulk copy will complete.
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
@@ -113,9 +121,9 @@ __device__ __forceinline__ void ring_init(const Ring<P>& r) {
 
 /// The block's chunks b, b + grid, ... through the ring: the producer lane waits for a slot to be empty, then bulk
 /// copies the next chunk of x into it; each consumer loads its vectors' bias, waits for its slot to be full, takes its
-/// vectors into registers, frees the slot (one arrival per warp) and computes and stores them. Chunk k uses slot k mod
-/// S in phase (k / S) mod 2; a fresh "empty" barrier counts as complete in the phase before its first, so the first S
-/// copies do not wait.
+/// vectors into registers, fences its reads against the async proxy and frees the slot (one arrival per warp), and
+/// computes and stores them. Chunk k uses slot k mod S in phase (k / S) mod 2; a fresh "empty" barrier counts as
+/// complete in the phase before its first, so the first S copies do not wait.
 template <class P>
 __device__ __forceinline__ void bulk_ring_loop(const BodyArgs& a, const Ring<P>& r, const uint16_t* table) {
   constexpr int kStages = P::kBulkStages;
@@ -129,6 +137,7 @@ __device__ __forceinline__ void bulk_ring_loop(const BodyArgs& a, const Ring<P>&
       for (int64_t c = blockIdx.x; c < n_chunks; c += gridDim.x, ++k) {
         const uint32_t s = k % kStages, phase = (k / kStages) & 1u;
         mbarrier_wait(&r.empty[s], phase ^ 1u);
+        fence_proxy_async_shared();  // the consumers fenced their reads before arriving; this orders the wait too
         const int64_t left = a.n_vectors - c * kChunk;
         const uint32_t bytes = uint32_t((left < kChunk ? left : kChunk) * P::kVectorBytes);
         mbarrier_arrive_expect_tx(&r.full[s], bytes);
@@ -144,6 +153,7 @@ __device__ __forceinline__ void bulk_ring_loop(const BodyArgs& a, const Ring<P>&
     bias_gelu_tanh_bulk_consume<P>(
         a, table, r.slots + s * kChunk * kElems, c * kChunk, t, cols, [&] { mbarrier_wait(&r.full[s], phase); },
         [&] {
+          fence_proxy_async_shared();  // every lane's reads of the slot, before the arrival that frees it
           __syncwarp();
           if ((t & 31) == 0) mbarrier_arrive(&r.empty[s]);
         });

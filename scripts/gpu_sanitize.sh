@@ -99,7 +99,7 @@ done
   echo "# compute-sanitizer on the H200 ($(date -u +%Y-%m-%dT%H:%MZ))"
   echo
   echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); $("$CS" --version | tail -n 1)"
-  echo "Commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown); command: scripts/gpu_sanitize.sh; total $((SECONDS - start)) s"
+  echo "Commit: ${FUSEPROOF_GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}; command: scripts/gpu_sanitize.sh; total $((SECONDS - start)) s"
   echo
   echo "Reduced sizes: RC_PARAMS=$RC_PARAMS; GPU tests filtered ($cuda_filter; racecheck and synccheck: *InPlace*);"
   echo "audit: ${audit[*]:1} --only CLASS (racecheck: property and widths)."
