@@ -5,9 +5,13 @@ renderer of bench.json; `fuseproof bench` writes only the JSON).
     scripts/perf_table.py bench.json > round.md
     scripts/perf_table.py --as-shipped table-bulk@134217728,table-range-bulk@8388608,direct@0 bench.json
 
+    scripts/perf_table.py --as-shipped auto bench.json
+
 --as-shipped RULES: the headline table of issue 10 instead: per row (shape x dtype x distribution) the built-in math
 kAuto resolves to for that many elements (the first NAME@MIN_ELEMENTS rule whose minimum the shape reaches, as
 kernels/bias_gelu_tanh_launcher.h says), beside every plugin, eager and copy, the worst case per shape x dtype first.
+RULES = auto takes the run's own `auto=MATH` rows instead (what kAuto launched in that process; the bench ran
+--maths auto).
 
 CUDA backend: the machine line, the worst case over input distributions per shape x dtype (one column per variant:
 the built-in kernel's vector x math, each plugin; the lowest fused/copy over the distributions and which one; the
@@ -146,7 +150,7 @@ def main(path):
 
 def as_shipped(path, rules_text):
     rules = []
-    for item in rules_text.split(","):
+    for item in ([] if rules_text == "auto" else rules_text.split(",")):
         name, _, least = item.partition("@")
         if not name or not least.isdigit():
             sys.exit("perf_table.py: --as-shipped entries must be NAME@MIN_ELEMENTS, got %r" % item)
@@ -170,8 +174,13 @@ def as_shipped(path, rules_text):
     table, missing = [], []
     for k in keys:
         mine = [r for r in rs if (r["shape"], r["rows"], r["width"], r["dtype"], dist(r)) == k]
-        math = shipped_math(k[1], k[2])
-        b = [r for r in mine if r.get("kernel", "built-in") == "built-in" and r.get("math") == math]
+        built_in = [r for r in mine if r.get("kernel", "built-in") == "built-in"]
+        if rules:
+            math = shipped_math(k[1], k[2])
+            b = [r for r in built_in if r.get("math") == math]
+        else:
+            b = [r for r in built_in if r.get("math", "").startswith("auto=")]
+            math = b[0]["math"][len("auto="):] if b else "auto"
         if not b:
             missing.append("%s %s %s (%s)" % (k[0], k[3], k[4], math))
             continue
@@ -181,7 +190,8 @@ def as_shipped(path, rules_text):
     f = lambda r: None if r is None or not r["exact"] else r.get("fused_over_copy")
     print("Machine: %s, driver %s, CUDA runtime %s, torch %s, %s SMs, date %s; settings `%s`. Built-in as shipped: %s.\n"
           % (m.get("gpu"), m.get("driver"), m.get("cuda_runtime"), m.get("torch"), m.get("sms"), m.get("date"),
-             json.dumps(j.get("settings", {})), ", ".join("%s from %d elements" % r for r in rules)))
+             json.dumps(j.get("settings", {})),
+             ", ".join("%s from %d elements" % r for r in rules) if rules else "what kAuto launched in this run"))
     print("Worst case over input distributions (fused/copy, same-run device copy; the distribution that gave it):\n")
     print("| shape | dtype | built-in as shipped | " + " | ".join(plugins) + " |")
     print("|---|---|---|" + "---|" * len(plugins))
