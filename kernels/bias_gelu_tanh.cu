@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(P::kThreads, P::kLaunchMinBlocks)
     bias_gelu_tanh_kernel(BodyArgs args, const uint16_t* __restrict__ table, int flags) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 1000
   if constexpr (P::kWideOnlyFromSm100 && P::kVectorBytes == 32) {
-    __trap();  // never launched here (range_access_bytes): no code, so no registers spilled for nothing
+    __trap();  // never launched here (table_access_bytes): no code, so no registers spilled for nothing
     return;
   }
 #endif

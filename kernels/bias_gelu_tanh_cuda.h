@@ -60,10 +60,10 @@ const uint16_t* bias_gelu_tanh_cuda_table(int device, Half dtype, bool build, st
 int64_t bias_gelu_tanh_cuda_grid(int device, Half dtype, int vector_bytes, int64_t n_vectors,
                                  TableKind kind = TableKind::kNone);
 
-/// Bytes per access the range kernel uses for `vector_bytes` on a device of compute capability `cc` (x10): 32 only
-/// on sm_100+; before it a 32-byte vector is two warp-contiguous 16-byte accesses (a 32-byte stride per thread makes
-/// every 128-byte line be fetched twice, which the small L1 beside the table cannot absorb).
-int range_access_bytes(int vector_bytes, int cc);
+/// Bytes per access a table kernel (kWideOnlyFromSm100) uses for `vector_bytes` on a device of compute capability
+/// `cc` (x10): 32 only on sm_100+; before it a 32-byte vector is two warp-contiguous 16-byte accesses (a 32-byte
+/// stride per thread makes every 128-byte line be fetched twice, which the small L1 beside the table cannot absorb).
+int table_access_bytes(int vector_bytes, int cc);
 
 /// Launches on `launch.device` (restoring the caller's current device); empty on success, else the CUDA error.
 std::string bias_gelu_tanh_cuda_launch(const CudaLaunch& launch);

@@ -112,7 +112,7 @@ uint16_t* build_table(Half dtype, TableKind kind, std::string* error) {
 
 }  // namespace
 
-int range_access_bytes(int vector_bytes, int cc) { return vector_bytes == 32 && cc >= 100 ? 32 : 16; }
+int table_access_bytes(int vector_bytes, int cc) { return vector_bytes == 32 && cc >= 100 ? 32 : 16; }
 
 std::string bias_gelu_tanh_cuda_table_check(int device, TableKind kind) {
   // The larger of the two dtypes' tables: a device that holds it holds both.
@@ -221,7 +221,7 @@ std::string bias_gelu_tanh_cuda_launch(const CudaLaunch& launch) {
   BodyArgs args = launch.args;
   int access_bytes = launch.vector_bytes;
   if (geometry(launch.dtype, launch.vector_bytes, kind).wide_only_from_sm100 &&
-      range_access_bytes(launch.vector_bytes, major * 10 + minor) != launch.vector_bytes) {
+      table_access_bytes(launch.vector_bytes, major * 10 + minor) != launch.vector_bytes) {
     access_bytes = 16;
     args.n_vectors *= 2;
     args.width_vectors *= 2;

@@ -17,7 +17,7 @@ namespace fuseproof::kernel {
 //   kLaunchMinBlocks      __launch_bounds__ minimum resident blocks per SM (caps registers per thread; 0: none)
 //   kEmulatedBlocksPerSm  resident blocks per simulated SM (the emulation's grid; the device asks the occupancy API)
 //   kWideOnlyFromSm100    the 32-byte instance runs only on sm_100+ (before it the launcher splits a 32-byte vector
-//                         into two 16-byte ones, range_access_bytes); its pre-sm_100 image is a trap, not code
+//                         into two 16-byte ones, table_access_bytes); its pre-sm_100 image is a trap, not code
 //   kBulkStages           0: every thread loads its own x (the grid-stride loop); > 0: a bulk ring of that many chunks
 //   Table                 the GELU table staged into shared memory before griddepcontrol.wait (void: none)
 //   vec(x, bias, table)   one vector's math
