@@ -90,7 +90,6 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, 
 }
 
 /// The ring's slots and barriers, after the table in the block's shared memory.
-template <class P>
 struct Ring {
   uint16_t* slots;  ///< kBulkStages slots of kChunkVectors vectors
   uint64_t* full;   ///< per slot: the bulk copy has landed (1 arrival + the bytes)
@@ -98,9 +97,9 @@ struct Ring {
 };
 
 template <class P>
-__device__ __forceinline__ Ring<P> ring_of(uint4* smem) {
+__device__ __forceinline__ Ring ring_of(uint4* smem) {
   auto* base = reinterpret_cast<unsigned char*>(smem) + policy_table_bytes<P>();
-  Ring<P> r;
+  Ring r;
   r.slots = reinterpret_cast<uint16_t*>(base);
   r.full = reinterpret_cast<uint64_t*>(base + P::kRingBytes);
   r.empty = r.full + P::kBulkStages;
@@ -109,7 +108,7 @@ __device__ __forceinline__ Ring<P> ring_of(uint4* smem) {
 
 /// Thread 0 initialises the ring's barriers, visible to the bulk copies (async proxy) after the block's barrier.
 template <class P>
-__device__ __forceinline__ void ring_init(const Ring<P>& r) {
+__device__ __forceinline__ void ring_init(const Ring& r) {
   if (threadIdx.x == 0) {
     for (int s = 0; s < P::kBulkStages; ++s) {
       mbarrier_init(&r.full[s], 1);
@@ -125,7 +124,7 @@ __device__ __forceinline__ void ring_init(const Ring<P>& r) {
 /// computes and stores them. Chunk k uses slot k mod S in phase (k / S) mod 2; a fresh "empty" barrier counts as
 /// complete in the phase before its first, so the first S copies do not wait.
 template <class P>
-__device__ __forceinline__ void bulk_ring_loop(const BodyArgs& a, const Ring<P>& r, const uint16_t* table) {
+__device__ __forceinline__ void bulk_ring_loop(const BodyArgs& a, const Ring& r, const uint16_t* table) {
   constexpr int kStages = P::kBulkStages;
   constexpr int64_t kChunk = P::kChunkVectors;
   constexpr int kElems = P::kVectorBytes / 2;
