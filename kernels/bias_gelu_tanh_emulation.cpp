@@ -20,8 +20,8 @@ const std::vector<uint16_t>& host_table() {
 }
 
 /// Blocks of policy P the emulation simulates: min(emulated_sms x resident blocks, ceil(vectors / block step));
-/// direct math: 256-thread blocks, 8 per SM (what an sm_90 runs); full table: 1,024 x 1; range table: 768 x 2; bulk
-/// ring: 1,024 x 1, a chunk per step.
+/// direct math: 256-thread blocks, 8 per SM (what an sm_90 runs); either table's bulk ring: 1,024 x 1, a chunk per
+/// step.
 template <class P>
 int64_t emulated_grid(int emulated_sms, int64_t n_vectors) {
   const int64_t resident = int64_t(emulated_sms) * P::kEmulatedBlocksPerSm;
