@@ -25,22 +25,6 @@ __device__ __forceinline__ void pdl_trigger(int flags) {
 #endif
 }
 
-/// Copies the policy's GELU table into shared memory, 16 bytes per thread per step. It reads only the table, which a
-/// synchronous fill wrote before any launch could use it, so it runs BEFORE pdl_wait: under PDL it overlaps the
-/// previous kernel's tail. Direct math stages nothing.
-template <class P>
-__device__ __forceinline__ void stage_table(const uint16_t* __restrict__ table, uint4* smem) {
-  if constexpr (!std::is_void_v<typename P::Table>) {
-    constexpr int kVecs = P::Table::kBytes / 16;
-    const uint4* src = reinterpret_cast<const uint4*>(table);
-#pragma unroll
-    for (int i = 0; i < (kVecs + P::kThreads - 1) / P::kThreads; ++i) {
-      const int k = i * P::kThreads + int(threadIdx.x);
-      if (kVecs % P::kThreads == 0 || k < kVecs) smem[k] = __ldg(src + k);
-    }
-  }
-}
-
 // --- The bulk ring's mbarriers and bulk copy (PTX ISA: mbarrier, cp.async.bulk; sm_90+).
 
 __device__ __forceinline__ uint32_t shared_address(const void* p) {
@@ -94,6 +78,7 @@ struct Ring {
   uint16_t* slots;  ///< kBulkStages slots of kChunkVectors vectors
   uint64_t* full;   ///< per slot: the bulk copy has landed (1 arrival + the bytes)
   uint64_t* empty;  ///< per slot: every consumer warp has its vectors in registers (kConsumers / 32 arrivals)
+  uint64_t* table;  ///< the table's bulk copy has landed (1 arrival + the bytes; one phase per launch)
 };
 
 template <class P>
@@ -103,54 +88,74 @@ __device__ __forceinline__ Ring ring_of(uint4* smem) {
   r.slots = reinterpret_cast<uint16_t*>(base);
   r.full = reinterpret_cast<uint64_t*>(base + P::kRingBytes);
   r.empty = r.full + P::kBulkStages;
+  r.table = r.empty + P::kBulkStages;
   return r;
 }
 
-/// Thread 0 initialises the ring's barriers, visible to the bulk copies (async proxy) after the block's barrier.
+/// The producer lane initialises the ring's and the table's barriers, visible to the bulk copies (async proxy) and,
+/// after the block's barrier that follows, to the consumers.
 template <class P>
 __device__ __forceinline__ void ring_init(const Ring& r) {
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == P::kConsumers) {
     for (int s = 0; s < P::kBulkStages; ++s) {
       mbarrier_init(&r.full[s], 1);
       mbarrier_init(&r.empty[s], P::kConsumers / 32);
     }
+    mbarrier_init(r.table, 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
 }
 
-/// The block's chunks b, b + grid, ... through the ring: the producer lane waits for a slot to be empty, then bulk
-/// copies the next chunk of x into it; each consumer loads its vectors' bias, waits for its slot to be full, takes its
-/// vectors into registers, fences its reads against the async proxy and frees the slot (one arrival per warp), and
-/// computes and stores them. Chunk k uses slot k mod S in phase (k / S) mod 2; a fresh "empty" barrier counts as
-/// complete in the phase before its first, so the first S copies do not wait.
+/// The producer lane's bulk copy of the policy's GELU table (global, written by a synchronous fill before any launch
+/// could use it) into the start of shared memory; it completes on r.table. It reads nothing the previous kernel on the
+/// stream writes, so it is issued BEFORE pdl_wait, and, being the TMA's, it costs the consumers no instructions: they
+/// staged the table with 16-byte loads before (8 per thread for the full table), then waited at a block barrier before
+/// the first chunk was even requested.
+template <class P>
+__device__ __forceinline__ void ring_stage_table(const Ring& r, const uint16_t* table, void* smem) {
+  static_assert(P::Table::kBytes % 16 == 0 && P::Table::kBytes < (1 << 20), "one bulk copy, one mbarrier tx count");
+  if (threadIdx.x == P::kConsumers) {
+    mbarrier_arrive_expect_tx(r.table, uint32_t(P::Table::kBytes));
+    bulk_copy_to_shared(smem, table, uint32_t(P::Table::kBytes), r.table);
+  }
+}
+
+/// The block's chunks b, b + grid, ... of bulk_plan's plan through the ring: the producer lane waits for a slot to be
+/// empty, then bulk copies the next chunk of x into it; each consumer waits once for the table, then per chunk loads
+/// its vectors' bias, waits for its slot to be full, takes its vectors into registers, fences its reads against the
+/// async proxy and frees the slot (one arrival per warp), and computes and stores them. Chunk k uses slot k mod S in
+/// phase (k / S) mod 2; a fresh "empty" barrier counts as complete in the phase before its first, so the first S
+/// copies do not wait.
 template <class P>
 __device__ __forceinline__ void bulk_ring_loop(const BodyArgs& a, const Ring& r, const uint16_t* table) {
   constexpr int kStages = P::kBulkStages;
-  constexpr int64_t kChunk = P::kChunkVectors;
   constexpr int kElems = P::kVectorBytes / 2;
-  const int64_t n_chunks = (a.n_vectors + kChunk - 1) / kChunk;
+  const BulkPlan plan = bulk_plan<P>(a.n_vectors, gridDim.x);
   const int t = int(threadIdx.x);
   if (t >= P::kConsumers) {
     if (t == P::kConsumers) {
       uint32_t k = 0;
-      for (int64_t c = blockIdx.x; c < n_chunks; c += gridDim.x, ++k) {
+      for (int64_t c = blockIdx.x; c < plan.n_chunks; c += gridDim.x, ++k) {
         const uint32_t s = k % kStages, phase = (k / kStages) & 1u;
         mbarrier_wait(&r.empty[s], phase ^ 1u);
         fence_proxy_async_shared();  // the consumers fenced their reads before arriving; this orders the wait too
-        const int64_t left = a.n_vectors - c * kChunk;
-        const uint32_t bytes = uint32_t((left < kChunk ? left : kChunk) * P::kVectorBytes);
+        const int64_t left = a.n_vectors - c * plan.chunk;
+        const uint32_t bytes = uint32_t((left < plan.chunk ? left : plan.chunk) * P::kVectorBytes);
         mbarrier_arrive_expect_tx(&r.full[s], bytes);
-        bulk_copy_to_shared(r.slots + s * kChunk * kElems, a.x + c * kChunk * kElems, bytes, &r.full[s]);
+        bulk_copy_to_shared(r.slots + s * P::kChunkVectors * kElems, a.x + c * plan.chunk * kElems, bytes,
+                            &r.full[s]);
       }
     }
     return;
   }
-  BulkColumns cols = bulk_columns<P>(a, blockIdx.x, gridDim.x, t);
+  BulkColumns cols = bulk_columns<P>(a, plan.chunk, blockIdx.x, gridDim.x, t);
+  mbarrier_wait(r.table, 0);
   uint32_t k = 0;
-  for (int64_t c = blockIdx.x; c < n_chunks; c += gridDim.x, ++k) {
+  for (int64_t c = blockIdx.x; c < plan.n_chunks; c += gridDim.x, ++k) {
     const uint32_t s = k % kStages, phase = (k / kStages) & 1u;
     bias_gelu_tanh_bulk_consume<P>(
-        a, table, r.slots + s * kChunk * kElems, c * kChunk, t, cols, [&] { mbarrier_wait(&r.full[s], phase); },
+        a, table, r.slots + s * P::kChunkVectors * kElems, c * plan.chunk, plan.chunk, t, cols,
+        [&] { mbarrier_wait(&r.full[s], phase); },
         [&] {
           fence_proxy_async_shared();  // every lane's reads of the slot, before the arrival that frees it
           __syncwarp();
@@ -159,11 +164,13 @@ __device__ __forceinline__ void bulk_ring_loop(const BodyArgs& a, const Ring& r,
   }
 }
 
-/// The kernel: stage the table (if any), wait for the previous kernel (PDL), one grid-stride loop (or the bulk ring),
+/// The kernel. Direct math: wait for the previous kernel (PDL), one grid-stride loop. A table: its barriers, the
+/// table's bulk copy (before the wait: under PDL it overlaps the previous kernel's tail), the wait, the ring. Then the
 /// trigger.
 template <class P>
 __global__ void __launch_bounds__(P::kThreads, P::kLaunchMinBlocks)
     bias_gelu_tanh_kernel(BodyArgs args, const uint16_t* __restrict__ table, int flags) {
+  static_assert(std::is_void_v<typename P::Table> == (P::kBulkStages == 0), "a table is read through the bulk ring");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 1000
   if constexpr (P::kWideOnlyFromSm100 && P::kVectorBytes == 32) {
     __trap();  // never launched here (table_access_bytes): no code, so no registers spilled for nothing
@@ -176,17 +183,19 @@ __global__ void __launch_bounds__(P::kThreads, P::kLaunchMinBlocks)
     return;
   }
 #endif
-  extern __shared__ uint4 smem_table[];
-  stage_table<P>(table, smem_table);
-  if constexpr (P::kBulkStages > 0) ring_init<P>(ring_of<P>(smem_table));
-  pdl_wait(flags);
-  if constexpr (!std::is_void_v<typename P::Table>) __syncthreads();
+  extern __shared__ uint4 smem[];
   if constexpr (P::kBulkStages > 0) {
-    bulk_ring_loop<P>(args, ring_of<P>(smem_table), reinterpret_cast<const uint16_t*>(smem_table));
+    const Ring r = ring_of<P>(smem);
+    ring_init<P>(r);
+    __syncthreads();
+    ring_stage_table<P>(r, table, smem);
+    pdl_wait(flags);
+    bulk_ring_loop<P>(args, r, reinterpret_cast<const uint16_t*>(smem));
   } else {
+    pdl_wait(flags);
     const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-    bias_gelu_tanh_thread<P>(args, reinterpret_cast<const uint16_t*>(smem_table), first, stride);
+    bias_gelu_tanh_thread<P>(args, nullptr, first, stride);
   }
   pdl_trigger(flags);
 }

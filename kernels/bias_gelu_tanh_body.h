@@ -313,6 +313,22 @@ FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, const uint16_t* table
 // --- ring slot; block b takes chunks b, b + grid, ...; consumer thread t of the block takes vectors t + j x kConsumers
 // --- (j < kChunkVectorsPerThread) of each, so reads of the slot and stores to out are both warp-contiguous.
 
+/// How a grid of `grid` blocks splits n_vectors into chunks: `chunk` vectors each (the last may be short), at most
+/// P::kChunkVectors (a ring slot), in as few rounds of the grid as full slots would need, the chunks shrunk so that
+/// the last round is (nearly) as full as the others. Full slots left the last round to a few blocks: 32,760 x 5,120
+/// made 80.06 chunks a block, so 8 of 132 blocks ran an 81st round alone, and 4,096 x 13,824 27.03.
+struct BulkPlan {
+  int64_t chunk, n_chunks;
+};
+
+template <class P>
+FUSEPROOF_HD BulkPlan bulk_plan(int64_t n_vectors, int64_t grid) {
+  const int64_t full_slots = (n_vectors + P::kChunkVectors - 1) / P::kChunkVectors;
+  const int64_t rounds = (full_slots + grid - 1) / grid;
+  const int64_t chunk = (n_vectors + rounds * grid - 1) / (rounds * grid);
+  return {chunk, (n_vectors + chunk - 1) / chunk};
+}
+
 /// A consumer thread's bias columns: `col` that of its vector in its block's next chunk, `step_in` from its j-th
 /// vector of a chunk to its (j+1)-th, `step_chunk` from a chunk to the block's next (each below width_vectors, so one
 /// compare wraps them).
@@ -320,14 +336,15 @@ struct BulkColumns {
   int64_t col, step_in, step_chunk;
 };
 
-/// The columns of consumer thread t of `block` in a grid of `grid` blocks: three divisions per thread per launch.
+/// The columns of consumer thread t of `block` in a grid of `grid` blocks with chunks of `chunk` vectors: three
+/// divisions per thread per launch.
 template <class P>
-FUSEPROOF_HD BulkColumns bulk_columns(const BodyArgs& a, int64_t block, int64_t grid, int t) {
+FUSEPROOF_HD BulkColumns bulk_columns(const BodyArgs& a, int64_t chunk, int64_t block, int64_t grid, int t) {
   const int64_t wv = a.width_vectors;
-  return {(block * P::kChunkVectors + t) % wv, int64_t(P::kConsumers) % wv, (grid * P::kChunkVectors) % wv};
+  return {(block * chunk + t) % wv, int64_t(P::kConsumers) % wv, (grid * chunk) % wv};
 }
 
-/// Consumer thread t's share of the chunk starting at vector `chunk_first`, read from `xs` (the chunk's image: its
+/// Consumer thread t's share of the chunk of `chunk` vectors starting at vector `chunk_first`, read from `xs` (the chunk's image: its
 /// ring slot on the device, x itself at the chunk on the host): first the bias of its vectors below n_vectors (their
 /// columns are known before the chunk lands, so the bias loads' latency overlaps the wait), then `landed()` (the
 /// device waits for the slot's bulk copy there), its x into registers, `released()` (the device frees the slot
@@ -335,12 +352,13 @@ FUSEPROOF_HD BulkColumns bulk_columns(const BodyArgs& a, int64_t block, int64_t 
 /// same thread writes it, so out == x is safe here as in the grid-stride loop.
 template <class P, class Landed, class Release>
 FUSEPROOF_HD void bias_gelu_tanh_bulk_consume(const BodyArgs& a, const uint16_t* table, const uint16_t* xs,
-                                              int64_t chunk_first, int t, BulkColumns& cols, Landed&& landed,
-                                              Release&& released) {
+                                              int64_t chunk_first, int64_t chunk, int t, BulkColumns& cols,
+                                              Landed&& landed, Release&& released) {
   constexpr int kBytes = P::kVectorBytes;
   constexpr int kElems = HalfVec<kBytes>::kElems;
   constexpr int kPer = P::kChunkVectorsPerThread;
-  const int64_t left = a.n_vectors - chunk_first;  // vectors from the chunk's start to the end of x
+  const int64_t to_end = a.n_vectors - chunk_first;
+  const int64_t left = to_end < chunk ? to_end : chunk;  // the chunk's vectors
   HalfVec<kBytes> xv[kPer], bv[kPer];
   int64_t col = cols.col;
 #if defined(__CUDA_ARCH__)

@@ -19,7 +19,7 @@ namespace fuseproof::kernel {
 //   kWideOnlyFromSm100    the 32-byte instance runs only on sm_100+ (before it the launcher splits a 32-byte vector
 //                         into two 16-byte ones, table_access_bytes); its pre-sm_100 image is a trap, not code
 //   kBulkStages           0: every thread loads its own x (the grid-stride loop); > 0: a bulk ring of that many chunks
-//   Table                 the GELU table staged into shared memory before griddepcontrol.wait (void: none)
+//   Table                 the GELU table, bulk copied into shared memory before griddepcontrol.wait (void: none)
 //   vec(x, bias, table)   one vector's math
 
 /// Direct math: GELU in registers with CUDA's precise tanhf; 256-thread blocks, 8 per SM, one vector at a time.
@@ -76,7 +76,7 @@ struct BulkRing : Math {
   static constexpr int kChunkVectorsPerThread = 32 / Math::kVectorBytes;
   static constexpr int64_t kChunkVectors = int64_t(kConsumers) * kChunkVectorsPerThread;
   static constexpr int kRingBytes = kStages * int(kChunkVectors) * Math::kVectorBytes;
-  static constexpr int kBarrierBytes = 2 * kStages * 8;  ///< a "full" and an "empty" mbarrier per stage
+  static constexpr int kBarrierBytes = (2 * kStages + 1) * 8;  ///< "full" and "empty" per stage, and the table's
 };
 
 /// The full table (128 KiB) and a ring of 3 x 31,744 bytes: 221 KiB of the 227 a block may have.

@@ -214,8 +214,9 @@ void corrupted_table_is_reported(ScalarType t) {
   const auto consume_all = [&](auto tag) {
     using P = typename decltype(tag)::type;
     for (int th = 0; th < P::kConsumers; ++th) {
-      kernel::BulkColumns cols = kernel::bulk_columns<P>(args, 0, 1, th);
-      kernel::bias_gelu_tanh_bulk_consume<P>(args, table.data(), x.data(), 0, th, cols, [] {}, [] {});
+      kernel::BulkColumns cols = kernel::bulk_columns<P>(args, P::kChunkVectors, 0, 1, th);
+      kernel::bias_gelu_tanh_bulk_consume<P>(args, table.data(), x.data(), 0, P::kChunkVectors, th, cols, [] {},
+                                             [] {});
     }
   };
   if (t == ScalarType::kBf16) consume_all(kernel::Tag<kernel::FullTableBulk<kernel::Half::kBf16, kBytes>>{});
@@ -291,6 +292,62 @@ void range_rule_fails_below_hi() {
 }
 TEST(Emulated_BiasGeluTanh_bf16, NegativeControl_RangeRuleFailsBelowHi) { range_rule_fails_below_hi<kernel::Half::kBf16>(); }
 TEST(Emulated_BiasGeluTanh_fp16, NegativeControl_RangeRuleFailsBelowHi) { range_rule_fails_below_hi<kernel::Half::kFp16>(); }
+
+
+/// Chunks block b of `grid` takes under a plan of n_chunks: b, b + grid, ...
+int64_t chunks_of_block(int64_t n_chunks, int64_t grid, int64_t b) { return (n_chunks - b + grid - 1) / grid; }
+
+/// bulk_plan covers every vector once with chunks that fit a ring slot, in no more rounds of the grid than full slots
+/// would take, and (while a block's rounds stay below the chunk's vectors, every shape up to 2^33 elements) leaves no
+/// block more than one chunk short of the busiest. The emulation runs its plan in every bulk test above.
+RC_GTEST_PROP(Emulated_BiasGeluTanh, BulkPlanCoversAndBalances, ()) {
+  using P = kernel::FullTableBulk<kernel::Half::kBf16, 16>;
+  const int64_t n = *rc::gen::oneOf(rc::gen::inRange<int64_t>(1, 100000),
+                                    rc::gen::inRange<int64_t>(1, int64_t(1) << 30));
+  const int64_t full_slots = (n + P::kChunkVectors - 1) / P::kChunkVectors;
+  const int64_t grid = std::min<int64_t>(full_slots, *rc::gen::inRange<int64_t>(1, 1057));
+  const kernel::BulkPlan plan = kernel::bulk_plan<P>(n, grid);
+  RC_ASSERT(plan.chunk >= 1);
+  RC_ASSERT(plan.chunk <= P::kChunkVectors);
+  RC_ASSERT(plan.n_chunks * plan.chunk >= n);
+  RC_ASSERT((plan.n_chunks - 1) * plan.chunk < n);
+  const int64_t rounds = (full_slots + grid - 1) / grid;
+  RC_ASSERT(chunks_of_block(plan.n_chunks, grid, 0) == rounds);
+  if (rounds < plan.chunk) RC_ASSERT(chunks_of_block(plan.n_chunks, grid, grid - 1) >= rounds - 1);
+}
+
+/// Blocks of `grid` that take fewer chunks than the busiest one under a plan of n_chunks.
+int64_t short_blocks(int64_t n_chunks, int64_t grid) {
+  int64_t n = 0;
+  for (int64_t b = 0; b < grid; ++b) n += chunks_of_block(n_chunks, grid, b) < chunks_of_block(n_chunks, grid, 0);
+  return n;
+}
+
+/// The seed shapes on 132 SMs: bulk_plan keeps the busiest block's chunk count and leaves at most a quarter of the
+/// blocks one chunk short. Negative control: full slots leave 124 blocks short at 32,760 x 5,120, 128 at 4,096 x
+/// 13,824 and 111 at 32,760 x 13,824 (the last round run by 8, 4 and 21 blocks), so the bound can fail.
+TEST(Emulated_BiasGeluTanh, BulkPlanSeedShapes) {
+  using P = kernel::FullTableBulk<kernel::Half::kBf16, 16>;
+  constexpr int64_t kGrid = 132;
+  struct Case {
+    int64_t rows, width, full_slot_short;
+  };
+  for (const Case c : {Case{32760, 5120, 124}, Case{4096, 13824, 128}, Case{32760, 13824, 111},
+                       Case{75600, 13824, 22}}) {
+    const int64_t n = c.rows * c.width / 8;
+    const kernel::BulkPlan plan = kernel::bulk_plan<P>(n, kGrid);
+    const int64_t full = (n + P::kChunkVectors - 1) / P::kChunkVectors;
+    const int64_t planned_short = short_blocks(plan.n_chunks, kGrid);
+    std::printf("%lld x %lld: %lld chunks of %lld vectors, %lld a block, %lld blocks one fewer (full slots: %lld)\n",
+                static_cast<long long>(c.rows), static_cast<long long>(c.width), static_cast<long long>(plan.n_chunks),
+                static_cast<long long>(plan.chunk), static_cast<long long>(chunks_of_block(plan.n_chunks, kGrid, 0)),
+                static_cast<long long>(planned_short), static_cast<long long>(short_blocks(full, kGrid)));
+    EXPECT_EQ(chunks_of_block(plan.n_chunks, kGrid, 0), chunks_of_block(full, kGrid, 0));
+    EXPECT_LE(planned_short, kGrid / 4) << c.rows << " x " << c.width;
+    EXPECT_EQ(short_blocks(full, kGrid), c.full_slot_short) << c.rows << " x " << c.width;
+    if (c.rows != 75600) EXPECT_GT(short_blocks(full, kGrid), kGrid / 4) << "the negative control";
+  }
+}
 
 
 FUSEPROOF_BOTH_DTYPES(Emulated, GeluTableEqualsReference, host_gelu_table_is_reference)
