@@ -37,6 +37,7 @@ struct CudaLaunch {
   void* stream = nullptr;
   bool pdl = true;
   bool skip_wait = false;  ///< test only: launch with PDL but without griddepcontrol.wait
+  int max_grid = 0;        ///< test only: at most this many blocks (0: no limit)
   TableKind table = TableKind::kNone;  ///< a GELU-table kernel instead of the direct-math one
   bool table_auto = false; ///< table came from GeluMath::kAuto: fall back to direct math if it cannot be built now
 };

@@ -226,7 +226,8 @@ std::string bias_gelu_tanh_cuda_launch(const CudaLaunch& launch) {
     args.n_vectors *= 2;
     args.width_vectors *= 2;
   }
-  const int64_t grid = bias_gelu_tanh_cuda_grid(launch.device, launch.dtype, access_bytes, args.n_vectors, kind);
+  int64_t grid = bias_gelu_tanh_cuda_grid(launch.device, launch.dtype, access_bytes, args.n_vectors, kind);
+  if (launch.max_grid > 0 && grid > launch.max_grid) grid = launch.max_grid;
   if (grid <= 0)
     return "bias_gelu_tanh: grid size must be positive (occupancy query failed), got " + std::to_string(grid);
 

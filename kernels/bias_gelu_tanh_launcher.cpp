@@ -104,10 +104,13 @@ LaunchStatus validate(const TensorView& out, const TensorView& x, const TensorVi
   if (vbytes != 0 && vbytes != 16 && vbytes != 32)
     return reject("options.vector must be auto, 16 or 32 bytes, got " + std::to_string(vbytes));
   const int math = static_cast<int>(options.math);
-  if (math < 0 || math > static_cast<int>(GeluMath::kTableRangeBulk))
-    return reject("options.math must be auto, direct, table-bulk or table-range-bulk, got " + std::to_string(math));
+  if (math < 0 || math > static_cast<int>(GeluMath::kTableBulkRows))
+    return reject("options.math must be auto, direct, table-bulk, table-range-bulk or table-bulk-rows, got " +
+                  std::to_string(math));
   if (options.emulated_sms <= 0)
     return reject("options.emulated_sms must be positive, got " + std::to_string(options.emulated_sms));
+  if (options.max_grid_for_test < 0)
+    return reject("options.max_grid_for_test must be 0 or positive, got " + std::to_string(options.max_grid_for_test));
 
   const Named views[] = {{"x", &x}, {"bias", &bias}, {"out", &out}};
   // Dtypes.
@@ -255,6 +258,7 @@ const char* gelu_math_name(GeluMath math) {
     case GeluMath::kDirect: return "direct";
     case GeluMath::kTableBulk: return "table-bulk";
     case GeluMath::kTableRangeBulk: return "table-range-bulk";
+    case GeluMath::kTableBulkRows: return "table-bulk-rows";
   }
   return "?";
 }
@@ -305,6 +309,7 @@ LaunchStatus bias_gelu_tanh(const TensorView& out, const TensorView& x, const Te
   launch.stream = options.stream;
   launch.pdl = options.pdl;
   launch.skip_wait = options.pdl_skip_wait_for_test;
+  launch.max_grid = options.max_grid_for_test;
   launch.table = kernel::table_kind_of(plan.math);
   launch.table_auto = options.math == GeluMath::kAuto;
   const std::string err = kernel::bias_gelu_tanh_cuda_launch(launch);

@@ -19,10 +19,11 @@ enum class VectorPolicy : int { kAuto = 0, kBytes16 = 16, kBytes32 = 32 };
 /// the whole warp is below 5.5. Both are exact for every input and their speed does not depend on it (docs/
 /// PERFORMANCE.md: the worst case over input distributions). kAuto: kDirect below kAutoTableMinElements elements,
 /// kAutoLargeMath up to kAutoFullTableMinElements, kTableBulk from there, each where the device can run it.
-enum class GeluMath : int { kAuto = 0, kDirect = 1, kTableBulk = 2, kTableRangeBulk = 3 };
+enum class GeluMath : int { kAuto = 0, kDirect = 1, kTableBulk = 2, kTableRangeBulk = 3, kTableBulkRows = 4 };
 
 /// Every explicit math, in the order the bench and the tests run them.
-inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect, GeluMath::kTableBulk, GeluMath::kTableRangeBulk};
+inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect, GeluMath::kTableBulk, GeluMath::kTableRangeBulk,
+                                             GeluMath::kTableBulkRows};
 
 /// kAuto's switch point (rows x width): below it the table's fixed cost (its copy into every SM) is not repaid.
 /// Round 1 on the H200 (docs/PERFORMANCE.md): the table beat direct at 4,096 x 13,824 and up; at 256 x 13,824 it won
@@ -42,6 +43,8 @@ struct BiasGeluOptions {
   void* stream = nullptr;        ///< cudaStream_t; nullptr = legacy default stream
   int emulated_sms = 132;        ///< CPU emulation: simulated SM count for the grid size
   bool pdl_skip_wait_for_test = false;  ///< negative control only: PDL launch without griddepcontrol.wait (stale reads)
+  int max_grid_for_test = 0;  ///< test only (CUDA): at most this many blocks (0: the occupancy-capped grid), so a small
+                              ///< tensor makes each block of the bulk ring refill its slots many times
   GeluMath math = GeluMath::kAuto;      ///< direct math or GELU table (both bit-exact; CUDA and emulation alike)
 };
 

@@ -57,14 +57,15 @@ void random_shapes(ScalarType t) {
   EXPECT_TRUE(ok);
 }
 
-/// out == x, every math and vector policy, on random 16-bit patterns. 2,048 x 5,120 on 132 SMs gives each block of
-/// the bulk ring 6 chunks of 1,655 vectors (bulk_plan), so every block refills its slots (3 or 4) and leaves consumer
-/// threads idle in each chunk: the shape compute-sanitizer's racecheck and synccheck see (scripts/gpu_sanitize.sh). At
-/// 333 x 5,120 no block reused a slot, and the race of run 20 could not have shown there.
-void in_place(ScalarType t) {
+/// out == x, every math and vector policy, on random 16-bit patterns. With `max_grid` blocks (0: the device's grid)
+/// each block of the bulk ring takes many chunks and refills every slot: 333 x 5,120 on 3 blocks is 36 chunks a block
+/// (bulk_plan), 9-12 turns of each slot, with consumer threads idle in each chunk. That is the shape compute-sanitizer's
+/// racecheck and synccheck see (scripts/gpu_sanitize.sh): on the device's grid no block reused a slot at this size, so
+/// the race of run 20 could not have shown there.
+void in_place_on(ScalarType t, int max_grid) {
   FUSEPROOF_REQUIRE_CUDA();
   const ref::Dtype d = ref_dtype(t);
-  const int64_t rows = 2048, width = 5120;
+  const int64_t rows = 333, width = 5120;
   std::vector<uint16_t> x(static_cast<size_t>(rows * width)), bias(static_cast<size_t>(width));
   fill_half_bits(x.data(), x.size(), d, 3);
   fill_half_bits(bias.data(), bias.size(), d, 4);
@@ -76,6 +77,7 @@ void in_place(ScalarType t) {
     BiasGeluOptions opt;
     opt.vector = v;
     opt.math = m;
+    opt.max_grid_for_test = max_grid;
     const TensorView xv = contiguous_view(dx.get(), t, {rows, width}, kCuda0);
     ASSERT_TRUE(bias_gelu_tanh(xv, xv, contiguous_view(db.get(), t, {width}, kCuda0), opt).ok);
     std::vector<uint16_t> out(x.size());
@@ -85,6 +87,9 @@ void in_place(ScalarType t) {
                                                  out.data()));
   }
 }
+
+void in_place(ScalarType t) { in_place_on(t, 0); }
+void in_place_ring_refills(ScalarType t) { in_place_on(t, 3); }
 
 /// A producer rewrites x before every fused launch (PDL, stream serialization); returns elements that were computed
 /// from a stale x over `iterations` rounds. With the wait in place it must be 0.
@@ -222,6 +227,7 @@ void more_than_2_31_elements(ScalarType t) {
 
 FUSEPROOF_BOTH_DTYPES(Cuda, BitExactVsReference_RandomShapes, random_shapes)
 FUSEPROOF_BOTH_DTYPES(Cuda, BitExactVsReference_InPlace, in_place)
+FUSEPROOF_BOTH_DTYPES(Cuda, BitExactVsReference_InPlaceRingRefills, in_place_ring_refills)
 FUSEPROOF_BOTH_DTYPES(Cuda, PdlOrdering_ProducerThenFused, pdl_ordering)
 FUSEPROOF_BOTH_DTYPES(Cuda, NegativeControl_PdlWithoutWaitReadsStale, pdl_without_wait_reads_stale)
 FUSEPROOF_BOTH_DTYPES(Cuda, BitExactVsReference_MoreThan2To31Elements, more_than_2_31_elements)

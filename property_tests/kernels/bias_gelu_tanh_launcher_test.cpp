@@ -331,6 +331,12 @@ void options(ScalarType t) {
     opt.emulated_sms = 0;
     expect_rejected(b, "bias_gelu_tanh: options.emulated_sms must be positive, got 0", opt);
   }
+  {
+    Bench b(t);
+    BiasGeluOptions opt;
+    opt.max_grid_for_test = -1;
+    expect_rejected(b, "bias_gelu_tanh: options.max_grid_for_test must be 0 or positive, got -1", opt);
+  }
   EXPECT_EQ(bias_gelu_tanh_resolve_vector(Device{}, VectorPolicy::kAuto), VectorPolicy::kBytes16);
   EXPECT_EQ(bias_gelu_tanh_vector_elems(t, VectorPolicy::kBytes16), 8);
   EXPECT_EQ(bias_gelu_tanh_vector_elems(t, VectorPolicy::kBytes32), 16);
