@@ -130,7 +130,7 @@ template <class P>
 __device__ __forceinline__ void bulk_ring_loop(const BodyArgs& a, const Ring& r, const uint16_t* table) {
   constexpr int kStages = P::kBulkStages;
   constexpr int kElems = P::kVectorBytes / 2;
-  const BulkPlan plan = bulk_plan<P>(a.n_vectors, a.width_vectors, gridDim.x);
+  const BulkPlan plan = bulk_plan<P>(a.n_vectors, gridDim.x);
   const int t = int(threadIdx.x);
   if (t >= P::kConsumers) {
     if (t == P::kConsumers) {
@@ -149,13 +149,12 @@ __device__ __forceinline__ void bulk_ring_loop(const BodyArgs& a, const Ring& r,
     return;
   }
   BulkColumns cols = bulk_columns<P>(a, plan.chunk, blockIdx.x, gridDim.x, t);
-  BulkBias<P> bias;
   mbarrier_wait(r.table, 0);
   uint32_t k = 0;
   for (int64_t c = blockIdx.x; c < plan.n_chunks; c += gridDim.x, ++k) {
     const uint32_t s = k % kStages, phase = (k / kStages) & 1u;
     bias_gelu_tanh_bulk_consume<P>(
-        a, table, r.slots + s * P::kChunkVectors * kElems, c * plan.chunk, plan, t, cols, bias,
+        a, table, r.slots + s * P::kChunkVectors * kElems, c * plan.chunk, plan.chunk, t, cols,
         [&] { mbarrier_wait(&r.full[s], phase); },
         [&] {
           fence_proxy_async_shared();  // every lane's reads of the slot, before the arrival that frees it

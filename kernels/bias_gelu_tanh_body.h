@@ -319,26 +319,19 @@ FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, const uint16_t* table
 /// blocks: 32,760 x 5,120 made 80.06 chunks a block, so 8 of 132 blocks ran an 81st round alone, and 4,096 x 13,824
 /// 27.03. The 128-byte step keeps every bulk copy's source line-aligned (x is): chunks 16 bytes off it made the bulk
 /// copies about 10 % slower at 32,760 x 13,824 (H200 run 22: 521 us against 471).
-/// P::kRowChunks: where a row fits a slot and is a whole number of 128-byte lines, the step is a row instead, so a
-/// chunk is whole rows and each consumer thread's columns are the same in every chunk (fixed_columns): its bias stays
-/// in registers for the whole launch.
 struct BulkPlan {
   int64_t chunk, n_chunks;
-  bool fixed_columns;
 };
 
 template <class P>
-FUSEPROOF_HD BulkPlan bulk_plan(int64_t n_vectors, int64_t width_vectors, int64_t grid) {
+FUSEPROOF_HD BulkPlan bulk_plan(int64_t n_vectors, int64_t grid) {
   constexpr int64_t kLine = 128 / P::kVectorBytes;
   static_assert(P::kChunkVectors % kLine == 0, "a full slot is a whole number of lines");
-  const bool rows = P::kRowChunks && width_vectors <= P::kChunkVectors && width_vectors % kLine == 0;
-  const int64_t step = rows ? width_vectors : kLine;
-  const int64_t steps = n_vectors / step + (n_vectors % step != 0);
-  const int64_t steps_per_slot = P::kChunkVectors / step;
-  const int64_t full_slots = (steps + steps_per_slot - 1) / steps_per_slot;
+  const int64_t lines = n_vectors / kLine + (n_vectors % kLine != 0);
+  const int64_t full_slots = (lines + P::kChunkVectors / kLine - 1) / (P::kChunkVectors / kLine);
   const int64_t rounds = (full_slots + grid - 1) / grid;
-  const int64_t chunk = (steps + rounds * grid - 1) / (rounds * grid) * step;
-  return {chunk, (n_vectors + chunk - 1) / chunk, rows};
+  const int64_t chunk = (lines + rounds * grid - 1) / (rounds * grid) * kLine;
+  return {chunk, (n_vectors + chunk - 1) / chunk};
 }
 
 /// A consumer thread's bias columns: `col` that of its vector in its block's next chunk, `step_in` from its j-th
@@ -356,42 +349,32 @@ FUSEPROOF_HD BulkColumns bulk_columns(const BodyArgs& a, int64_t chunk, int64_t 
   return {(block * chunk + t) % wv, int64_t(P::kConsumers) % wv, (grid * chunk) % wv};
 }
 
-/// A consumer thread's bias vectors: reloaded for every chunk, or (plan.fixed_columns) loaded at its first chunk and
-/// kept in registers, its columns being the same in every chunk.
-template <class P>
-struct BulkBias {
-  HalfVec<P::kVectorBytes> v[P::kChunkVectorsPerThread];
-  bool loaded = false;
-};
-
-/// Consumer thread t's share of the chunk of plan.chunk vectors starting at vector `chunk_first`, read from `xs` (the
+/// Consumer thread t's share of the chunk of `chunk` vectors starting at vector `chunk_first`, read from `xs` (the
 /// chunk's image: its ring slot on the device, x itself at the chunk on the host): first the bias of its vectors in
-/// the chunk, unless it is fixed and held (its columns are known before the chunk lands, so the loads' latency
-/// overlaps the wait), then `landed()` (the device waits for the slot's bulk copy there), its x into registers,
-/// `released()` (the device frees the slot there), and each vector's math and store; `cols` moves to the block's next
-/// chunk. A block's first chunk is whole unless it is the last one, so fixed bias loaded there covers every later
-/// chunk. Each vector is read before the same thread writes it, so out == x is safe here as in the grid-stride loop.
+/// the chunk (their columns are known before the chunk lands, so the loads' latency overlaps the wait), then
+/// `landed()` (the device waits for the slot's bulk copy there), its x into registers, `released()` (the device frees
+/// the slot there), and each vector's math and store; `cols` moves to the block's next chunk. Each vector is read
+/// before the same thread writes it, so out == x is safe here as in the grid-stride loop. (Holding the bias in
+/// registers instead, with chunks of whole rows so that a thread's columns never change, was slower by about 1 % at
+/// every seed shape: H200 run 23, `table-bulk-rows`.)
 template <class P, class Landed, class Release>
 FUSEPROOF_HD void bias_gelu_tanh_bulk_consume(const BodyArgs& a, const uint16_t* table, const uint16_t* xs,
-                                              int64_t chunk_first, const BulkPlan& plan, int t, BulkColumns& cols,
-                                              BulkBias<P>& bias, Landed&& landed, Release&& released) {
+                                              int64_t chunk_first, int64_t chunk, int t, BulkColumns& cols,
+                                              Landed&& landed, Release&& released) {
   constexpr int kBytes = P::kVectorBytes;
   constexpr int kElems = HalfVec<kBytes>::kElems;
   constexpr int kPer = P::kChunkVectorsPerThread;
   const int64_t to_end = a.n_vectors - chunk_first;
-  const int64_t left = to_end < plan.chunk ? to_end : plan.chunk;  // the chunk's vectors
-  HalfVec<kBytes> xv[kPer];
-  if (!(plan.fixed_columns && bias.loaded)) {
-    int64_t col = cols.col;
+  const int64_t left = to_end < chunk ? to_end : chunk;  // the chunk's vectors
+  HalfVec<kBytes> xv[kPer], bv[kPer];
+  int64_t col = cols.col;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int j = 0; j < kPer; ++j) {
-      if (t + int64_t(j) * P::kConsumers < left) bias.v[j] = load_vec<kBytes>(a.bias + col * kElems);
-      col += cols.step_in;
-      if (col >= a.width_vectors) col -= a.width_vectors;
-    }
-    bias.loaded = true;
+  for (int j = 0; j < kPer; ++j) {
+    if (t + int64_t(j) * P::kConsumers < left) bv[j] = load_vec<kBytes>(a.bias + col * kElems);
+    col += cols.step_in;
+    if (col >= a.width_vectors) col -= a.width_vectors;
   }
   landed();
 #if defined(__CUDA_ARCH__)
@@ -407,7 +390,7 @@ FUSEPROOF_HD void bias_gelu_tanh_bulk_consume(const BodyArgs& a, const uint16_t*
 #endif
   for (int j = 0; j < kPer; ++j) {
     const int64_t i = t + int64_t(j) * P::kConsumers;
-    if (i < left) store_vec<kBytes>(a.out + (chunk_first + i) * kElems, P::vec(xv[j], bias.v[j], table));
+    if (i < left) store_vec<kBytes>(a.out + (chunk_first + i) * kElems, P::vec(xv[j], bv[j], table));
   }
   cols.col += cols.step_chunk;
   if (cols.col >= a.width_vectors) cols.col -= a.width_vectors;

@@ -40,14 +40,13 @@ void run_grid(const kernel::BodyArgs& args, int emulated_sms) {
   const int64_t grid = emulated_grid<P>(emulated_sms, args.n_vectors);
   if constexpr (P::kBulkStages > 0) {
     constexpr int kElems = P::kVectorBytes / 2;
-    const kernel::BulkPlan plan = kernel::bulk_plan<P>(args.n_vectors, args.width_vectors, grid);
+    const kernel::BulkPlan plan = kernel::bulk_plan<P>(args.n_vectors, grid);
     for (int64_t block = 0; block < grid; ++block)
       for (int t = 0; t < P::kConsumers; ++t) {
         kernel::BulkColumns cols = kernel::bulk_columns<P>(args, plan.chunk, block, grid, t);
-        kernel::BulkBias<P> bias;
         for (int64_t c = block; c < plan.n_chunks; c += grid) {
           const int64_t first = c * plan.chunk;
-          kernel::bias_gelu_tanh_bulk_consume<P>(args, table, args.x + first * kElems, first, plan, t, cols, bias,
+          kernel::bias_gelu_tanh_bulk_consume<P>(args, table, args.x + first * kElems, first, plan.chunk, t, cols,
                                                  [] {}, [] {});
         }
       }

@@ -104,9 +104,8 @@ LaunchStatus validate(const TensorView& out, const TensorView& x, const TensorVi
   if (vbytes != 0 && vbytes != 16 && vbytes != 32)
     return reject("options.vector must be auto, 16 or 32 bytes, got " + std::to_string(vbytes));
   const int math = static_cast<int>(options.math);
-  if (math < 0 || math > static_cast<int>(GeluMath::kTableBulkRows))
-    return reject("options.math must be auto, direct, table-bulk, table-range-bulk or table-bulk-rows, got " +
-                  std::to_string(math));
+  if (math < 0 || math > static_cast<int>(GeluMath::kTableRangeBulk))
+    return reject("options.math must be auto, direct, table-bulk or table-range-bulk, got " + std::to_string(math));
   if (options.emulated_sms <= 0)
     return reject("options.emulated_sms must be positive, got " + std::to_string(options.emulated_sms));
   if (options.max_grid_for_test < 0)
@@ -258,7 +257,6 @@ const char* gelu_math_name(GeluMath math) {
     case GeluMath::kDirect: return "direct";
     case GeluMath::kTableBulk: return "table-bulk";
     case GeluMath::kTableRangeBulk: return "table-range-bulk";
-    case GeluMath::kTableBulkRows: return "table-bulk-rows";
   }
   return "?";
 }

@@ -19,11 +19,10 @@ enum class VectorPolicy : int { kAuto = 0, kBytes16 = 16, kBytes32 = 32 };
 /// the whole warp is below 5.5. Both are exact for every input and their speed does not depend on it (docs/
 /// PERFORMANCE.md: the worst case over input distributions). kAuto: kDirect below kAutoTableMinElements elements,
 /// kAutoLargeMath up to kAutoFullTableMinElements, kTableBulk from there, each where the device can run it.
-enum class GeluMath : int { kAuto = 0, kDirect = 1, kTableBulk = 2, kTableRangeBulk = 3, kTableBulkRows = 4 };
+enum class GeluMath : int { kAuto = 0, kDirect = 1, kTableBulk = 2, kTableRangeBulk = 3 };
 
 /// Every explicit math, in the order the bench and the tests run them.
-inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect, GeluMath::kTableBulk, GeluMath::kTableRangeBulk,
-                                             GeluMath::kTableBulkRows};
+inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect, GeluMath::kTableBulk, GeluMath::kTableRangeBulk};
 
 /// kAuto's switch point (rows x width): below it the table's fixed cost (its copy into every SM) is not repaid.
 /// Round 1 on the H200 (docs/PERFORMANCE.md): the table beat direct at 4,096 x 13,824 and up; at 256 x 13,824 it won
@@ -32,10 +31,11 @@ inline constexpr int64_t kAutoTableMinElements = int64_t(1) << 23;
 
 /// kAuto's table choice by size, both set from the worst case over input distributions (N(0, 0.25..16), uniform 16-bit
 /// patterns, the e2e pipeline's own FFN inputs) at the seed shapes on the H200 (docs/PERFORMANCE.md, issue 10, run
-/// 18): the range table had the higher worst case at 4,096 x 13,824 (5.7e7 elements), the full table at 32,760 x
-/// 5,120 (1.7e8) and above; the switch sits between them.
+/// 23, with the table's bulk copy and the line-aligned chunk plan): the range table had the higher worst case at 4,096
+/// x 13,824 (5.7e7 elements), 32,760 x 5,120 (1.7e8) and 32,760 x 13,824 (4.5e8), the full table at 75,600 x 13,824
+/// (1.0e9); the switch sits between the last two.
 inline constexpr GeluMath kAutoLargeMath = GeluMath::kTableRangeBulk;
-inline constexpr int64_t kAutoFullTableMinElements = int64_t(1) << 27;
+inline constexpr int64_t kAutoFullTableMinElements = int64_t(1) << 29;
 
 struct BiasGeluOptions {
   VectorPolicy vector = VectorPolicy::kAuto;

@@ -65,14 +65,13 @@ struct RangeTableMath {
 /// 1,024-thread block per SM: warps 0-30 consume (each thread 32 bytes of every chunk: vectors t and t + 992 at 16
 /// bytes), warp 31's first lane produces (bias_gelu_tanh_bulk_consume in bias_gelu_tanh_body.h, the ring in
 /// bias_gelu_tanh.cu). A 32-byte vector runs only from sm_100 (before it the launcher moves it as two 16-byte ones).
-template <class Math, int kStages, bool kRows = false>
+template <class Math, int kStages>
 struct BulkRing : Math {
   static constexpr int kThreads = 1024;
   static constexpr int kLaunchMinBlocks = 1;
   static constexpr int kEmulatedBlocksPerSm = 1;
   static constexpr bool kWideOnlyFromSm100 = true;
   static constexpr int kBulkStages = kStages;
-  static constexpr bool kRowChunks = kRows;  ///< chunks of whole rows where they fit (bulk_plan): bias held in registers
   static constexpr int kConsumers = kThreads - 32;
   static constexpr int kChunkVectorsPerThread = 32 / Math::kVectorBytes;
   static constexpr int64_t kChunkVectors = int64_t(kConsumers) * kChunkVectorsPerThread;
@@ -83,10 +82,6 @@ struct BulkRing : Math {
 /// The full table (128 KiB) and a ring of 3 x 31,744 bytes: 221 KiB of the 227 a block may have.
 template <Half D, int kBytes>
 using FullTableBulk = BulkRing<FullTableMath<D, kBytes>, 3>;
-/// The full table's ring with chunks of whole rows where a row fits a slot (bulk_plan): each consumer's bias is loaded
-/// once per launch instead of once per chunk.
-template <Half D, int kBytes>
-using FullTableBulkRows = BulkRing<FullTableMath<D, kBytes>, 3, true>;
 /// The range table (65-69 KiB) and a ring of 4 x 31,744 bytes (193 KiB in all).
 template <Half D, int kBytes>
 using RangeTableBulk = BulkRing<RangeTableMath<D, kBytes>, 4>;
@@ -114,15 +109,14 @@ constexpr int64_t policy_block_step_vectors() {
 }
 
 /// Which kernel a launch runs: direct math, or the full or the range table with the bulk ring.
-enum class TableKind : int { kNone = 0, kFull = 1, kRange = 2, kFullRows = 3 };
-inline constexpr int kTableKinds = 4;
+enum class TableKind : int { kNone = 0, kFull = 1, kRange = 2 };
+inline constexpr int kTableKinds = 3;
 
 /// The GeluMath name of a kind (for messages).
 constexpr const char* table_kind_name(TableKind k) {
   switch (k) {
     case TableKind::kFull: return "table-bulk";
     case TableKind::kRange: return "table-range-bulk";
-    case TableKind::kFullRows: return "table-bulk-rows";
     default: return "direct";
   }
 }
@@ -132,7 +126,6 @@ constexpr TableKind table_kind_of(GeluMath m) {
   switch (m) {
     case GeluMath::kTableBulk: return TableKind::kFull;
     case GeluMath::kTableRangeBulk: return TableKind::kRange;
-    case GeluMath::kTableBulkRows: return TableKind::kFullRows;
     default: return TableKind::kNone;
   }
 }
@@ -151,7 +144,6 @@ auto with_policy_for(int vector_bytes, TableKind kind, F&& f) {
   switch (kind) {
     case TableKind::kFull: return wide ? f(Tag<FullTableBulk<D, 32>>{}) : f(Tag<FullTableBulk<D, 16>>{});
     case TableKind::kRange: return wide ? f(Tag<RangeTableBulk<D, 32>>{}) : f(Tag<RangeTableBulk<D, 16>>{});
-    case TableKind::kFullRows: return wide ? f(Tag<FullTableBulkRows<D, 32>>{}) : f(Tag<FullTableBulkRows<D, 16>>{});
     default: return wide ? f(Tag<DirectMath<D, 32, kRoundSum>>{}) : f(Tag<DirectMath<D, 16, kRoundSum>>{});
   }
 }

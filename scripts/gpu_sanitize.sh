@@ -3,8 +3,9 @@
 # built-in CUDA kernel, at reduced sizes, plus memcheck's negative control (the tail_overread mutant on exact-size
 # buffers must be reported). Writes OUTDIR/sanitize_summary.md and one log per run. About 5-6 minutes on an H200.
 #   scripts/gpu_sanitize.sh OUTDIR          (from the repository root of a CUDA machine; builds what is missing)
-# Environment: BUILD (default build-gpu), STEP_TIMEOUT (seconds per sanitizer run, default 75), BUDGET (seconds for
-# all runs, default 330: a run that would start later is listed as skipped, and the exit status is then 1).
+# Environment: BUILD (default build-gpu), STEP_TIMEOUT (seconds per sanitizer run, default 75; racecheck twice that),
+# BUDGET (seconds for all runs, default 330: a run that would start later is listed as skipped, and the exit status is
+# then 1).
 # Reduced sizes (stated in the summary): rapidcheck max_success=5, the >2^31-element test left out, the audit with
 # --no-reference --domain-biases 4 --max-width 512 --property-cases 8, one class at a time (rejection extreme
 # property widths domain pdl). Exit: 0 every run clean and the negative control caught; 1 otherwise; 2 setup error.
@@ -56,7 +57,9 @@ run() {
     return
   fi
   [ "$tool" = racecheck ] && extra=(--racecheck-report hazard)
-  timeout -k 5 "$STEP_TIMEOUT" "$CS" --tool "$tool" "${extra[@]}" --target-processes all --error-exitcode 86 \
+  local limit=$STEP_TIMEOUT
+  [ "$tool" = racecheck ] && limit=$((2 * STEP_TIMEOUT))  # racecheck costs ~100x: 150 s by default
+  timeout -k 5 "$limit" "$CS" --tool "$tool" "${extra[@]}" --target-processes all --error-exitcode 86 \
     --print-limit 20 "$@" > "$log" 2>&1
   local rc=$?
   local summary

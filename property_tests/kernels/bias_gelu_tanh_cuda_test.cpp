@@ -57,15 +57,15 @@ void random_shapes(ScalarType t) {
   EXPECT_TRUE(ok);
 }
 
-/// out == x, every math and vector policy, on random 16-bit patterns. With `max_grid` blocks (0: the device's grid)
-/// each block of the bulk ring takes many chunks and refills every slot: 333 x 5,120 on 3 blocks is 36 chunks a block
-/// (bulk_plan), 9-12 turns of each slot, with consumer threads idle in each chunk. That is the shape compute-sanitizer's
-/// racecheck and synccheck see (scripts/gpu_sanitize.sh): on the device's grid no block reused a slot at this size, so
-/// the race of run 20 could not have shown there.
-void in_place_on(ScalarType t, int max_grid) {
+/// out == x, every math and vector policy, on random 16-bit patterns, `rows` x 5,120. With `max_grid` blocks (0: the
+/// device's grid) each block of the bulk ring takes several chunks and refills its slots: 64 rows on 3 blocks is 7
+/// chunks of 1,952 vectors a block (bulk_plan), 2-3 turns of each slot, with consumer threads idle in each chunk. That
+/// is a shape compute-sanitizer's racecheck and synccheck can afford (scripts/gpu_sanitize.sh); on the device's grid no
+/// block reuses a slot at 333 rows, so the race of run 20 could not have shown there.
+void in_place_on(ScalarType t, int64_t rows, int max_grid) {
   FUSEPROOF_REQUIRE_CUDA();
   const ref::Dtype d = ref_dtype(t);
-  const int64_t rows = 333, width = 5120;
+  const int64_t width = 5120;
   std::vector<uint16_t> x(static_cast<size_t>(rows * width)), bias(static_cast<size_t>(width));
   fill_half_bits(x.data(), x.size(), d, 3);
   fill_half_bits(bias.data(), bias.size(), d, 4);
@@ -88,8 +88,8 @@ void in_place_on(ScalarType t, int max_grid) {
   }
 }
 
-void in_place(ScalarType t) { in_place_on(t, 0); }
-void in_place_ring_refills(ScalarType t) { in_place_on(t, 3); }
+void in_place(ScalarType t) { in_place_on(t, 333, 0); }
+void in_place_ring_refills(ScalarType t) { in_place_on(t, 64, 3); }
 
 /// A producer rewrites x before every fused launch (PDL, stream serialization); returns elements that were computed
 /// from a stale x over `iterations` rounds. With the wait in place it must be 0.

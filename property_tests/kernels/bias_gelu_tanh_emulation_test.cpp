@@ -214,10 +214,9 @@ void corrupted_table_is_reported(ScalarType t) {
   const auto consume_all = [&](auto tag) {
     using P = typename decltype(tag)::type;
     for (int th = 0; th < P::kConsumers; ++th) {
-      const kernel::BulkPlan plan{P::kChunkVectors, 1, false};
-      kernel::BulkColumns cols = kernel::bulk_columns<P>(args, plan.chunk, 0, 1, th);
-      kernel::BulkBias<P> bias;
-      kernel::bias_gelu_tanh_bulk_consume<P>(args, table.data(), x.data(), 0, plan, th, cols, bias, [] {}, [] {});
+      kernel::BulkColumns cols = kernel::bulk_columns<P>(args, P::kChunkVectors, 0, 1, th);
+      kernel::bias_gelu_tanh_bulk_consume<P>(args, table.data(), x.data(), 0, P::kChunkVectors, th, cols, [] {},
+                                             [] {});
     }
   };
   if (t == ScalarType::kBf16) consume_all(kernel::Tag<kernel::FullTableBulk<kernel::Half::kBf16, kBytes>>{});
@@ -298,50 +297,38 @@ TEST(Emulated_BiasGeluTanh_fp16, NegativeControl_RangeRuleFailsBelowHi) { range_
 /// Chunks block b of `grid` takes under a plan of n_chunks: b, b + grid, ...
 int64_t chunks_of_block(int64_t n_chunks, int64_t grid, int64_t b) { return (n_chunks - b + grid - 1) / grid; }
 
-/// bulk_plan's promises for policy P, n vectors of rows of wv, `grid` blocks: every vector once, chunks that fit a
-/// slot and start on a 128-byte line (whole rows when fixed_columns), no more rounds than full slots would take, and
-/// the busiest block at most a step per round (a line, or a row) above an even share. Empty when kept, else which.
+/// bulk_plan's promises for policy P, n vectors, `grid` blocks: every vector once, chunks that fit a slot and start on
+/// a 128-byte line, no more rounds than full slots would take, and the busiest block at most a line per round above an
+/// even share. Empty when kept, else which.
 template <class P>
-std::string bulk_plan_broken(int64_t n, int64_t wv, int64_t grid) {
-  const kernel::BulkPlan plan = kernel::bulk_plan<P>(n, wv, grid);
+std::string bulk_plan_broken(int64_t n, int64_t grid) {
+  const kernel::BulkPlan plan = kernel::bulk_plan<P>(n, grid);
   const int64_t line = 128 / P::kVectorBytes;
-  const int64_t step = plan.fixed_columns ? wv : line;
   const int64_t full_slots = (n + P::kChunkVectors - 1) / P::kChunkVectors;
-  const int64_t rounds = (full_slots + grid - 1) / grid;
+  const int64_t rounds = chunks_of_block(plan.n_chunks, grid, 0);
   if (plan.chunk < 1 || plan.chunk > P::kChunkVectors) return "chunk outside [1, slot]";
-  if (plan.chunk % line != 0 || plan.chunk % step != 0) return "chunk not a whole number of steps";
+  if (plan.chunk % line != 0) return "chunk not a whole number of lines";
   if (plan.n_chunks * plan.chunk < n || (plan.n_chunks - 1) * plan.chunk >= n) return "chunks do not cover x once";
-  if (plan.fixed_columns != (P::kRowChunks && wv <= P::kChunkVectors && wv % line == 0)) return "fixed_columns";
-  if (plan.fixed_columns) {
-    if (chunks_of_block(plan.n_chunks, grid, 0) > (n / wv + grid - 1) / grid) return "more rounds than rows";
-  } else if (chunks_of_block(plan.n_chunks, grid, 0) > rounds) {
-    return "more rounds than full slots";
-  }
-  const int64_t busiest = chunks_of_block(plan.n_chunks, grid, 0) * plan.chunk;
-  if (grid * busiest > n + grid * chunks_of_block(plan.n_chunks, grid, 0) * step) return "busiest block over bound";
+  if (rounds > (full_slots + grid - 1) / grid) return "more rounds than full slots";
+  if (grid * rounds * plan.chunk > n + grid * rounds * line) return "busiest block over an even share + a line a round";
   return {};
 }
 
 RC_GTEST_PROP(Emulated_BiasGeluTanh, BulkPlanCoversAndBalances, ()) {
-  using Line = kernel::FullTableBulk<kernel::Half::kBf16, 16>;
-  using Rows = kernel::FullTableBulkRows<kernel::Half::kBf16, 16>;
-  const int64_t wv = *rc::gen::oneOf(rc::gen::inRange<int64_t>(1, 4000), rc::gen::map(rc::gen::inRange<int64_t>(1, 300),
-                                                                                     [](int64_t k) { return 8 * k; }));
-  const int64_t rows = *rc::gen::oneOf(rc::gen::inRange<int64_t>(1, 300), rc::gen::inRange<int64_t>(1, 200000));
-  const int64_t n = rows * wv;
-  const int64_t full_slots = (n + Line::kChunkVectors - 1) / Line::kChunkVectors;
+  const int64_t n = *rc::gen::oneOf(rc::gen::inRange<int64_t>(1, 100000), rc::gen::inRange<int64_t>(1, int64_t(1) << 34));
+  const int64_t full_slots = (n + 1983) / 1984;
   const int64_t grid = std::min<int64_t>(full_slots, *rc::gen::inRange<int64_t>(1, 1057));
-  const std::string line = bulk_plan_broken<Line>(n, wv, grid), by_rows = bulk_plan_broken<Rows>(n, wv, grid);
-  RC_ASSERT(line.empty());
-  RC_ASSERT(by_rows.empty());
+  const std::string b16 = bulk_plan_broken<kernel::FullTableBulk<kernel::Half::kBf16, 16>>(n, grid);
+  RC_ASSERT(b16.empty());
+  const std::string r32 = bulk_plan_broken<kernel::RangeTableBulk<kernel::Half::kFp16, 32>>(n, grid);
+  RC_ASSERT(r32.empty());
 }
 
-/// The seed shapes on 132 SMs (16-byte vectors): the busiest block's vectors, against an even share. The line plan
-/// keeps it within a line per round; full slots (the plan of runs 18-21) do not at 32,760 x 5,120 and 4,096 x 13,824
-/// (1.2 % and 3.6 % over an even share): the negative control.
+/// The seed shapes on 132 SMs (16-byte vectors): the busiest block's vectors against an even share, within a line per
+/// round. Full slots (the plan of runs 18-21) are not at 32,760 x 5,120 and 4,096 x 13,824 (1.2 % and 3.6 % over an
+/// even share): the negative control.
 TEST(Emulated_BiasGeluTanh, BulkPlanSeedShapes) {
   using P = kernel::FullTableBulk<kernel::Half::kBf16, 16>;
-  using Rows = kernel::FullTableBulkRows<kernel::Half::kBf16, 16>;
   constexpr int64_t kGrid = 132;
   struct Case {
     int64_t rows, width;
@@ -349,24 +336,18 @@ TEST(Emulated_BiasGeluTanh, BulkPlanSeedShapes) {
   };
   for (const Case c : {Case{32760, 5120, true}, Case{4096, 13824, true}, Case{32760, 13824, false},
                        Case{75600, 13824, false}}) {
-    const int64_t n = c.rows * c.width / 8, wv = c.width / 8;
-    EXPECT_EQ(bulk_plan_broken<P>(n, wv, kGrid), "") << c.rows << " x " << c.width;
-    EXPECT_EQ(bulk_plan_broken<Rows>(n, wv, kGrid), "") << c.rows << " x " << c.width;
-    const kernel::BulkPlan line = kernel::bulk_plan<P>(n, wv, kGrid), rows = kernel::bulk_plan<Rows>(n, wv, kGrid);
+    const int64_t n = c.rows * c.width / 8;
+    EXPECT_EQ(bulk_plan_broken<P>(n, kGrid), "") << c.rows << " x " << c.width;
+    const kernel::BulkPlan plan = kernel::bulk_plan<P>(n, kGrid);
     const int64_t full = (n + P::kChunkVectors - 1) / P::kChunkVectors;
-    const int64_t full_busiest = chunks_of_block(full, kGrid, 0) * P::kChunkVectors;
-    const int64_t line_busiest = chunks_of_block(line.n_chunks, kGrid, 0) * line.chunk;
-    const int64_t rows_busiest = chunks_of_block(rows.n_chunks, kGrid, 0) * rows.chunk;
+    const int64_t full_rounds = chunks_of_block(full, kGrid, 0);
+    const int64_t busiest = chunks_of_block(plan.n_chunks, kGrid, 0) * plan.chunk;
     const double even = double(n) / kGrid;
-    std::printf("%lld x %lld: busiest block over an even share: lines %.2f %% (%lld chunks of %lld), rows %.2f %% "
-                "(%lld of %lld), full slots %.2f %%\n",
-                static_cast<long long>(c.rows), static_cast<long long>(c.width), 100 * (line_busiest / even - 1),
-                static_cast<long long>(line.n_chunks), static_cast<long long>(line.chunk),
-                100 * (rows_busiest / even - 1), static_cast<long long>(rows.n_chunks),
-                static_cast<long long>(rows.chunk), 100 * (full_busiest / even - 1));
-    EXPECT_TRUE(rows.fixed_columns);
-    EXPECT_LE(line_busiest, n / kGrid + 1 + chunks_of_block(line.n_chunks, kGrid, 0) * 8);
-    EXPECT_EQ(full_busiest > n / kGrid + 1 + chunks_of_block(full, kGrid, 0) * 8, c.full_slots_over)
+    std::printf("%lld x %lld: busiest block over an even share: %.2f %% (%lld chunks of %lld), full slots %.2f %%\n",
+                static_cast<long long>(c.rows), static_cast<long long>(c.width), 100 * (busiest / even - 1),
+                static_cast<long long>(plan.n_chunks), static_cast<long long>(plan.chunk),
+                100 * (double(full_rounds * P::kChunkVectors) / even - 1));
+    EXPECT_EQ(kGrid * full_rounds * P::kChunkVectors > n + kGrid * full_rounds * 8, c.full_slots_over)
         << "the negative control";
   }
 }
