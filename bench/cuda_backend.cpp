@@ -29,7 +29,7 @@ int64_t count_differences(const torch::Tensor& a, const torch::Tensor& b) {
 /// Rotating inputs and outputs of one shape and dtype, with eager's answer for each.
 struct Sets {
   std::vector<torch::Tensor> xs, outs, eager;
-  torch::Tensor bias;
+  torch::Tensor bias, copy_out;  ///< copy_out: where the same-run copy writes, so the fused outputs stay to be checked
   int count = 0;
   int64_t bytes = 0;  // of one x or out
 };
@@ -50,6 +50,7 @@ Sets make_sets(const Shape& shape, ScalarType t, int l2_bytes, const Distributio
                 x_stream(i), nullptr);
     s.outs.push_back(torch::empty({shape.rows, shape.width}, opts));
   }
+  s.copy_out = torch::empty({shape.rows, shape.width}, opts);
   s.bias = torch::empty({shape.width}, opts);
   fill_device(static_cast<uint16_t*>(s.bias.data_ptr()), shape.width, d, bf16, seed, kBiasStream, nullptr);
   for (int i = 0; i < s.count; ++i) s.eager.push_back(torch::gelu(s.xs[size_t(i)] + s.bias, "tanh"));
@@ -75,20 +76,26 @@ using Launch = std::function<void(int i, cudaStream_t stream, bool pdl)>;
 /// the variant can launch with and without PDL (graph rows for both); a plugin has one way.
 void measure(const BenchOptions& o, const Shape& shape, Sets& sets, const Launch& launch, bool pdl_choice,
              cudaStream_t s, cudaStream_t gs, Row& row) {
+  // The same bytes as the fused rep's x, into a buffer of their own (the fused outputs stay to be checked).
   auto copy = [&](int i, cudaStream_t stream) {
     const size_t k = size_t(i % sets.count);
-    cuda_check(cudaMemcpyAsync(sets.outs[k].data_ptr(), sets.xs[k].data_ptr(), size_t(sets.bytes),
+    cuda_check(cudaMemcpyAsync(sets.copy_out.data_ptr(), sets.xs[k].data_ptr(), size_t(sets.bytes),
                                cudaMemcpyDeviceToDevice, stream),
                "cudaMemcpyAsync");
   };
   poison(sets, s);
-  for (int i = 0; i < std::max(o.warmup, sets.count); ++i) launch(i, s, true);
-  row.fused_us = time_reps(s, o.reps, [&](int i) { launch(i, s, true); });
+  for (int i = 0; i < std::max(o.warmup, sets.count); ++i) {
+    launch(i, s, true);
+    copy(i, s);
+  }
+  // Fused and copy reps alternate (time_reps_interleaved): timed as two blocks one after the other, the same kernel
+  // moved by up to 2.6 % between rows of one run (docs/PERFORMANCE.md, run 21), most of the spread of a ratio.
+  const auto [fused_us, copy_us] =
+      time_reps_interleaved(s, o.reps, [&](int i) { launch(i, s, true); }, [&](int i) { copy(i, s); });
+  row.fused_us = fused_us;
+  row.copy_us = copy_us;
   cuda_check(cudaDeviceSynchronize(), "fused");
   row.mismatches = differences_from_eager(sets);
-  // Same-run copy of the same bytes, right after the fused reps.
-  for (int i = 0; i < o.warmup; ++i) copy(i, s);
-  row.copy_us = time_reps(s, o.reps, [&](int i) { copy(i, s); });
   if (shape.rows <= kGraphMaxRows && o.graph_launches > 0) {
     row.graph_pdl_us = time_graph(gs, o.graph_launches, o.graph_reps, [&](int i) { launch(i, gs, true); });
     if (pdl_choice)

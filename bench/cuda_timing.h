@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace fuseproof::bench {
@@ -58,6 +59,25 @@ double time_reps(cudaStream_t s, int reps, Op op) {
   }
   gate.open();
   return timer.median_us();
+}
+
+/// Times a(i) and b(i) alternately for i < reps, each between its own pair of events on stream s (the gate holds the
+/// stream while they are queued): a slow drift of the card (clocks, temperature) then moves both medians alike, and
+/// their ratio does not inherit it. {median of a, median of b} in microseconds.
+template <class OpA, class OpB>
+std::pair<double, double> time_reps_interleaved(cudaStream_t s, int reps, OpA a, OpB b) {
+  RepTimer ta(s, reps), tb(s, reps);
+  StreamGate gate(s);
+  for (int i = 0; i < reps; ++i) {
+    ta.start(i);
+    a(i);
+    ta.stop(i);
+    tb.start(i);
+    b(i);
+    tb.stop(i);
+  }
+  gate.open();
+  return {ta.median_us(), tb.median_us()};
 }
 
 /// Captures `launches` calls of op(i) on stream s into a graph, replays it `reps` times; median per launch in us.
