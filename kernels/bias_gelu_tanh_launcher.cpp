@@ -237,8 +237,7 @@ GeluMath bias_gelu_tanh_resolve_math(const Device& device, int64_t elements, Gel
   if (requested != GeluMath::kAuto) return requested;
   if (elements < kAutoTableMinElements) return GeluMath::kDirect;
   // Largest first; a table the device cannot hold falls back to the next smaller choice.
-  const GeluMath candidates[] = {elements >= kAutoFullTableMinElements ? GeluMath::kTableBulk : kAutoLargeMath,
-                                 kAutoLargeMath};
+  const GeluMath candidates[] = {kAutoLargeMath, GeluMath::kTableRangeBulk};
   for (GeluMath m : candidates) {
 #if FUSEPROOF_HAVE_CUDA
     if (device.kind == DeviceKind::kCuda && !kernel::bias_gelu_tanh_cuda_table_check(device.index, kernel::table_kind_of(m)).empty())

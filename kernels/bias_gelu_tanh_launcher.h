@@ -18,7 +18,7 @@ enum class VectorPolicy : int { kAuto = 0, kBytes16 = 16, kBytes32 = 32 };
 /// with the large-|x| rule (x, -0, NaN) selected without a branch, two elements per integer step, and a lean path when
 /// the whole warp is below 5.5. Both are exact for every input and their speed does not depend on it (docs/
 /// PERFORMANCE.md: the worst case over input distributions). kAuto: kDirect below kAutoTableMinElements elements,
-/// kAutoLargeMath up to kAutoFullTableMinElements, kTableBulk from there, each where the device can run it.
+/// kAutoLargeMath from there (kTableRangeBulk where the device cannot hold the full table, then kDirect).
 enum class GeluMath : int { kAuto = 0, kDirect = 1, kTableBulk = 2, kTableRangeBulk = 3 };
 
 /// Every explicit math, in the order the bench and the tests run them.
@@ -29,13 +29,11 @@ inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect, GeluMath::kTable
 /// under graph replay with PDL and lost by 3% in stream timing, so the switch stays between the two.
 inline constexpr int64_t kAutoTableMinElements = int64_t(1) << 23;
 
-/// kAuto's table choice by size, both set from the worst case over input distributions (N(0, 0.25..16), uniform 16-bit
-/// patterns, the e2e pipeline's own FFN inputs) at the seed shapes on the H200 (docs/PERFORMANCE.md, issue 10, run
-/// 23, with the table's bulk copy and the line-aligned chunk plan): the range table had the higher worst case at 4,096
-/// x 13,824 (5.7e7 elements), 32,760 x 5,120 (1.7e8) and 32,760 x 13,824 (4.5e8), the full table at 75,600 x 13,824
-/// (1.0e9); the switch sits between the last two.
-inline constexpr GeluMath kAutoLargeMath = GeluMath::kTableRangeBulk;
-inline constexpr int64_t kAutoFullTableMinElements = int64_t(1) << 29;
+/// kAuto's table, set from the worst case over input distributions (N(0, 0.25..16), uniform 16-bit patterns, the e2e
+/// pipeline's own FFN inputs) at the seed shapes on the H200 with fused and copy reps alternating (docs/PERFORMANCE.md,
+/// issue 10, run 26): the full table ahead of the range table at every seed shape and dtype, by 0.8-3.5 %. (Timed in
+/// blocks of one kernel after itself, runs 23-24, the range table was ahead by ~1 % from 1.7e8 to 4.5e8 elements.)
+inline constexpr GeluMath kAutoLargeMath = GeluMath::kTableBulk;
 
 struct BiasGeluOptions {
   VectorPolicy vector = VectorPolicy::kAuto;
@@ -67,9 +65,9 @@ LaunchStatus bias_gelu_tanh(const TensorView& out, const TensorView& x, const Te
 /// The policy a launch on `device` uses: kAuto becomes kBytes32 on sm_100+ and kBytes16 otherwise (CPU: kBytes16).
 VectorPolicy bias_gelu_tanh_resolve_vector(const Device& device, VectorPolicy requested);
 
-/// The math a launch of rows x width elements on `device` uses: kAuto becomes kTableBulk from kAutoFullTableMinElements,
-/// kAutoLargeMath from kAutoTableMinElements, kDirect below (a table only where the device has its shared memory per
-/// block, else the next smaller choice; the emulation always can).
+/// The math a launch of rows x width elements on `device` uses: kAuto becomes kAutoLargeMath from kAutoTableMinElements,
+/// kDirect below (a table only where the device has its shared memory per block, else the smaller range table, else
+/// kDirect; the emulation always can).
 GeluMath bias_gelu_tanh_resolve_math(const Device& device, int64_t elements, GeluMath requested);
 
 /// "auto", "direct", "table-bulk" or "table-range-bulk".
