@@ -26,17 +26,23 @@ int64_t count_differences(const torch::Tensor& a, const torch::Tensor& b) {
   return a.view(torch::kInt16).ne(b.view(torch::kInt16)).sum().item<int64_t>();
 }
 
+/// --timing after-gemm: the GEMM (M x K) x (K x N) that precedes each timed rep, about a tenth of a millisecond on an
+/// H200 (the model's fc_in is this kind of kernel: tensor cores, most of the shared memory).
+constexpr int64_t kGemmM = 2048, kGemmK = 5120, kGemmN = 5120;
+
 /// Rotating inputs and outputs of one shape and dtype, with eager's answer for each.
 struct Sets {
   std::vector<torch::Tensor> xs, outs, eager;
   torch::Tensor bias, copy_out;  ///< copy_out: where the same-run copy writes, so the fused outputs stay to be checked
+  torch::Tensor gemm_a, gemm_b, gemm_c;  ///< --timing after-gemm: the GEMM run before each timed rep
   int count = 0;
   int64_t bytes = 0;  // of one x or out
 };
 
 /// Enough input/output sets that one rotation touches more than three L2s: no rep finds its data cached. Inputs of
 /// distribution d from o.seed, generated on the device (bench/input_fill.cu).
-Sets make_sets(const Shape& shape, ScalarType t, int l2_bytes, const Distribution& d, uint64_t seed) {
+Sets make_sets(const Shape& shape, ScalarType t, int l2_bytes, const Distribution& d, uint64_t seed,
+               const std::string& timing) {
   Sets s;
   const auto opts = torch::TensorOptions()
                         .dtype(t == ScalarType::kBf16 ? torch::kBFloat16 : torch::kHalf)
@@ -51,6 +57,11 @@ Sets make_sets(const Shape& shape, ScalarType t, int l2_bytes, const Distributio
     s.outs.push_back(torch::empty({shape.rows, shape.width}, opts));
   }
   s.copy_out = torch::empty({shape.rows, shape.width}, opts);
+  if (timing == "after-gemm") {
+    s.gemm_a = torch::ones({kGemmM, kGemmK}, opts);
+    s.gemm_b = torch::ones({kGemmK, kGemmN}, opts);
+    s.gemm_c = torch::empty({kGemmM, kGemmN}, opts);
+  }
   s.bias = torch::empty({shape.width}, opts);
   fill_device(static_cast<uint16_t*>(s.bias.data_ptr()), shape.width, d, bf16, seed, kBiasStream, nullptr);
   for (int i = 0; i < s.count; ++i) s.eager.push_back(torch::gelu(s.xs[size_t(i)] + s.bias, "tanh"));
@@ -83,17 +94,29 @@ void measure(const BenchOptions& o, const Shape& shape, Sets& sets, const Launch
                                cudaMemcpyDeviceToDevice, stream),
                "cudaMemcpyAsync");
   };
+  // The GEMM before each timed rep (after-gemm): on the legacy default stream, libtorch's, which `s` is or (a plugin's
+  // blocking stream) is ordered with.
+  auto gemm = [&](int) {
+    if (o.timing == "after-gemm") torch::matmul_out(sets.gemm_c, sets.gemm_a, sets.gemm_b);
+  };
   poison(sets, s);
   for (int i = 0; i < std::max(o.warmup, sets.count); ++i) {
+    gemm(i);
     launch(i, s, true);
     copy(i, s);
   }
-  // Fused and copy reps alternate (time_reps_interleaved): timed as two blocks one after the other, the same kernel
-  // moved by up to 2.6 % between rows of one run (docs/PERFORMANCE.md, run 21), most of the spread of a ratio.
-  const auto [fused_us, copy_us] =
-      time_reps_interleaved(s, o.reps, [&](int i) { launch(i, s, true); }, [&](int i) { copy(i, s); });
-  row.fused_us = fused_us;
-  row.copy_us = copy_us;
+  if (o.timing == "blocks") {
+    // Every fused rep, then every copy rep: each launch follows itself.
+    row.fused_us = time_reps(s, o.reps, [&](int i) { launch(i, s, true); });
+    row.copy_us = time_reps(s, o.reps, [&](int i) { copy(i, s); });
+  } else {
+    // Fused and copy reps alternate (time_reps_interleaved): timed as two blocks one after the other, the same kernel
+    // moved by up to 2.6 % between rows of one run (docs/PERFORMANCE.md, run 21), most of the spread of a ratio.
+    const auto [fused_us, copy_us] = time_reps_interleaved(
+        s, o.reps, [&](int i) { launch(i, s, true); }, [&](int i) { copy(i, s); }, gemm);
+    row.fused_us = fused_us;
+    row.copy_us = copy_us;
+  }
   cuda_check(cudaDeviceSynchronize(), "fused");
   row.mismatches = differences_from_eager(sets);
   if (shape.rows <= kGraphMaxRows && o.graph_launches > 0) {
@@ -143,7 +166,7 @@ int run_cuda(const BenchOptions& o, const std::vector<Distribution>& dists, cons
     return 2;
   }
   rep.machine = cuda_machine(TORCH_VERSION);
-  rep.settings = {{"reps", o.reps}, {"warmup", o.warmup}, {"graph_launches", o.graph_launches},
+  rep.settings = {{"reps", o.reps}, {"timing", o.timing}, {"warmup", o.warmup}, {"graph_launches", o.graph_launches},
                   {"graph_reps", o.graph_reps}, {"seed", o.seed}, {"distributions", distribution_settings(dists)}};
   int l2 = 0;
   cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
@@ -163,7 +186,7 @@ int run_cuda(const BenchOptions& o, const std::vector<Distribution>& dists, cons
     for (const std::string& dt : o.dtypes) {
       const ScalarType t = dt == "fp16" ? ScalarType::kFp16 : ScalarType::kBf16;
       for (const Distribution& dist : dists) {
-        Sets sets = make_sets(shape, t, l2, dist, o.seed);
+        Sets sets = make_sets(shape, t, l2, dist, o.seed, o.timing);
         // Eager, once per shape, dtype and distribution.
         for (int i = 0; i < o.warmup; ++i) (void)torch::gelu(sets.xs[size_t(i % sets.count)] + sets.bias, "tanh");
         const double eager_us = time_reps(

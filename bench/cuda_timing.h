@@ -61,17 +61,20 @@ double time_reps(cudaStream_t s, int reps, Op op) {
   return timer.median_us();
 }
 
-/// Times a(i) and b(i) alternately for i < reps, each between its own pair of events on stream s (the gate holds the
-/// stream while they are queued): a slow drift of the card (clocks, temperature) then moves both medians alike, and
-/// their ratio does not inherit it. {median of a, median of b} in microseconds.
-template <class OpA, class OpB>
-std::pair<double, double> time_reps_interleaved(cudaStream_t s, int reps, OpA a, OpB b) {
+/// Times a(i) and b(i) alternately for i < reps, each between its own pair of events on stream s and each after an
+/// untimed before(i) (the gate holds the stream while they are queued): a slow drift of the card (clocks,
+/// temperature) then moves both medians alike, and their ratio does not inherit it. {median of a, median of b} in
+/// microseconds.
+template <class OpA, class OpB, class Before>
+std::pair<double, double> time_reps_interleaved(cudaStream_t s, int reps, OpA a, OpB b, Before before) {
   RepTimer ta(s, reps), tb(s, reps);
   StreamGate gate(s);
   for (int i = 0; i < reps; ++i) {
+    before(i);
     ta.start(i);
     a(i);
     ta.stop(i);
+    before(i);
     tb.start(i);
     b(i);
     tb.stop(i);

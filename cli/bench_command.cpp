@@ -50,6 +50,9 @@ int run(const BenchArgs& a) {
                                audit::memory_name(plugins.back().info().memory) + " " + path);
   }
   if (a.options.backend == "emulated") {
+    if (a.options.timing != "alternate")
+      throw std::runtime_error("bench: --timing applies to --backend cuda only, got " + a.options.timing +
+                               " with --backend emulated");
     status = bench::run_emulated(a.options, dists, plugins, rep);
   } else {
 #if FUSEPROOF_BENCH_CUDA
@@ -99,6 +102,11 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember(maths))
       ->capture_default_str();
   cmd->add_option("--reps", o.reps, "timed reps per measurement")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--timing", o.timing,
+                  "how fused and copy reps are timed (cuda): alternate (one of each in turn), blocks (every fused rep, "
+                  "then every copy rep), after-gemm (alternate, each rep after an untimed GEMM on the same stream)")
+      ->check(CLI::IsMember({"alternate", "blocks", "after-gemm"}))
+      ->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "untimed launches first")->check(CLI::Range(0, 100))->capture_default_str();
   cmd->add_option("--graph-launches", o.graph_launches, "launches captured per graph (0: no graph timing)")
       ->check(CLI::Range(0, 1000))

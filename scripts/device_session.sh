@@ -3,7 +3,8 @@
 # and the e2e nightly export; packs every report into $OUT/results.tar.xz (the e2e frames stay beside it).
 #   OUT=<dir> BUDGET=570 scripts/device_session.sh [steps...]
 #   steps: build tests audit audit_builtin sanitize e2e bench bench_dist profile golden_tree peer_debug (default: build
-#   tests audit e2e); MATHS, PROFILE_MATHS, DISTS, PEER_AUDIT, TESTS and ARCHS pass through to the step scripts
+#   tests audit e2e); MATHS, PROFILE_MATHS, DISTS, TIMING, PEER_AUDIT, TESTS and ARCHS pass through to the step
+#   scripts
 # A step starts only if the session budget leaves it time; each runs under `timeout`.
 set -uo pipefail
 cd "$(dirname "$0")/.."

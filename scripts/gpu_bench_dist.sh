@@ -3,7 +3,8 @@
 # bin/fuseproof and lib/peers/libseed_peer_cuda.so, target fuseproof_peer_seed_cuda): issue 10's benchmark in ONE
 # `fuseproof bench` process, then the seed peer through the full audit battery. Builds nothing.
 #
-#   [MATHS=auto,direct,table-bulk,table-range-bulk] [PEER_AUDIT=1] scripts/gpu_bench_dist.sh OUTDIR   # 3-4 minutes on an H200; step limits 90+300+240 s
+#   [MATHS=auto,direct,table-bulk,table-range-bulk] [TIMING=alternate|blocks|after-gemm] [PEER_AUDIT=1] \
+#     scripts/gpu_bench_dist.sh OUTDIR   # 3-4 minutes on an H200; step limits 90+300+240 s
 #
 # 1. e2e capture (~10 s): FUSEPROOF_CAPTURE_FFN=OUTDIR/ffn_capture fuseproof e2e run --config default --device cuda
 #    --modes high: the first FFN site's fused-op inputs (x = the NVFP4 fc_in GEMM output, and its bias), the `e2e`
@@ -11,8 +12,9 @@
 # 2. bench: shapes 75,600 x 13,824 (wan720p81f), 32,760 x 13,824, 32,760 x 5,120, 4,096 x 13,824; bf16 and fp16;
 #    every built-in distribution (normal0.25, normal1, normal4, normal16, uniform16, e2e); the built-in kernel as
 #    shipped (--maths auto: what kAuto picks, named in each row) and every explicit math (the evidence kAuto's
-#    policy needs: it picks by the worst case over distributions), 16-byte vectors, the seed peer (--plugin), eager and same-run copy; 31 timed reps (fused and copy alternating), 3 warm-up, graphs of
-#    10 launches x 5 replays at 4,096 rows. Every timed output is compared with eager bit for bit.
+#    policy needs: it picks by the worst case over distributions), 16-byte vectors, the seed peer (--plugin), eager
+#    and same-run copy; 31 timed reps, fused and copy alternating (TIMING: --timing of `fuseproof bench`), 3
+#    warm-up, graphs of 10 launches x 5 replays at 4,096 rows. Every timed output is compared with eager bit for bit.
 #    -> bench.json, bench.md (scripts/perf_table.py: worst case per shape x dtype first), bench.txt
 # 3. the peer's resource report (registers, spills per architecture in the .so) -> peer_resource_usage.txt
 # 4. fuseproof audit --plugin lib/peers/libseed_peer_cuda.so --backend cuda (every class, both dtypes, the reference
@@ -48,7 +50,7 @@ if [ -f "$cap/ffn_capture.json" ]; then e2e_args=(--e2e-capture "$cap"); else lo
 # --- 2. The benchmark, one process.
 t0=$SECONDS
 timeout -k 5 300 "$bin" bench --backend cuda --shapes wan720p81f,32760x13824,32760x5120,4096x13824 --dtypes bf16,fp16 \
-  --vectors 16 --maths "${MATHS:-auto,direct,table-bulk,table-range-bulk}" --plugin "$peer" "${e2e_args[@]}" --reps 31 --warmup 3 --graph-launches 10 \
+  --vectors 16 --maths "${MATHS:-auto,direct,table-bulk,table-range-bulk}" --plugin "$peer" "${e2e_args[@]}" --reps 31 --timing "${TIMING:-alternate}" --warmup 3 --graph-launches 10 \
   --graph-reps 5 --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
 rc=$?
 log "bench: exit $rc in $((SECONDS - t0)) s"

@@ -315,7 +315,8 @@ std::string bulk_plan_broken(int64_t n, int64_t grid) {
 }
 
 RC_GTEST_PROP(Emulated_BiasGeluTanh, BulkPlanCoversAndBalances, ()) {
-  const int64_t n = *rc::gen::oneOf(rc::gen::inRange<int64_t>(1, 100000), rc::gen::inRange<int64_t>(1, int64_t(1) << 34));
+  const int64_t n =
+      *rc::gen::oneOf(rc::gen::inRange<int64_t>(1, 100000), rc::gen::inRange<int64_t>(1, int64_t(1) << 34));
   const int64_t full_slots = (n + 1983) / 1984;
   const int64_t grid = std::min<int64_t>(full_slots, *rc::gen::inRange<int64_t>(1, 1057));
   const std::string b16 = bulk_plan_broken<kernel::FullTableBulk<kernel::Half::kBf16, 16>>(n, grid);
