@@ -23,6 +23,9 @@ struct BenchOptions {
   /// rep, then every copy rep: each launch follows itself), "after-gemm" (alternating, each timed rep preceded by an
   /// untimed bf16/fp16 GEMM of 2,048 x 5,120 x 5,120 on the same stream, as in the model where the op follows fc_in).
   std::string timing = "alternate";
+  /// Whether the built-in kernel's timed reps launch with programmatic dependent launch ("on", as shipped) or without
+  /// ("off"); warm-up, graph rows and plugins are unchanged (a plugin launches as it launches).
+  std::string pdl = "on";
   int warmup = 3;
   int graph_launches = 20;
   int graph_reps = 10;

@@ -105,15 +105,16 @@ void measure(const BenchOptions& o, const Shape& shape, Sets& sets, const Launch
     launch(i, s, true);
     copy(i, s);
   }
+  const bool timed_pdl = o.pdl == "on";
   if (o.timing == "blocks") {
     // Every fused rep, then every copy rep: each launch follows itself.
-    row.fused_us = time_reps(s, o.reps, [&](int i) { launch(i, s, true); });
+    row.fused_us = time_reps(s, o.reps, [&](int i) { launch(i, s, timed_pdl); });
     row.copy_us = time_reps(s, o.reps, [&](int i) { copy(i, s); });
   } else {
     // Fused and copy reps alternate (time_reps_interleaved): timed as two blocks one after the other, the same kernel
     // moved by up to 2.6 % between rows of one run (docs/PERFORMANCE.md, run 21), most of the spread of a ratio.
     const auto [fused_us, copy_us] = time_reps_interleaved(
-        s, o.reps, [&](int i) { launch(i, s, true); }, [&](int i) { copy(i, s); }, gemm);
+        s, o.reps, [&](int i) { launch(i, s, timed_pdl); }, [&](int i) { copy(i, s); }, gemm);
     row.fused_us = fused_us;
     row.copy_us = copy_us;
   }
@@ -166,7 +167,7 @@ int run_cuda(const BenchOptions& o, const std::vector<Distribution>& dists, cons
     return 2;
   }
   rep.machine = cuda_machine(TORCH_VERSION);
-  rep.settings = {{"reps", o.reps}, {"timing", o.timing}, {"warmup", o.warmup}, {"graph_launches", o.graph_launches},
+  rep.settings = {{"reps", o.reps}, {"timing", o.timing}, {"pdl", o.pdl}, {"warmup", o.warmup}, {"graph_launches", o.graph_launches},
                   {"graph_reps", o.graph_reps}, {"seed", o.seed}, {"distributions", distribution_settings(dists)}};
   int l2 = 0;
   cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);

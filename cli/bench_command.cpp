@@ -53,6 +53,9 @@ int run(const BenchArgs& a) {
     if (a.options.timing != "alternate")
       throw std::runtime_error("bench: --timing applies to --backend cuda only, got " + a.options.timing +
                                " with --backend emulated");
+    if (a.options.pdl != "on")
+      throw std::runtime_error("bench: --pdl applies to --backend cuda only, got " + a.options.pdl +
+                               " with --backend emulated");
     status = bench::run_emulated(a.options, dists, plugins, rep);
   } else {
 #if FUSEPROOF_BENCH_CUDA
@@ -106,6 +109,11 @@ void add_bench_command(CLI::App& app) {
                   "how fused and copy reps are timed (cuda): alternate (one of each in turn), blocks (every fused rep, "
                   "then every copy rep), after-gemm (alternate, each rep after an untimed GEMM on the same stream)")
       ->check(CLI::IsMember({"alternate", "blocks", "after-gemm"}))
+      ->capture_default_str();
+  cmd->add_option("--pdl", o.pdl,
+                  "on: the built-in kernel's timed reps launch with programmatic dependent launch, as shipped; off: "
+                  "without (cuda; plugins launch as they launch)")
+      ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "untimed launches first")->check(CLI::Range(0, 100))->capture_default_str();
   cmd->add_option("--graph-launches", o.graph_launches, "launches captured per graph (0: no graph timing)")

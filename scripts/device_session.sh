@@ -4,7 +4,7 @@
 #   OUT=<dir> BUDGET=570 scripts/device_session.sh [steps...]
 #   steps: build tests audit audit_builtin sanitize e2e bench bench_dist profile golden_tree peer_debug (default: build
 #   tests audit e2e); MATHS, PROFILE_MATHS, DISTS, TIMING, PEER_AUDIT, TESTS and ARCHS pass through to the step
-#   scripts
+#   scripts; PROTOCOLS="alternate blocks:off after-gemm" runs bench_dist once per timing protocol (":off": no PDL)
 # A step starts only if the session budget leaves it time; each runs under `timeout`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +52,16 @@ for s in "${steps[@]}"; do
       for f in lossless.rgb24 high.rgb24 high-eager.rgb24; do [ -f "$W/e2e_export/$f" ] && mv "$W/e2e_export/$f" "$OUT/$f"; done ;;
     bench) run_step bench 60 env OUT="$W/bench" scripts/gpu_bench.sh ;;
     profile) run_step profile 60 env OUT="$W/profile" MATHS="${PROFILE_MATHS:-${MATHS:-}}" scripts/gpu_profile.sh ;;
-    bench_dist) run_step bench_dist 60 scripts/gpu_bench_dist.sh "$W/bench_dist" ;;
+    bench_dist)  # PROTOCOLS: space-separated TIMING[:PDL] (default: $TIMING), one bench_dist_<timing>[_nopdl] each
+      pa=${PEER_AUDIT:-1}  # the peer's audit once, after the first protocol
+      for p in ${PROTOCOLS:-${TIMING:-alternate}}; do
+        t=${p%%:*} d=on
+        [ "$p" != "$t" ] && d=${p#*:}
+        n=bench_dist_$t
+        [ "$d" = off ] && n=${n}_nopdl
+        run_step "$n" 60 env TIMING="$t" PDL="$d" PEER_AUDIT="$pa" scripts/gpu_bench_dist.sh "$W/$n"
+        pa=0
+      done ;;
     golden_tree)  # the tree digests beside the flat ones in a copy of golden/sm_90 (capture_golden.py --digests-only)
       mkdir -p "$W/golden_amend" && cp -r golden/sm_90 "$W/golden_amend/"
       run_step golden_tree 120 python3 scripts/capture_golden.py --out "$W/golden_amend" --digests-only ;;

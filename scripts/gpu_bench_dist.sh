@@ -3,7 +3,7 @@
 # bin/fuseproof and lib/peers/libseed_peer_cuda.so, target fuseproof_peer_seed_cuda): issue 10's benchmark in ONE
 # `fuseproof bench` process, then the seed peer through the full audit battery. Builds nothing.
 #
-#   [MATHS=auto,direct,table-bulk,table-range-bulk] [TIMING=alternate|blocks|after-gemm] [PEER_AUDIT=1] \
+#   [MATHS=auto,direct,table-bulk,table-range-bulk] [TIMING=alternate|blocks|after-gemm] [PDL=on|off] [PEER_AUDIT=1] \
 #     scripts/gpu_bench_dist.sh OUTDIR   # 3-4 minutes on an H200; step limits 90+300+240 s
 #
 # 1. e2e capture (~10 s): FUSEPROOF_CAPTURE_FFN=OUTDIR/ffn_capture fuseproof e2e run --config default --device cuda
@@ -50,7 +50,7 @@ if [ -f "$cap/ffn_capture.json" ]; then e2e_args=(--e2e-capture "$cap"); else lo
 # --- 2. The benchmark, one process.
 t0=$SECONDS
 timeout -k 5 300 "$bin" bench --backend cuda --shapes wan720p81f,32760x13824,32760x5120,4096x13824 --dtypes bf16,fp16 \
-  --vectors 16 --maths "${MATHS:-auto,direct,table-bulk,table-range-bulk}" --plugin "$peer" "${e2e_args[@]}" --reps 31 --timing "${TIMING:-alternate}" --warmup 3 --graph-launches 10 \
+  --vectors 16 --maths "${MATHS:-auto,direct,table-bulk,table-range-bulk}" --plugin "$peer" "${e2e_args[@]}" --reps 31 --timing "${TIMING:-alternate}" --pdl "${PDL:-on}" --warmup 3 --graph-launches 10 \
   --graph-reps 5 --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
 rc=$?
 log "bench: exit $rc in $((SECONDS - t0)) s"
