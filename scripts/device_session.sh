@@ -17,7 +17,7 @@ steps=("$@")
 start=$SECONDS
 pack() {
   # At most 8 files come back: everything but the frames goes into one archive, and the work folder is removed.
-  tar -C "$W" --exclude='*.rgb24' -cJf "$OUT/results.tar.xz" . 2>/dev/null
+  tar -C "$W" --exclude='*.rgb24' --exclude='ffn_x.bin' -cJf "$OUT/results.tar.xz" . 2>/dev/null
   echo "device_session: packed $(du -sh "$OUT/results.tar.xz" | cut -f1) after $((SECONDS - start)) s"
   rm -rf "$W"
 }
