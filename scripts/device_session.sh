@@ -52,9 +52,9 @@ for s in "${steps[@]}"; do
       for f in lossless.rgb24 high.rgb24 high-eager.rgb24; do [ -f "$W/e2e_export/$f" ] && mv "$W/e2e_export/$f" "$OUT/$f"; done ;;
     bench) run_step bench 60 env OUT="$W/bench" scripts/gpu_bench.sh ;;
     profile) run_step profile 60 env OUT="$W/profile" MATHS="${PROFILE_MATHS:-${MATHS:-}}" scripts/gpu_profile.sh ;;
-    bench_dist)  # PROTOCOLS: space-separated TIMING[:PDL] (default: $TIMING), one bench_dist_<timing>[_nopdl] each
+    bench_dist)  # PROTOCOLS: space-separated TIMING[:PDL] (default: $TIMING, else after-gemm), one bench_dist_<timing>[_nopdl] each
       pa=${PEER_AUDIT:-1}  # the peer's audit once, after the first protocol
-      for p in ${PROTOCOLS:-${TIMING:-alternate}}; do
+      for p in ${PROTOCOLS:-${TIMING:-after-gemm}}; do
         t=${p%%:*} d=on
         [ "$p" != "$t" ] && d=${p#*:}
         n=bench_dist_$t

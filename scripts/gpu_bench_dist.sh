@@ -13,7 +13,8 @@
 #    every built-in distribution (normal0.25, normal1, normal4, normal16, uniform16, e2e); the built-in kernel as
 #    shipped (--maths auto: what kAuto picks, named in each row) and every explicit math (the evidence kAuto's
 #    policy needs: it picks by the worst case over distributions), 16-byte vectors, the seed peer (--plugin), eager
-#    and same-run copy; 31 timed reps, fused and copy alternating (TIMING: --timing of `fuseproof bench`), 3
+#    and same-run copy; 31 timed reps, fused and copy alternating, each after an untimed GEMM as in the model
+#    (TIMING, default after-gemm: --timing of `fuseproof bench`; PDL: its --pdl), 3
 #    warm-up, graphs of 10 launches x 5 replays at 4,096 rows. Every timed output is compared with eager bit for bit.
 #    -> bench.json, bench.md (scripts/perf_table.py: worst case per shape x dtype first), bench.txt
 # 3. the peer's resource report (registers, spills per architecture in the .so) -> peer_resource_usage.txt
@@ -50,7 +51,7 @@ if [ -f "$cap/ffn_capture.json" ]; then e2e_args=(--e2e-capture "$cap"); else lo
 # --- 2. The benchmark, one process.
 t0=$SECONDS
 timeout -k 5 300 "$bin" bench --backend cuda --shapes wan720p81f,32760x13824,32760x5120,4096x13824 --dtypes bf16,fp16 \
-  --vectors 16 --maths "${MATHS:-auto,direct,table-bulk,table-range-bulk}" --plugin "$peer" "${e2e_args[@]}" --reps 31 --timing "${TIMING:-alternate}" --pdl "${PDL:-on}" --warmup 3 --graph-launches 10 \
+  --vectors 16 --maths "${MATHS:-auto,direct,table-bulk,table-range-bulk}" --plugin "$peer" "${e2e_args[@]}" --reps 31 --timing "${TIMING:-after-gemm}" --pdl "${PDL:-on}" --warmup 3 --graph-launches 10 \
   --graph-reps 5 --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
 rc=$?
 log "bench: exit $rc in $((SECONDS - t0)) s"

@@ -13,6 +13,11 @@ kernels/bias_gelu_tanh_launcher.h says), beside every plugin, eager and copy, th
 RULES = auto takes the run's own `auto=MATH` rows instead (what kAuto launched in that process; the bench ran
 --maths auto).
 
+    scripts/perf_table.py --protocols alternate/bench.json after-gemm/bench.json blocks/bench.json
+
+--protocols: the same variants timed under several `--timing`/`--pdl` protocols (one bench.json each, one column each):
+the worst fused/copy over distributions, and the median fused and copy microseconds, per shape x dtype x variant.
+
 CUDA backend: the machine line, the worst case over input distributions per shape x dtype (one column per variant:
 the built-in kernel's vector x math, each plugin; the lowest fused/copy over the distributions and which one; the
 headline figure), the per-distribution table (fused/copy per shape x dtype x distribution, same columns), the
@@ -221,11 +226,56 @@ def as_shipped(path, rules_text):
     print("\nThe built-in as shipped is at or above every plugin in %d of %d rows." % (wins, len(table)))
 
 
+def protocol_name(j):
+    """A run's timing protocol, from its settings: --timing, and ", no PDL" for --pdl off."""
+    st = j.get("settings", {})
+    return st.get("timing", "blocks (before --timing)") + ("" if st.get("pdl", "on") == "on" else ", no PDL")
+
+
+def protocols(paths):
+    """The same variants timed under several protocols, one bench.json each: per shape x dtype and variant, the worst
+    fused/copy over the distributions under each protocol, and the medians over the distributions of the fused and
+    the copy microseconds, so that a protocol's effect shows as a cost of the fused kernel or of the copy."""
+    runs = [(protocol_name(j), j) for j in (json.load(open(p)) for p in paths)]
+    names = [n for n, _ in runs]
+    if len(set(names)) != len(names):
+        sys.exit("perf_table.py: --protocols needs one bench.json per protocol, got %s" % ", ".join(names))
+    m = runs[0][1].get("machine", {})
+    print("Machine: %s, driver %s, CUDA runtime %s, torch %s, %s SMs; %d runs of one session, dates %s.\n" % (
+        m.get("gpu"), m.get("driver"), m.get("cuda_runtime"), m.get("torch"), m.get("sms"), len(runs),
+        ", ".join(j.get("machine", {}).get("date", "?") for _, j in runs)))
+    print("Per protocol: worst fused/copy over the distributions (which one) / median fused us / median copy us.\n")
+    print("| shape | dtype | variant | " + " | ".join(names) + " |")
+    print("|---|---|---|" + "---|" * len(names))
+    keys = []
+    for _, j in runs:
+        for r in j.get("results", []):
+            k = (r["shape"], r["rows"], r["width"], r["dtype"], variant(r).replace("auto=", "auto: "))
+            if k not in keys:
+                keys.append(k)
+    for k in keys:
+        cells = []
+        for _, j in runs:
+            mine = [r for r in j.get("results", []) if (r["shape"], r["rows"], r["width"], r["dtype"],
+                                                          variant(r).replace("auto=", "auto: ")) == k]
+            if not mine:
+                cells.append("-")
+            elif any(not r["exact"] for r in mine):
+                cells.append("**NOT EXACT**")
+            else:
+                w = min(mine, key=lambda r: r["fused_over_copy"])
+                med = lambda key: sorted(r[key] for r in mine)[len(mine) // 2]
+                cells.append("%.3f (%s) / %.1f / %.1f" % (w["fused_over_copy"], dist(w), med("fused_us"), med("copy_us")))
+        print("| %s (%d x %d) | %s | %s | %s |" % (k[0], k[1], k[2], k[3], k[4], " | ".join(cells)))
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     if len(args) == 3 and args[0] == "--as-shipped":
         as_shipped(args[2], args[1])
+    elif len(args) >= 3 and args[0] == "--protocols":
+        protocols(args[1:])
     elif len(args) == 1:
         main(args[0])
     else:
-        sys.exit("usage: perf_table.py [--as-shipped NAME@MIN_ELEMENTS,...] bench.json")
+        sys.exit("usage: perf_table.py [--as-shipped NAME@MIN_ELEMENTS,...] bench.json | --protocols A.json B.json ...")
