@@ -167,8 +167,9 @@ int run_cuda(const BenchOptions& o, const std::vector<Distribution>& dists, cons
     return 2;
   }
   rep.machine = cuda_machine(TORCH_VERSION);
-  rep.settings = {{"reps", o.reps}, {"timing", o.timing}, {"pdl", o.pdl}, {"warmup", o.warmup}, {"graph_launches", o.graph_launches},
-                  {"graph_reps", o.graph_reps}, {"seed", o.seed}, {"distributions", distribution_settings(dists)}};
+  rep.settings = {{"reps", o.reps}, {"timing", o.timing}, {"pdl", o.pdl}, {"warmup", o.warmup},
+                  {"graph_launches", o.graph_launches}, {"graph_reps", o.graph_reps}, {"seed", o.seed},
+                  {"distributions", distribution_settings(dists)}};
   int l2 = 0;
   cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
   cudaStream_t s = nullptr;   // the legacy default stream: libtorch's default stream, so eager queues on it too

@@ -25,6 +25,7 @@ small-shape graph-replay table, and the full table. Rows that were not exact sho
 backend: the CPU line, the worst case (Melem/s) and one table of Melem/s per variant.
 """
 import json
+import statistics
 import sys
 
 
@@ -250,21 +251,20 @@ def protocols(paths):
     keys = []
     for _, j in runs:
         for r in j.get("results", []):
-            k = (r["shape"], r["rows"], r["width"], r["dtype"], variant(r).replace("auto=", "auto: "))
+            k = (r["shape"], r["rows"], r["width"], r["dtype"], variant(r))
             if k not in keys:
                 keys.append(k)
     for k in keys:
         cells = []
         for _, j in runs:
-            mine = [r for r in j.get("results", []) if (r["shape"], r["rows"], r["width"], r["dtype"],
-                                                          variant(r).replace("auto=", "auto: ")) == k]
+            mine = [r for r in j.get("results", []) if (r["shape"], r["rows"], r["width"], r["dtype"], variant(r)) == k]
             if not mine:
                 cells.append("-")
             elif any(not r["exact"] for r in mine):
                 cells.append("**NOT EXACT**")
             else:
                 w = min(mine, key=lambda r: r["fused_over_copy"])
-                med = lambda key: sorted(r[key] for r in mine)[len(mine) // 2]
+                med = lambda key: statistics.median(r[key] for r in mine)
                 cells.append("%.3f (%s) / %.1f / %.1f" % (w["fused_over_copy"], dist(w), med("fused_us"), med("copy_us")))
         print("| %s (%d x %d) | %s | %s | %s |" % (k[0], k[1], k[2], k[3], k[4], " | ".join(cells)))
 
