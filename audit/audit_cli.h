@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -9,14 +10,16 @@
 
 namespace fuseproof::audit {
 
-/// Adds `audit` to `app`. Its callback runs the audit and reports its status by throwing CLI::RuntimeError: 0 pass,
-/// 1 a check failed (a mismatch, a fault, a hang) or a mutant survived, 2 a usage or setup error, 3 evidence missing
-/// (golden data absent; verdict INCOMPLETE), 4 a corrupt or foreign data file; every non-zero status after one line.
+/// Adds `audit` to `app`. Its callback runs the audit (every op's built-in kernel unless --op or --plugin names one)
+/// and reports its status by throwing CLI::RuntimeError: 0 pass, 1 a check failed (a mismatch, a fault, a hang) or a
+/// mutant survived, 2 a usage or setup error, 3 evidence missing (golden data absent; verdict INCOMPLETE), 4 a corrupt
+/// or foreign data file; every non-zero status after one line.
 void add_audit_subcommand(CLI::App& app);
 
-/// Prints the verdict table of `r`, writes the reports (atomically) and returns the exit status (0, 1 or 3).
-/// `reference_verdict` is the reference self-audit's ("PASS", "FAIL", "INCOMPLETE", or "" when it did not run).
-int report_audit(const AuditResult& r, const std::string& report_md, const std::string& report_json,
-                 const std::string& reference_verdict);
+/// Prints the verdict table of each result, writes the reports (atomically: one op's report, or {"audits": [...]}
+/// for several) and returns the exit status (0, 1 or 3). `reference_verdict` is the reference self-audit's ("PASS",
+/// "FAIL", "INCOMPLETE", or "" when it did not run).
+int report_audits(const std::vector<AuditResult>& results, const std::string& report_md,
+                  const std::string& report_json, const std::string& reference_verdict);
 
 }  // namespace fuseproof::audit

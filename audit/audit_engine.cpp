@@ -2,8 +2,6 @@
 // and assembles the verdict.
 #include "audit/audit_engine.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -12,10 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "audit/audit_isolation.h"
-#include "audit/call_watch.h"
+#include "audit/audit_protocol.h"
 #include "audit/check_classes.h"
+#include "audit/op_model.h"
 #include "common/exit_status.h"
+#include "common/golden_library.h"
 #include "common/remove_tree.h"
 
 namespace fuseproof::audit {
@@ -40,144 +39,83 @@ class PluginRunner final : public KernelRunner {
     inner_ = plugin_.info().cuda() ? make_cuda_runner(plugin_) : make_host_runner(plugin_);
   }
   CallOutcome call(const CallSpec& s) override { return inner_->call(s); }
-  DomainBlock domain_block(int32_t d, const std::vector<uint16_t>& b) override { return inner_->domain_block(d, b); }
-  std::optional<CallOutcome> call_after_producer(const CallSpec& s, const std::vector<uint16_t>& sx,
-                                                 const std::vector<uint16_t>& sb, int ms) override {
-    return inner_->call_after_producer(s, sx, sb, ms);
+  std::optional<CallOutcome> call_after_producer(const CallSpec& s, const CallSpec& stale, int ms) override {
+    return inner_->call_after_producer(s, stale, ms);
   }
   LargeOutcome large_call(const LargeSpec& s, const ChunkCheck& c) override { return inner_->large_call(s, c); }
   uint64_t memory_available() const override { return inner_->memory_available(); }
   std::string hardware() const override { return inner_->hardware(); }
+  std::string arch() const override { return inner_->arch(); }
 
  private:
   Plugin plugin_;
   std::unique_ptr<KernelRunner> inner_;
 };
 
-json shapes_json(const std::vector<Shape>& v) {
-  json a = json::array();
-  for (const auto& s : v) a.push_back({{"rows", s.rows}, {"width", s.width}, {"why", s.why}});
-  return a;
-}
-
-json options_json(const AuditOptions& o) {
-  json dt = json::array();
-  for (ref::Dtype d : o.dtypes) dt.push_back(ref::dtype_name(d));
-  return {{"op", o.op}, {"plugin", o.plugin}, {"backend", o.backend}, {"dtypes", dt},
-          {"only", o.only ? check_class_name(*o.only) : ""}, {"seed", o.seed}, {"tanh_model", o.tanh_model},
-          {"domain_biases", o.domain_biases}, {"max_width", o.max_width}, {"property_cases", o.property_cases},
-          {"shapes", shapes_json(o.shapes)}, {"default_shapes", o.default_shapes}, {"stop_after", o.stop_after},
-          {"records", o.records}, {"pdl_delay_ms", o.pdl_delay_ms}, {"call_timeout_s", o.call_timeout_s},
-          {"golden_dir", o.golden.dir}, {"golden_build_dir", o.golden.build_dir}, {"command", o.command}};
-}
-
-AuditOptions options_from_json(const json& j) {
-  AuditOptions o;
-  o.op = j.at("op");
-  o.plugin = j.at("plugin");
-  o.backend = j.at("backend");
-  o.dtypes.clear();
-  for (const auto& d : j.at("dtypes")) o.dtypes.push_back(*ref::parse_dtype(d.get<std::string>()));
-  if (!j.at("only").get<std::string>().empty()) o.only = parse_check_class(j.at("only"));
-  o.seed = j.at("seed");
-  o.tanh_model = j.at("tanh_model");
-  o.domain_biases = j.at("domain_biases");
-  o.max_width = j.at("max_width");
-  o.property_cases = j.at("property_cases");
-  for (const auto& s : j.at("shapes")) o.shapes.push_back({s.at("rows"), s.at("width"), s.at("why")});
-  o.default_shapes = j.at("default_shapes");
-  o.stop_after = j.at("stop_after");
-  o.records = j.at("records");
-  o.pdl_delay_ms = j.at("pdl_delay_ms");
-  o.call_timeout_s = j.at("call_timeout_s");
-  o.golden.dir = j.at("golden_dir");
-  o.golden.build_dir = j.at("golden_build_dir");
-  o.command = j.at("command");
-  o.isolate = false;
-  return o;
-}
-
-json check_json(const CheckResult& c) {
-  return {{"class", check_class_name(c.cls)}, {"dtype", ref::dtype_name(c.dtype)}, {"status", c.status},
-          {"cases", c.cases}, {"mismatches", c.mismatches}, {"stopped_early", c.stopped_early},
-          {"distinct_expected", c.distinct_expected}, {"records", c.records}, {"fault", c.fault},
-          {"scope", c.scope}, {"note", c.note}, {"seconds", c.seconds}};
-}
-
-CheckResult check_from_json(const json& j) {
-  CheckResult c;
-  c.cls = *parse_check_class(j.at("class"));
-  c.dtype = *ref::parse_dtype(j.at("dtype").get<std::string>());
-  c.status = j.at("status");
-  c.cases = j.at("cases");
-  c.mismatches = j.at("mismatches");
-  c.stopped_early = j.at("stopped_early");
-  c.distinct_expected = j.at("distinct_expected");
-  c.records = j.at("records").get<std::vector<std::string>>();
-  c.fault = j.at("fault");
-  c.scope = j.at("scope");
-  c.note = j.at("note");
-  c.seconds = j.at("seconds");
-  return c;
-}
-
-json info_json(const PluginInfo& i) {
-  return {{"path", i.path}, {"sha256", i.sha256}, {"kernel_name", i.kernel_name}, {"op", i.op},
-          {"abi_version", i.abi_version}, {"memory", i.memory}, {"vector_bytes", i.vector_bytes}};
-}
-
-PluginInfo info_from_json(const json& j) {
-  PluginInfo i;
-  i.path = j.at("path");
-  i.sha256 = j.at("sha256");
-  i.kernel_name = j.at("kernel_name");
-  i.op = j.at("op");
-  i.abi_version = j.at("abi_version");
-  i.memory = j.at("memory");
-  i.vector_bytes = j.at("vector_bytes");
-  return i;
-}
-
-/// What the describe step learns: the subject, its hardware, the reference models.
+/// What the describe step learns and every class needs: the subject, the op and contract it is judged by, its
+/// hardware, the golden architecture, the reference models.
 struct Description {
   PluginInfo info;
-  std::string backend;
-  std::string hardware;
+  std::string op, contract, backend, hardware, arch;
   std::vector<std::string> models;
 };
 
-ref::TanhModel resolve_tanh(const AuditOptions& o, const std::string& backend) {
-  const std::string name = o.tanh_model.empty() ? (backend == "cuda" ? "cuda" : "libm") : o.tanh_model;
-  const auto t = ref::parse_tanh_model(name);
-  if (!t) throw UsageError("audit: unknown --tanh-model " + name + " (cuda, libm, exact)");
-  return *t;
+ref::MathModel resolve_math(const AuditOptions& o, const std::string& backend) {
+  const std::string name = o.math_model.empty() ? (backend == "cuda" ? "cuda" : "libm") : o.math_model;
+  return *ref::parse_math_model(name);
 }
 
-/// In this process: loads the subject, makes its runner and the reference models (verifying golden data).
-Description describe_here(const AuditOptions& o, const Subject& subject, std::unique_ptr<KernelRunner>* keep = nullptr) {
+GoldenArch golden_of(const AuditOptions& o) {
+  return GoldenArch(o.golden_dir.empty() ? default_golden_dir() : o.golden_dir,
+                    o.golden_build_dir.empty() ? default_golden_build_dir() : o.golden_build_dir, o.arch);
+}
+
+/// The model a class of (op, contract, dtype) compares with, under the options' math model and golden architecture.
+OpModel model_for(const AuditOptions& o, ref::Dtype d, const std::string& backend) {
+  const ref::OpSpec* op = ref::find_op(o.op);
+  if (!op) throw UsageError("audit: unknown --op " + o.op + " (" + ref::op_names() + ")");
+  const auto contract = ref::parse_contract(o.contract);
+  if (!contract) throw UsageError("audit: unknown --contract " + o.contract + " (eager, fp32)");
+  return make_op_model(*op, *contract, d, resolve_math(o, backend), golden_of(o));
+}
+
+/// In this process: loads the subject, makes its runner and the reference models (verifying golden data). `o` gets
+/// the resolved op, contract, backend and golden architecture.
+Description describe_here(AuditOptions& o, const Subject& subject, std::unique_ptr<KernelRunner>* keep = nullptr) {
   Description d;
   d.info = subject.load_info ? subject.load_info() : subject.info;
+  if (!o.op.empty() && o.op != d.info.op)
+    throw UsageError("audit: " + d.info.path + " implements op " + d.info.op + ", not " + o.op);
+  d.op = o.op = d.info.op;
+  const ref::OpSpec* spec = ref::find_op(d.op);
+  if (!spec) throw UsageError("audit: unknown op " + d.op + " (" + ref::op_names() + ")");
+  d.contract = o.contract = o.contract.empty() ? d.info.contract : o.contract;
+  const auto contract = ref::parse_contract(d.contract);
+  if (!contract || !spec->contract(*contract))
+    throw UsageError("audit: op " + d.op + " has no contract " + d.contract + " (fuseproof ops lists them)");
   d.backend = o.backend.empty() ? (d.info.cuda() ? "cuda" : "emulated") : o.backend;
   if ((d.backend == "cuda") != d.info.cuda())
     throw UsageError("audit: " + d.info.path + " takes " + memory_name(d.info.memory) + " memory; use --backend " +
                      (d.info.cuda() ? "cuda" : "emulated"));
+  o.backend = d.backend;
   auto runner = subject.make_runner();
   d.hardware = runner->hardware();
-  const ref::TanhModel tanh = resolve_tanh(o, d.backend);
+  o.arch = resolve_golden_arch(o.golden_dir.empty() ? default_golden_dir() : o.golden_dir, o.arch, runner->arch());
+  d.arch = o.arch;
+  validate_shapes(*spec, o.extra_shapes, d.info.vector_elems());
   for (ref::Dtype dt : o.dtypes)
-    d.models.push_back(std::string(ref::dtype_name(dt)) + ": " + make_expected_model(dt, tanh, o.golden).description);
+    d.models.push_back(std::string(ref::dtype_name(dt)) + ": " + model_for(o, dt, d.backend).description);
   if (keep) *keep = std::move(runner);
   return d;
 }
 
-/// The class's resolved defaults.
 uint32_t resolved_domain_biases(const AuditOptions& o, bool cuda) { return o.domain_biases ? o.domain_biases : (cuda ? 65536u : 1024u); }
 int64_t resolved_max_width(const AuditOptions& o, bool cuda) { return o.max_width ? o.max_width : (cuda ? 65536 : 16384); }
 
 /// One class on one dtype, in this process.
 CheckResult run_class_here(const AuditOptions& o, const PluginInfo& info, KernelRunner& runner, ref::Dtype d,
-                           CheckClass c, const std::string& backend) {
-  const ExpectedModel model = make_expected_model(d, resolve_tanh(o, backend), o.golden);
+                           CheckClass c) {
+  const OpModel model = model_for(o, d, o.backend);
   const CheckContext ctx{info, runner, model, o,
                          d == ref::Dtype::kBf16 ? int32_t(FUSEPROOF_DTYPE_BF16) : int32_t(FUSEPROOF_DTYPE_FP16),
                          resolved_domain_biases(o, info.cuda()), resolved_max_width(o, info.cuda())};
@@ -185,185 +123,69 @@ CheckResult run_class_here(const AuditOptions& o, const PluginInfo& info, Kernel
   r.cls = c;
   r.dtype = d;
   const auto tc = std::chrono::steady_clock::now();
-  switch (c) {
-    case CheckClass::kRejection: check_rejection(ctx, r); break;
-    case CheckClass::kExtreme: check_extreme(ctx, r); break;
-    case CheckClass::kProperty: check_property(ctx, r); break;
-    case CheckClass::kWidths: check_widths(ctx, r); break;
-    case CheckClass::kShapes: check_shapes(ctx, r); break;
-    case CheckClass::kDomain: check_domain(ctx, r); break;
-    case CheckClass::kPdl: check_pdl(ctx, r); break;
-  }
+  run_check_class(c, ctx, r);
   r.seconds = seconds_since(tc);
   return r;
 }
 
 /// Status from what the class found.
 void settle(CheckResult& r) {
-  if (r.status == "skipped") return;
-  if (!r.fault.empty()) {
-    r.status = "fail";
-    return;
-  }
-  if (r.mismatches) {
-    r.status = "fail";
+  if (r.status == CheckStatus::kSkipped) return;
+  if (!r.fault.empty() || r.mismatches) {
+    r.status = CheckStatus::kFail;
     return;
   }
   if (r.cases == 0) {
-    r.status = "incomplete";
+    r.status = CheckStatus::kIncomplete;
     r.note = "ran zero cases" + (r.note.empty() ? "" : "; " + r.note);
     return;
   }
-  r.status = "pass";
+  if (r.incomplete_when_passing) {
+    r.status = CheckStatus::kIncomplete;
+    return;
+  }
+  r.status = CheckStatus::kPass;
   // A check whose expected outputs are all one value could not have failed: that is a defect of the battery.
   if (r.cls != CheckClass::kRejection && r.distinct_expected < 2) {
-    r.status = "fail";
+    r.status = CheckStatus::kFail;
     r.records.push_back("audit defect: every expected output was the same pattern; the check could not fail");
   }
 }
 
-std::string reproduce_command(const AuditOptions& o, const Subject& subject, const std::string& backend, ref::Dtype d,
-                              CheckClass c) {
-  std::string cmd = subject.reproduce_prefix + " --backend " + backend + " --dtype " + ref::dtype_name(d) + " --only " +
-                    check_class_name(c) + " --seed " + std::to_string(o.seed) + " --no-reference";
-  if (o.domain_biases) cmd += " --domain-biases " + std::to_string(o.domain_biases);
-  if (o.max_width) cmd += " --max-width " + std::to_string(o.max_width);
-  if (!o.tanh_model.empty()) cmd += " --tanh-model " + o.tanh_model;
-  if (!o.shapes.empty()) {
-    std::string list;
-    for (const auto& s : o.shapes) list += (list.empty() ? "" : ",") + std::to_string(s.rows) + "x" + std::to_string(s.width);
-    cmd += " --shapes " + list;
+std::string reproduce_command(const AuditOptions& o, const Subject& subject, ref::Dtype d, CheckClass c) {
+  return subject.reproduce_prefix + " --backend " + o.backend + " --dtype " + ref::dtype_name(d) + " --only " +
+         check_class_name(c) + " --seed " + std::to_string(o.seed) + " --no-reference" +
+         reproduce_options(o, {"seed", "call_timeout", "op"}) + " --call-timeout " +
+         std::to_string(int(o.call_timeout_s));
+}
+
+void print_check(const AuditOptions& o, const CheckResult& r) {
+  std::printf("  %-9s %s  %-4s  %llu cases, %llu mismatches%s (%.2f s)\n", check_class_name(r.cls),
+              ref::dtype_name(r.dtype), check_status_name(r.status), (unsigned long long)r.cases,
+              (unsigned long long)r.mismatches, r.stopped_early ? " (stopped early)" : "", r.seconds);
+  if (!r.fault.empty()) std::printf("      FAULT: %s\n", r.fault.c_str());
+  for (const auto& line : r.records) std::printf("      %s\n", line.c_str());
+  if (r.status == CheckStatus::kFail) {
+    if (r.mismatches > r.records.size())
+      std::printf("      ... and %llu more\n", (unsigned long long)(r.mismatches - r.records.size()));
+    if (r.vs_contract.total() > r.vs_contract.count(Distance::kExact))
+      std::printf("      distance from the contract (ulps, %s): %s\n",
+                  r.stopped_early ? "up to the early stop; --stop-after 0 for exact counts" : "every case",
+                  r.vs_contract.line().c_str());
+    std::printf("      reproduce: %s\n", r.reproduce.c_str());
+  } else if (r.status == CheckStatus::kPass && r.cls != CheckClass::kRejection) {
+    std::printf("      In %llu cases, no errors found in %s %s (contract %s).\n", (unsigned long long)r.cases,
+                o.op.c_str(), ref::dtype_name(r.dtype), o.contract.c_str());
   }
-  if (!o.default_shapes) cmd += " --no-default-shapes";
-  cmd += " --call-timeout " + std::to_string(int(o.call_timeout_s));
-  return cmd;
+  if (!r.scope.empty() && r.status != CheckStatus::kSkipped) std::printf("      scope: %s\n", r.scope.c_str());
+  if (!r.note.empty()) std::printf("      %s\n", r.note.c_str());
+  std::fflush(stdout);
 }
-
-/// A child that ended without a result: the class FAILs with what the heartbeat and its output say.
-std::string fault_line(const ChildOutcome& co, double call_timeout_s) {
-  std::string what;
-  if (co.timed_out) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.0f", call_timeout_s);
-    what = std::string("hang: the call did not return within ") + b + " s (--call-timeout)";
-  } else if (co.stalled) {
-    what = "stall: nothing heard from the class for the stall limit outside any call";
-  } else if (co.signal) {
-    what = "crash: " + signal_description(co.signal);
-  } else {
-    what = "crash: exit " + std::to_string(co.exit_code) + " without a result";
-  }
-  what += co.last_call.empty() ? " (outside any call into the subject)" : " in call " + co.last_call;
-  if (!co.output_tail.empty()) what += "; last output: " + co.output_tail;
-  return what;
-}
-
-std::string spec_dir() {
-  char tmpl[] = "/tmp/fuseproof-audit-XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  if (!d) throw std::runtime_error("audit: cannot create a temporary directory under /tmp");
-  return d;
-}
-
-/// Writes the spec, runs the child, returns its result JSON (null when it produced none) and its outcome.
-json run_isolated(const Subject& subject, const json& spec, const std::string& dir, const std::string& name,
-                  double call_timeout_s, double stall_s, ChildOutcome* outcome) {
-  const std::string spec_path = dir + "/" + name + ".json", result_path = spec_path + ".result.json";
-  {
-    std::ofstream f(spec_path);
-    f << spec.dump();
-    if (!f) throw std::runtime_error("audit: cannot write " + spec_path);
-  }
-  std::vector<std::string> argv = subject.child_command;
-  argv.push_back("--child-spec");
-  argv.push_back(spec_path);
-  *outcome = run_child(argv, dir + "/" + name + ".log", call_timeout_s, stall_s);
-  std::ifstream in(result_path);
-  if (!in) return nullptr;
-  json j = json::parse(in, nullptr, false);
-  return j.is_discarded() ? json(nullptr) : j;
-}
-
-/// A child's setup error (exit 2, 3, 4 with one line on stderr) becomes the same error here.
-[[noreturn]] void rethrow_child_error(const ChildOutcome& co, const json& result) {
-  const std::string msg = result.is_object() && result.contains("error") ? result["error"].get<std::string>()
-                                                                         : "audit: child failed: " + co.output_tail;
-  if (co.exit_code == kExitIncomplete) throw MissingDataError(msg);
-  if (co.exit_code == kExitCorrupt) throw CorruptDataError(msg);
-  throw UsageError(msg);
-}
-
-constexpr double kStallSeconds = 1800;  // a class that says nothing for 30 minutes outside any call is stuck
 
 }  // namespace
 
-const char* check_class_name(CheckClass c) {
-  switch (c) {
-    case CheckClass::kRejection: return "rejection";
-    case CheckClass::kExtreme: return "extreme";
-    case CheckClass::kProperty: return "property";
-    case CheckClass::kWidths: return "widths";
-    case CheckClass::kShapes: return "shapes";
-    case CheckClass::kDomain: return "domain";
-    default: return "pdl";
-  }
-}
-
-std::optional<CheckClass> parse_check_class(const std::string& s) {
-  for (CheckClass c : kAllCheckClasses)
-    if (s == check_class_name(c)) return c;
-  return std::nullopt;
-}
-
-std::string check_class_list() {
-  std::string s;
-  for (CheckClass c : kAllCheckClasses) s += (s.empty() ? "" : ", ") + std::string(check_class_name(c));
-  return s;
-}
-
-std::vector<Shape> parse_shapes(const std::string& list) {
-  std::vector<Shape> out;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    const size_t comma = std::min(list.find(',', pos), list.size());
-    const std::string item = list.substr(pos, comma - pos);
-    const size_t x = item.find('x');
-    auto number = [&](const std::string& t) -> int64_t {
-      if (t.empty() || t.size() > 12 || t.find_first_not_of("0123456789") != std::string::npos) return -1;
-      return std::stoll(t);
-    };
-    const int64_t rows = x == std::string::npos ? -1 : number(item.substr(0, x));
-    const int64_t width = x == std::string::npos ? -1 : number(item.substr(x + 1));
-    if (rows < 1 || width < 1)
-      throw UsageError("audit: --shapes entries must be ROWSxWIDTH with positive integers, got '" + item + "'");
-    out.push_back({rows, width, "--shapes"});
-    pos = comma + 1;
-  }
-  return out;
-}
-
-std::vector<Shape> model_shapes(const std::string& model) {
-  if (model == "wan2.2")
-    return {{32760, 5120, "wan2.2 5120-wide FFN (seed shape)"},
-            {32760, 13824, "wan2.2 FFN up, 32,760 tokens (seed shape)"},
-            {4096, 13824, "wan2.2 FFN up, 4,096 tokens (seed shape)"},
-            {75600, 13824, "wan2.2 FFN up, 81 frames at 720p: 75,600 tokens (seed shape)"}};
-  throw UsageError("audit: unknown --model " + model + " (known: wan2.2)");
-}
-
-std::string AuditResult::verdict() const {
-  if (!passed || !load_fault.empty()) return "FAIL";
-  return complete ? "PASS" : "INCOMPLETE";
-}
-
-const CheckResult* AuditResult::killed_by() const {
-  for (const auto& c : checks)
-    if (c.status == "fail") return &c;
-  return nullptr;
-}
-
-std::string builtin_plugin_path(const std::string& backend) {
-  const std::string file = backend == "cuda" ? "libbias_gelu_tanh_cuda.so" : "libbias_gelu_tanh_emulated.so";
+std::string builtin_plugin_path(const std::string& op, const std::string& backend) {
+  const std::string file = "lib" + op + "_" + (backend == "cuda" ? "cuda" : "emulated") + ".so";
   std::error_code ec;
   const auto exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
@@ -375,7 +197,8 @@ std::string builtin_plugin_path(const std::string& backend) {
 
 Subject plugin_subject(AuditOptions& o) {
   if (o.backend.empty() && o.plugin.empty()) o.backend = cuda_runner_available(nullptr) ? "cuda" : "emulated";
-  const std::string path = o.plugin.empty() ? builtin_plugin_path(o.backend) : o.plugin;
+  if (o.plugin.empty() && o.op.empty()) throw UsageError("audit: --op or --plugin is required");
+  const std::string path = o.plugin.empty() ? builtin_plugin_path(o.op, o.backend) : o.plugin;
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) throw UsageError("audit: plugin " + path + " not found");
   Subject s;
@@ -395,13 +218,14 @@ Subject plugin_subject(AuditOptions& o) {
     }
     return std::make_unique<PluginRunner>(Plugin::load(path, op));
   };
-  s.child_command = {"/proc/self/exe", "audit", "--op", o.op, "--plugin", s.info.path};
-  s.reproduce_prefix = "fuseproof audit --op " + o.op + " --plugin " + quote_path(s.info.path);
+  s.child_command = {"/proc/self/exe", "audit", "--plugin", s.info.path};
+  s.reproduce_prefix = "fuseproof audit --plugin " + quote_path(s.info.path);
   return s;
 }
 
-AuditResult run_audit(const AuditOptions& opt, const Subject& subject) {
+AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   const auto t0 = std::chrono::steady_clock::now();
+  AuditOptions opt = opt_in;
   AuditResult res;
   res.seed = opt.seed;
   res.command = opt.command;
@@ -419,16 +243,19 @@ AuditResult run_audit(const AuditOptions& opt, const Subject& subject) {
   Description desc;
   std::unique_ptr<KernelRunner> local_runner;
   if (opt.isolate) {
-    dir = spec_dir();
+    dir = make_spec_dir();
     ChildOutcome co;
-    const json result = run_isolated(subject, {{"task", "describe"}, {"options", options_json(opt)}}, dir, "describe",
-                                     opt.call_timeout_s, kStallSeconds, &co);
+    const json result = run_isolated(subject.child_command, {{"task", "describe"}, {"options", options_to_json(opt)}},
+                                     dir, "describe", opt.call_timeout_s, &co);
     if (co.exit_code == 0 && result.is_object() && result.contains("info")) {
       desc.info = info_from_json(result["info"]);
+      desc.op = result["op"];
+      desc.contract = result["contract"];
       desc.backend = result["backend"];
       desc.hardware = result["hardware"];
+      desc.arch = result["arch"];
       desc.models = result["models"].get<std::vector<std::string>>();
-    } else if (co.exit_code == kExitUsage || co.exit_code == kExitIncomplete || co.exit_code == kExitCorrupt) {
+    } else if (is_setup_error(co)) {
       rethrow_child_error(co, result);
     } else {
       res.plugin = subject.info;
@@ -439,17 +266,27 @@ AuditResult run_audit(const AuditOptions& opt, const Subject& subject) {
       res.seconds = seconds_since(t0);
       return res;
     }
+    opt.op = desc.op;
+    opt.contract = desc.contract;
+    opt.backend = desc.backend;
+    opt.arch = desc.arch;
   } else {
     desc = describe_here(opt, subject, &local_runner);
   }
   res.plugin = desc.info;
+  res.op = desc.op;
+  res.contract = desc.contract;
   res.backend = desc.backend;
   res.hardware = desc.hardware;
+  res.golden = "golden/" + desc.arch;
   res.models = desc.models;
   const PluginInfo& info = desc.info;
-  std::printf("fuseproof audit: %s\n  subject %s (%s memory, %d-byte vectors, ABI v%u)\n  backend %s on %s\n",
+  std::printf("fuseproof audit: %s\n  subject %s (%s memory, %d-byte vectors, ABI v%u)\n  op %s, contract %s%s\n"
+              "  backend %s on %s\n",
               info.kernel_name.c_str(), info.path.c_str(), memory_name(info.memory), info.vector_bytes,
-              info.abi_version, desc.backend.c_str(), res.hardware.c_str());
+              info.abi_version, desc.op.c_str(), desc.contract.c_str(),
+              desc.contract == info.contract ? " (the subject's claim)" : (" (--contract; the subject claims " + info.contract + ")").c_str(),
+              desc.backend.c_str(), res.hardware.c_str());
   for (const auto& m : desc.models) std::printf("  reference %s\n", m.c_str());
   std::printf("  isolation: %s; call time limit %.0f s\n",
               opt.isolate ? "each check class in a child process of its own" : "none (--no-isolation)",
@@ -459,26 +296,24 @@ AuditResult run_audit(const AuditOptions& opt, const Subject& subject) {
   if (opt.on_described) opt.on_described();
 
   // 2. Every class on every dtype.
-  AuditOptions child_opt = opt;
-  child_opt.backend = desc.backend;
   for (ref::Dtype d : opt.dtypes) {
     for (CheckClass c : kAllCheckClasses) {
-      if (opt.only && *opt.only != c) continue;
+      if (opt.only_class && *opt.only_class != c) continue;
       CheckResult r;
       r.cls = c;
       r.dtype = d;
       if (opt.first_fail && !res.passed) {
-        r.status = "skipped";
+        r.status = CheckStatus::kSkipped;
         r.note = "not run: after the first failure (--first-fail)";
       } else if (opt.isolate) {
         ChildOutcome co;
         const std::string name = std::string(check_class_name(c)) + "_" + ref::dtype_name(d);
         const json spec = {{"task", "class"}, {"class", check_class_name(c)}, {"dtype", ref::dtype_name(d)},
-                           {"options", options_json(child_opt)}};
-        const json result = run_isolated(subject, spec, dir, name, opt.call_timeout_s, kStallSeconds, &co);
+                           {"options", options_to_json(opt)}};
+        const json result = run_isolated(subject.child_command, spec, dir, name, opt.call_timeout_s, &co);
         if (co.exit_code == 0 && result.is_object() && result.contains("check")) {
           r = check_from_json(result["check"]);
-        } else if (co.exit_code == kExitUsage || co.exit_code == kExitIncomplete || co.exit_code == kExitCorrupt) {
+        } else if (is_setup_error(co)) {
           rethrow_child_error(co, result);
         } else {
           r.fault = fault_line(co, opt.call_timeout_s);
@@ -486,30 +321,15 @@ AuditResult run_audit(const AuditOptions& opt, const Subject& subject) {
           r.scope = "stopped by the fault; the class's other cases did not run";
         }
       } else {
-        r = run_class_here(child_opt, info, *local_runner, d, c, desc.backend);
+        r = run_class_here(opt, info, *local_runner, d, c);
       }
       settle(r);
-      if (r.status == "fail") {
+      if (r.status == CheckStatus::kFail) {
         res.passed = false;
-        r.reproduce = reproduce_command(opt, subject, desc.backend, d, c);
+        r.reproduce = reproduce_command(opt, subject, d, c);
       }
-      if (r.status == "incomplete") res.complete = false;
-      std::printf("  %-9s %s  %-4s  %llu cases, %llu mismatches%s (%.2f s)\n", check_class_name(c), ref::dtype_name(d),
-                  r.status.c_str(), (unsigned long long)r.cases, (unsigned long long)r.mismatches,
-                  r.stopped_early ? " (stopped early)" : "", r.seconds);
-      if (!r.fault.empty()) std::printf("      FAULT: %s\n", r.fault.c_str());
-      for (const auto& line : r.records) std::printf("      %s\n", line.c_str());
-      if (r.status == "fail") {
-        if (r.mismatches > r.records.size())
-          std::printf("      ... and %llu more\n", (unsigned long long)(r.mismatches - r.records.size()));
-        std::printf("      reproduce: %s\n", r.reproduce.c_str());
-      } else if (r.status == "pass" && c != CheckClass::kRejection) {
-        std::printf("      In %llu cases, no errors found in %s %s.\n", (unsigned long long)r.cases, opt.op.c_str(),
-                    ref::dtype_name(d));
-      }
-      if (!r.scope.empty() && r.status != "skipped") std::printf("      scope: %s\n", r.scope.c_str());
-      if (!r.note.empty()) std::printf("      %s\n", r.note.c_str());
-      std::fflush(stdout);
+      if (r.status == CheckStatus::kIncomplete) res.complete = false;
+      print_check(opt, r);
       res.checks.push_back(std::move(r));
     }
   }
@@ -525,33 +345,31 @@ AuditResult run_audit(const AuditOptions& opt, const Subject& subject) {
 }
 
 int run_audit_child(const std::string& spec_path, const Subject& subject) {
-  const std::string result_path = spec_path + ".result.json";
   json out;
   int status = kExitPass;
   try {
     std::ifstream in(spec_path);
     const json spec = json::parse(in);
-    const AuditOptions o = options_from_json(spec.at("options"));
+    AuditOptions o = options_from_json(spec.at("options"));
+    o.isolate = false;
     if (spec.at("task") == "describe") {
       const Description d = describe_here(o, subject);
-      out = {{"info", info_json(d.info)}, {"backend", d.backend}, {"hardware", d.hardware}, {"models", d.models}};
+      out = {{"info", info_to_json(d.info)}, {"op", d.op}, {"contract", d.contract}, {"backend", d.backend},
+             {"hardware", d.hardware}, {"arch", d.arch}, {"models", d.models}};
     } else {
       const PluginInfo info = subject.load_info ? subject.load_info() : subject.info;
       auto runner = subject.make_runner();
       const auto cls = parse_check_class(spec.at("class"));
       const auto dt = ref::parse_dtype(spec.at("dtype").get<std::string>());
       if (!cls || !dt) throw UsageError("audit: malformed child spec " + spec_path);
-      out = {{"check", check_json(run_class_here(o, info, *runner, *dt, *cls, o.backend))}};
+      out = {{"check", check_to_json(run_class_here(o, info, *runner, *dt, *cls))}};
     }
   } catch (const std::exception& e) {
     status = exit_status_of(e);
     out = {{"error", e.what()}};
     std::fprintf(stderr, "%s\n", e.what());
   }
-  std::ofstream f(result_path + ".tmp");
-  f << out.dump();
-  f.close();
-  fs::rename(result_path + ".tmp", result_path);
+  write_child_result(spec_path, out);
   return status;
 }
 

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <set>
+#include <unordered_map>
 
 #include "reference/half_codec.h"
 
@@ -43,21 +46,6 @@ std::vector<uint16_t> extreme_patterns(ref::Dtype d) {
   std::sort(p.begin(), p.end());
   p.erase(std::unique(p.begin(), p.end()), p.end());
   return p;
-}
-
-std::vector<uint16_t> tie_biases(ref::Dtype d, int e) {
-  // ulp of binade e is 2^(e - mant_bits); half of it must itself be a pattern of d.
-  const int h = e - mant_bits(d) - 1;
-  const int min_sub = min_normal_exponent(d) - mant_bits(d);
-  if (h < min_sub || h > max_exponent(d)) return {};
-  const uint16_t half = exact(d, std::ldexp(1.0f, h));
-  std::vector<uint16_t> b;
-  for (uint16_t v : {half, uint16_t(half - 1), uint16_t(half + 1)}) {
-    if (v == 0) continue;
-    b.push_back(v);
-    b.push_back(uint16_t(v | 0x8000));
-  }
-  return b;
 }
 
 std::vector<uint16_t> binade_patterns(ref::Dtype d, int e) {
@@ -101,6 +89,178 @@ std::vector<uint16_t> domain_subset_biases(ref::Dtype d, uint32_t count, uint64_
     for (uint16_t sign : {uint16_t(0), uint16_t(0x8000)}) s.insert(uint16_t(sign | (e << mant_bits(d)) | (rng() & m)));
   while (s.size() < std::min<uint32_t>(count, 65536)) s.insert(uint16_t(rng()));
   return {s.begin(), s.end()};
+}
+
+bool is_rounding_tie(ref::Dtype d, float v) {
+  if (!std::isfinite(v)) return false;
+  const uint32_t u = ref::f32_bits(v);
+  if (bf(d)) return (u & 0xFFFFu) == 0x8000u;  // bf16 keeps binary32's top 16 bits: the tie is 1 then zeros
+  const float a = std::fabs(v);
+  if (a >= 0x1p-14f) return (u & 0x1FFFu) == 0x1000u;  // fp16 normal: 13 bits dropped
+  const double k = double(a) * 0x1p24;                 // fp16 subnormal grid 2^-24 (exact scaling in binary64)
+  return k - std::floor(k) == 0.5;
+}
+
+bool is_near_rounding_tie(ref::Dtype d, float v) {
+  return std::isfinite(v) && !is_rounding_tie(d, v) &&
+         (is_rounding_tie(d, std::nextafter(v, INFINITY)) || is_rounding_tie(d, std::nextafter(v, -INFINITY)));
+}
+
+namespace {
+
+/// Binary32 units from v to the nearest tie of round_T (0 at a tie); large when v is not finite.
+uint32_t units_from_tie(ref::Dtype d, float v) {
+  if (!std::isfinite(v)) return 0xFFFFFFFFu;
+  const uint32_t u = ref::f32_bits(v);
+  if (bf(d)) {
+    const uint32_t low = u & 0xFFFFu;
+    return low > 0x8000u ? low - 0x8000u : 0x8000u - low;
+  }
+  if (std::fabs(v) >= 0x1p-14f) {
+    const uint32_t low = u & 0x1FFFu;
+    return low > 0x1000u ? low - 0x1000u : 0x1000u - low;
+  }
+  return is_rounding_tie(d, v) ? 0 : is_near_rounding_tie(d, v) ? 1 : 0xFFFFu;
+}
+
+/// (sign, binary32 exponent field) of a finite value: the group whose members share a binade.
+int binade_key(float v) { return int(ref::f32_bits(v) >> 23); }
+
+/// Up to `k` entries of v spread evenly over it.
+std::vector<uint16_t> spread(const std::vector<uint16_t>& v, size_t k) {
+  if (v.size() <= k) return v;
+  std::vector<uint16_t> out;
+  for (size_t i = 0; i < k; ++i) out.push_back(v[i * v.size() / k]);
+  return out;
+}
+
+void add_column(std::map<uint16_t, std::set<uint16_t>>& cols, uint16_t in1, const std::vector<uint16_t>& in0) {
+  cols[in1].insert(in0.begin(), in0.end());
+}
+
+std::vector<TieColumn> to_columns(const std::map<uint16_t, std::set<uint16_t>>& cols, size_t cap) {
+  std::vector<TieColumn> out;
+  for (const auto& [in1, in0] : cols) out.push_back({in1, spread(std::vector<uint16_t>(in0.begin(), in0.end()), cap)});
+  return out;
+}
+
+float join(const ref::OpPlan& p, uint16_t i0, uint16_t i1) {
+  return p.combine() == ref::Combine::kAdd ? p.a(i0) + p.b(i1) : p.a(i0) * p.b(i1);
+}
+
+void count(const ref::OpPlan& p, TieSet& t, const std::function<float(uint16_t, uint16_t)>& value) {
+  for (const TieColumn& c : t.columns)
+    for (uint16_t i0 : c.in0) {
+      const float v = value(i0, c.in1);
+      t.ties += is_rounding_tie(p.dtype(), v);
+      t.near += is_near_rounding_tie(p.dtype(), v);
+    }
+}
+
+std::string node_text(const ref::OpPlan& p, const char* what) {
+  return std::string("round_T(") + what + ") of " + p.op().name;
+}
+
+/// The joining step: for three first inputs of each (sign, binade) of A, the second inputs that make A (+|*) B a tie
+/// (the two smallest |B| first, then two at random), and their pattern neighbours; each column runs down every first
+/// input of the representative's binade.
+TieSet join_ties(const ref::OpPlan& p, std::mt19937_64& rng) {
+  const ref::Dtype d = p.dtype();
+  std::map<int, std::vector<uint16_t>> groups;
+  for (uint32_t i = 0; i < 65536; ++i)
+    if (std::isfinite(p.a(uint16_t(i)))) groups[binade_key(p.a(uint16_t(i)))].push_back(uint16_t(i));
+  std::vector<uint16_t> by_size(65536);
+  for (uint32_t i = 0; i < 65536; ++i) by_size[i] = uint16_t(i);
+  std::stable_sort(by_size.begin(), by_size.end(), [&](uint16_t a, uint16_t b) {
+    return std::fabs(p.b(a)) < std::fabs(p.b(b));  // NaN sorts nowhere in particular; ties skip them
+  });
+  std::map<uint16_t, std::set<uint16_t>> cols;
+  for (const auto& [key, members] : groups) {
+    const std::vector<uint16_t> rows = spread(members, 64);
+    for (uint16_t rep : spread(members, 3)) {
+      std::vector<uint16_t> found;
+      for (uint16_t c : by_size)
+        if (is_rounding_tie(d, join(p, rep, c))) found.push_back(c);
+      std::vector<uint16_t> pick(found.begin(), found.begin() + long(std::min<size_t>(2, found.size())));
+      for (int k = 0; k < 2 && found.size() > 2; ++k) pick.push_back(found[2 + rng() % (found.size() - 2)]);
+      for (uint16_t c : pick)
+        for (int delta : {0, -1, 1}) add_column(cols, uint16_t(c + delta), rows);
+    }
+    (void)key;
+  }
+  TieSet t;
+  t.node = node_text(p, p.combine() == ref::Combine::kAdd ? "in0 + in1" : "in0 * in1");
+  t.columns = to_columns(cols, 64);
+  count(p, t, [&](uint16_t a, uint16_t b) { return join(p, a, b); });
+  return t;
+}
+
+/// Every first input whose activation lands at or next to a tie before its own rounding (then the nearest others, to
+/// 512), times second inputs whose product keeps the rounding visible.
+TieSet unary_ties(const ref::OpPlan& p, const std::string& what,
+                  const std::function<float(uint16_t)>& unrounded, const std::vector<uint16_t>& in1s) {
+  const ref::Dtype d = p.dtype();
+  std::vector<std::pair<uint32_t, uint16_t>> by_units;
+  for (uint32_t i = 0; i < 65536; ++i) by_units.push_back({units_from_tie(d, unrounded(uint16_t(i))), uint16_t(i)});
+  std::stable_sort(by_units.begin(), by_units.end());
+  std::vector<uint16_t> rows;
+  for (const auto& [units, i] : by_units)
+    if (units <= 1 || rows.size() < 512) rows.push_back(i);
+    else break;
+  TieSet t;
+  t.node = node_text(p, what.c_str());
+  for (uint16_t c : in1s) t.columns.push_back({c, rows});
+  for (uint16_t i : rows) {
+    const float v = unrounded(i);
+    t.ties += is_rounding_tie(d, v) * in1s.size();
+    t.near += is_near_rounding_tie(d, v) * in1s.size();
+  }
+  return t;
+}
+
+uint16_t pattern(ref::Dtype d, float v) { return ref::f32_to_half(d, v, ref::NanPolicy::kCudaCvtRn); }
+
+}  // namespace
+
+std::vector<TieSet> rounding_ties(const ref::OpPlan& p, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const ref::Dtype d = p.dtype();
+  std::vector<TieSet> sets;
+  sets.push_back(join_ties(p, rng));
+  if (p.a_rounds()) {
+    // Second inputs with several mantissa bits, so that a product differs when the first rounding is skipped.
+    std::vector<uint16_t> in1s;
+    for (float v : {1.5f, -1.25f, 3.0f, 0.75f, 1.0078125f, -2.5f}) in1s.push_back(pattern(d, v));
+    while (in1s.size() < 10) {
+      const uint16_t r = random_pattern(d, rng);
+      const float v = ref::half_to_f32(d, r);
+      if (std::isfinite(v) && v != 0.0f) in1s.push_back(r);
+    }
+    sets.push_back(unary_ties(p, "act(in0)", [&](uint16_t i) { return p.a_unrounded(i); }, in1s));
+  }
+  if (p.has_p()) {
+    // The activation after the join: reach each T value t by in0 = t's widening partner and in1 = the join's
+    // identity (+-0 for an add, 1 for a multiply), then keep the t nearest a tie.
+    std::unordered_map<uint32_t, uint16_t> inverse_a;
+    for (uint32_t i = 0; i < 65536; ++i) inverse_a.emplace(ref::f32_bits(p.a(uint16_t(i))), uint16_t(i));
+    std::vector<uint16_t> identity;
+    for (uint32_t i = 0; i < 65536; ++i) {
+      const float b = p.b(uint16_t(i));
+      if (p.combine() == ref::Combine::kAdd ? b == 0.0f : b == 1.0f) identity.push_back(uint16_t(i));
+    }
+    TieSet t = unary_ties(p, "act(round_T(in0 (+) in1))", [&](uint16_t tt) { return p.p_unrounded(tt); }, identity);
+    // Rows hold the targets t; replace each by the first input that reaches it (those that none reaches are dropped).
+    for (TieColumn& c : t.columns) {
+      std::vector<uint16_t> in0;
+      for (uint16_t tt : c.in0) {
+        const auto it = inverse_a.find(ref::f32_bits(ref::half_to_f32(d, tt)));
+        if (it != inverse_a.end()) in0.push_back(it->second);
+      }
+      c.in0 = in0;
+    }
+    sets.push_back(t);
+  }
+  return sets;
 }
 
 }  // namespace fuseproof::audit

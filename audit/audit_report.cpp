@@ -17,8 +17,11 @@ nlohmann::json report_json_of(const AuditResult& r, const std::string& reference
   nlohmann::json j;
   j["tool"] = "fuseproof audit";
   j["command"] = r.command;
-  j["op"] = r.plugin.op;
+  j["op"] = r.op.empty() ? r.plugin.op : r.op;
+  j["contract"] = r.contract;
+  j["golden"] = r.golden;
   j["kernel"] = {{"name", r.plugin.kernel_name},
+                 {"claimed_contract", r.plugin.contract},
                  {"plugin", r.plugin.path},
                  {"plugin_sha256", r.plugin.sha256},
                  {"abi_version", r.plugin.abi_version},
@@ -38,21 +41,7 @@ nlohmann::json report_json_of(const AuditResult& r, const std::string& reference
   j["load_fault"] = r.load_fault;
   j["seconds"] = r.seconds;
   nlohmann::json checks = nlohmann::json::array();
-  for (const auto& c : r.checks) {
-    checks.push_back({{"class", check_class_name(c.cls)},
-                      {"dtype", ref::dtype_name(c.dtype)},
-                      {"status", c.status},
-                      {"cases", c.cases},
-                      {"mismatches", c.mismatches},
-                      {"stopped_early", c.stopped_early},
-                      {"distinct_expected", c.distinct_expected},
-                      {"scope", c.scope},
-                      {"note", c.note},
-                      {"records", c.records},
-                      {"fault", c.fault},
-                      {"reproduce", c.reproduce},
-                      {"seconds", c.seconds}});
-  }
+  for (const auto& c : r.checks) checks.push_back(check_to_json(c));
   j["checks"] = checks;
   if (const CheckResult* k = r.killed_by())
     j["killed_by"] = {{"class", check_class_name(k->cls)}, {"dtype", ref::dtype_name(k->dtype)},
@@ -101,7 +90,9 @@ std::string report_markdown(const AuditResult& r) {
        << k->mismatches << (k->stopped_early ? "+" : "") << " mismatches)";
   md << "\n\n";
   md << "| | |\n|---|---|\n";
-  md << "| op | `" << r.plugin.op << "` |\n";
+  md << "| op | `" << (r.op.empty() ? r.plugin.op : r.op) << "`, contract `" << r.contract << "` (the kernel claims `"
+     << r.plugin.contract << "`) |\n";
+  md << "| golden data | " << r.golden << " |\n";
   md << "| plugin | `" << r.plugin.path << "` (sha256 `" << r.plugin.sha256.substr(0, 16) << "…`) |\n";
   md << "| ABI | version " << r.plugin.abi_version << ", " << memory_name(r.plugin.memory) << " memory, "
      << r.plugin.vector_bytes << "-byte vectors |\n";
@@ -118,12 +109,12 @@ std::string report_markdown(const AuditResult& r) {
   md << "\n## Checks\n\n| class | dtype | status | cases | mismatches | time (s) | scope |\n|---|---|---|---:|---:|---:|---|\n";
   for (const auto& c : r.checks)
     md << "| " << check_class_name(c.cls) << " | " << ref::dtype_name(c.dtype) << " | "
-       << (c.status == "fail" ? "**fail**" : c.status) << " | " << c.cases << " | " << c.mismatches
+       << (c.status == CheckStatus::kFail ? "**fail**" : check_status_name(c.status)) << " | " << c.cases << " | " << c.mismatches
        << (c.stopped_early ? " (stopped)" : "") << " | " << c.seconds << " | " << c.scope
        << (c.note.empty() ? "" : "; " + c.note) << " |\n";
   bool any = false;
   for (const auto& c : r.checks) {
-    if (c.status != "fail") continue;
+    if (c.status != CheckStatus::kFail) continue;
     if (!any) md << "\n## Failures\n";
     any = true;
     md << "\n### " << check_class_name(c.cls) << " " << ref::dtype_name(c.dtype) << ": " << c.mismatches
@@ -132,7 +123,13 @@ std::string report_markdown(const AuditResult& r) {
     md << "```\n";
     for (const auto& l : c.records) md << l << "\n";
     if (c.mismatches > c.records.size()) md << "... and " << (c.mismatches - c.records.size()) << " more\n";
-    md << "```\n\nReproduce: `" << c.reproduce << "`\n";
+    md << "```\n\n";
+    md << "Distance from the contract (ulps" << (c.stopped_early ? ", up to the early stop: --stop-after 0 for exact counts" : "")
+       << "): " << c.vs_contract.line() << "\n\n";
+    if (c.has_correct)
+      md << "Distance from the correctly rounded value (MPFR): subject " << c.vs_correct.line() << "; contract "
+         << c.contract_vs_correct.line() << "\n\n";
+    md << "Reproduce: `" << c.reproduce << "`\n";
   }
   return md.str();
 }

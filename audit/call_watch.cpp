@@ -5,7 +5,6 @@
 
 #include <cstdlib>
 
-#include "audit/kernel_runner.h"
 
 namespace fuseproof::audit {
 
@@ -49,13 +48,5 @@ void watch_begin(const std::string& call) {
 void watch_end() { send("E\n"); }
 
 const std::string& watch_current_label() { return label(); }
-
-std::string describe_call(const CallSpec& s) {
-  std::string d = "rows=" + std::to_string(s.rows) + ",width=" + std::to_string(s.width) + ",dtype=" + std::to_string(s.dtype);
-  d += s.null_x ? ",x=null" : ",x+" + std::to_string(s.x_misalign);
-  d += s.null_bias ? ",bias=null" : ",bias+" + std::to_string(s.bias_misalign);
-  d += s.null_out ? ",out=null" : ",out+" + std::to_string(s.out_misalign);
-  return d;
-}
 
 }  // namespace fuseproof::audit

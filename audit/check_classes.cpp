@@ -1,4 +1,4 @@
-// check_classes.cpp: the check classes; each compares encodings (never values) against the reference model.
+// check_classes.cpp: the check classes; each compares encodings (never values) against the op's reference model.
 #include "audit/check_classes.h"
 
 #include <algorithm>
@@ -11,35 +11,45 @@
 
 #include "audit/audit_inputs.h"
 #include "audit/call_watch.h"
+#include "audit/correct_rounding.h"
 #include "audit/counter_patterns.h"
-#include "common/testfloat_record.h"
+#include "common/exit_status.h"
 #include "common/sha256.h"
-#include "reference/domain_sweep.h"
+#include "common/testfloat_record.h"
 
 namespace fuseproof::audit {
 
 namespace {
 
-/// Per-check comparison state: counts, the first records, the distinct-expected guard, the early stop.
+/// Per-check comparison state: counts, the first records, the distinct-expected guard, the early stop, the
+/// histogram of distances from the contract.
 class Tally {
  public:
-  Tally(const CheckContext& ctx, CheckResult& r) : ctx_(ctx), r_(r), seen_(65536, false) {}
+  Tally(const CheckContext& ctx, CheckResult& r) : ctx_(ctx), r_(r), seen_(65536, false) {
+    for (const auto& in : ctx.model.op->inputs) names_.push_back(in.name);
+  }
 
   /// Compares one element; false once the check should stop. `where` is called only for a record.
   template <class Where>
-  bool element(const Where& where, uint16_t x, uint16_t b, uint16_t got, uint16_t expected) {
+  bool element(const Where& where, const uint16_t* in, uint16_t got, uint16_t expected) {
     ++r_.cases;
-    if (!seen_[expected]) seen_[expected] = true, ++r_.distinct_expected;
-    if (got != expected) {
-      ++r_.mismatches;
-      if (r_.records.size() < ctx_.options.records)
-        r_.records.push_back(testfloat_record(ctx_.options.op, ctx_.model.dtype, where(), x, b, got, expected));
-      return !stop();
+    seen(expected);
+    if (got == expected) {
+      r_.vs_contract.add_exact(1);
+      return true;
     }
-    return true;
+    r_.vs_contract.add(ctx_.model.dtype, got, expected);
+    ++r_.mismatches;
+    if (r_.records.size() < ctx_.options.records)
+      r_.records.push_back(
+          testfloat_record_inputs(ctx_.model.op->name, ctx_.model.dtype, where(), names_, in, got, expected));
+    return !stop();
   }
   /// Counts `n` elements compared equal in bulk.
-  void equal(uint64_t n) { r_.cases += n; }
+  void equal(uint64_t n) {
+    r_.cases += n;
+    r_.vs_contract.add_exact(n);
+  }
   /// The subject faulted (a CUDA error after its call): the class stops here.
   void fault(const std::string& line) { r_.fault = line; }
   /// Counts an expected output towards the distinct-output guard without a comparison record.
@@ -60,15 +70,44 @@ class Tally {
   const CheckContext& ctx_;
   CheckResult& r_;
   std::vector<bool> seen_;
+  std::vector<std::string> names_;
 };
 
 std::string shape(int64_t rows, int64_t width) {
   return "rows=" + std::to_string(rows) + ",width=" + std::to_string(width);
 }
 
-/// Runs a valid call and compares every element; checks the return code, the guards and the inputs.
-/// False once the check should stop (or the backend faulted, which throws).
-bool run_valid(const CheckContext& ctx, Tally& t, CallSpec spec, const std::string& label,
+std::string head_of(const CheckContext& ctx, int64_t rows, int64_t width) {
+  return ctx.model.op->name + " " + ref::dtype_name(ctx.model.dtype) + " [" + shape(rows, width) + "]";
+}
+
+/// Checks what a valid call's outcome says besides its elements: a refusal, guard writes, changed inputs.
+/// False when the elements cannot be compared (the call was refused).
+bool outcome_ok(const CheckContext& ctx, Tally& t, const CallSpec& spec, const CallOutcome& o) {
+  const std::string head = head_of(ctx, spec.rows, spec.width);
+  if (o.rc != 0) {
+    t.failure(head + " valid call rejected: " + o.message, uint64_t(spec.rows * spec.width));
+    return false;
+  }
+  if (o.guard_writes) t.failure(head + " wrote " + std::to_string(o.guard_writes) + " guard bytes outside out", o.guard_writes);
+  if (!o.inputs_intact) t.failure(head + " modified an input");
+  return true;
+}
+
+/// fn(lo, hi) over [0, n) on every hardware thread when n is large, else on this one.
+template <class Fn>
+void parallel_ranges(size_t n, Fn fn) {
+  const size_t threads = n < (size_t(1) << 18) ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 1) return fn(size_t(0), n);
+  std::vector<std::thread> pool;
+  for (size_t w = 0; w < threads; ++w) pool.emplace_back([&, w] { fn(n * w / threads, n * (w + 1) / threads); });
+  for (auto& t : pool) t.join();
+}
+
+/// Runs a valid call and compares every element; checks the return code, the guards and the inputs. The expected
+/// outputs are computed first (in parallel for large calls) and compared row by row; a row that differs is compared
+/// element by element for the records. False once the check should stop (or the subject faulted).
+bool run_valid(const CheckContext& ctx, Tally& t, const CallSpec& spec, const std::string& label,
                std::optional<CallOutcome> pre_run = std::nullopt) {
   watch_label(label);
   const CallOutcome o = pre_run ? std::move(*pre_run) : ctx.runner.call(spec);
@@ -77,48 +116,70 @@ bool run_valid(const CheckContext& ctx, Tally& t, CallSpec spec, const std::stri
     t.fault("CUDA error in call " + label + " [" + describe_call(spec) + "]: " + o.fault);
     return false;
   }
-  const std::string head = ctx.options.op + " " + ref::dtype_name(ctx.model.dtype) + " [" + shape(spec.rows, spec.width) + "]";
-  if (o.rc != 0) {
-    t.failure(head + " valid call rejected: " + o.message, uint64_t(spec.rows * spec.width));
-    return !t.stop();
-  }
-  if (o.guard_writes) t.failure(head + " wrote " + std::to_string(o.guard_writes) + " guard bytes outside out", o.guard_writes);
-  if (!o.inputs_intact) t.failure(head + " modified x or bias");
-  for (int64_t r = 0; r < spec.rows; ++r)
+  if (!outcome_ok(ctx, t, spec, o)) return !t.stop();
+  const size_t w = size_t(spec.width), n = size_t(spec.rows) * w;
+  std::vector<uint16_t> want(n);
+  parallel_ranges(n, [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i)
+      want[i] = ctx.model.expected(spec.at(0, int64_t(i / w), int64_t(i % w)), spec.at(1, int64_t(i / w), int64_t(i % w)));
+  });
+  const size_t stride = n > (size_t(1) << 22) ? 61 : 1;  // the distinct-output guard needs no more
+  for (size_t i = 0; i < n; i += stride) t.seen(want[i]);
+  for (int64_t r = 0; r < spec.rows; ++r) {
+    const size_t row = size_t(r) * w;
+    if (std::memcmp(want.data() + row, o.out.data() + row, w * 2) == 0) {
+      t.equal(w);
+      continue;
+    }
     for (int64_t c = 0; c < spec.width; ++c) {
-      const size_t i = size_t(r * spec.width + c);
-      const uint16_t x = spec.x[i], b = spec.bias[size_t(c)];
-      if (!t.element([&] { return "r=" + std::to_string(r) + ",c=" + std::to_string(c); }, x, b, o.out[i],
-                     ctx.model.expected(x, b)))
+      const uint16_t in[2] = {spec.at(0, r, c), spec.at(1, r, c)};
+      if (!t.element([&] { return "r=" + std::to_string(r) + ",c=" + std::to_string(c); }, in, o.out[row + size_t(c)],
+                     want[row + size_t(c)]))
         return false;
     }
+  }
   return !t.stop();
 }
 
 CallSpec make_spec(const CheckContext& ctx, int64_t rows, int64_t width) {
-  CallSpec s;
-  s.rows = rows;
-  s.width = width;
-  s.dtype = ctx.abi_dtype;
-  s.x.resize(size_t(rows * width));
-  s.bias.resize(size_t(width));
-  s.out_elems = size_t(rows * width);
-  return s;
+  return make_call(*ctx.model.op, rows, width, ctx.abi_dtype);
 }
 
 void fill_random(const CheckContext& ctx, CallSpec& s, std::mt19937_64& rng) {
-  for (auto& v : s.x) v = random_pattern(ctx.model.dtype, rng);
-  for (auto& v : s.bias) v = random_pattern(ctx.model.dtype, rng);
+  for (auto& b : s.buffers)
+    for (auto& v : b) v = random_pattern(ctx.model.dtype, rng);
 }
 
 uint64_t class_seed(const CheckContext& ctx, CheckClass c) {
   return ctx.options.seed * 0x9E3779B97F4A7C15ull + uint64_t(c) * 1000003u + uint64_t(ctx.model.dtype) * 7919u;
 }
 
+/// The widths up to which a call of `rows` fits a call-sized buffer: rows * width elements per per-element input.
+int64_t pad_to(int64_t n, int64_t v) { return (n + v - 1) / v * v; }
+
+/// A call whose input 0 at (r, c) is rows_of(r, c) and input 1 is cols[c % cols.size()] (second inputs across the
+/// columns, the same down each column, so that a broadcast input is expressible).
+template <class In0>
+CallSpec grid_call(const CheckContext& ctx, int64_t rows, const std::vector<uint16_t>& cols, const In0& in0) {
+  const int64_t v = ctx.info.vector_elems();
+  const int64_t width = pad_to(int64_t(cols.size()), v);
+  CallSpec s = make_spec(ctx, rows, width);
+  const InputView a = s.inputs[0], b = s.inputs[1];
+  uint16_t* pa = s.buffers[size_t(a.buffer)].data() + a.offset;
+  uint16_t* pb = s.buffers[size_t(b.buffer)].data() + b.offset;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < width; ++c) {
+      pa[r * a.stride[0] + c * a.stride[1]] = in0(r, c);
+      pb[r * b.stride[0] + c * b.stride[1]] = cols[size_t(c) % cols.size()];
+    }
+  return s;
+}
+
 }  // namespace
 
 void check_rejection(const CheckContext& ctx, CheckResult& r) {
   const int64_t v = ctx.info.vector_elems();
+  const ref::OpSpec& op = *ctx.model.op;
   struct Probe {
     std::string what;
     CallSpec spec;
@@ -126,20 +187,21 @@ void check_rejection(const CheckContext& ctx, CheckResult& r) {
   };
   std::vector<Probe> probes;
   std::mt19937_64 rng(class_seed(ctx, CheckClass::kRejection));
-  auto base = [&](int64_t rows, int64_t width, size_t elems) {
-    CallSpec s;
+  // A call of `rows` x `width` with the op's buffers; for impossible shapes (negative, overflowing) the buffers are
+  // small: a correct kernel refuses before it reads them.
+  auto base = [&](int64_t rows, int64_t width) {
+    const bool real = rows >= 0 && width >= 0 && rows <= 64 && width <= (int64_t(1) << 20);
+    CallSpec s = make_call(op, real ? rows : 2, real ? std::max<int64_t>(width, 1) : 4 * v, ctx.abi_dtype);
     s.rows = rows;
     s.width = width;
-    s.dtype = ctx.abi_dtype;
-    s.x.resize(elems);
-    s.bias.resize(std::max<size_t>(size_t(std::max<int64_t>(width, 0)), 1));
-    s.out_elems = elems;
-    for (auto& e : s.x) e = random_pattern(ctx.model.dtype, rng);
-    for (auto& e : s.bias) e = random_pattern(ctx.model.dtype, rng);
+    s.inputs = layout_views(op, width);
+    if (real) s.out_elems = size_t(rows * width);
+    for (auto& b : s.buffers)
+      for (auto& e : b) e = random_pattern(ctx.model.dtype, rng);
     return s;
   };
-  // Widths that are not multiples of the vector; the buffers hold exactly rows * width, so an honest elementwise
-  // kernel stays in bounds and a vector kernel that rounds up runs into the guards.
+  // Widths that are not multiples of the vector; the buffers hold exactly what the layout needs, so an honest
+  // elementwise kernel stays in bounds and a vector kernel that rounds up runs into the guards.
   std::vector<int64_t> bad_widths{1, v - 1, v + 1, v + v / 2, 3 * v - 1, 64 * v + 1};
   std::sort(bad_widths.begin(), bad_widths.end());
   bad_widths.erase(std::unique(bad_widths.begin(), bad_widths.end()), bad_widths.end());
@@ -147,30 +209,45 @@ void check_rejection(const CheckContext& ctx, CheckResult& r) {
     if (w < 1 || w % v == 0) continue;
     for (int64_t rows : {int64_t(1), int64_t(3)})
       probes.push_back({"width " + std::to_string(w) + " not a multiple of " + std::to_string(v) + ", rows " +
-                            std::to_string(rows), base(rows, w, size_t(rows * w))});
+                            std::to_string(rows), base(rows, w)});
   }
-  probes.push_back({"width 0", base(2, 0, 16), true});
-  probes.push_back({"width -" + std::to_string(v), base(2, -v, 16)});
-  probes.push_back({"rows 0", base(0, 4 * v, 16), true});
-  probes.push_back({"rows -1", base(-1, 4 * v, 16)});
-  probes.push_back({"rows * width overflows int64", base(INT64_MAX / 4, 4 * v, size_t(4 * v))});
+  probes.push_back({"width 0", base(2, 0), true});
+  probes.push_back({"width -" + std::to_string(v), base(2, -v)});
+  probes.push_back({"rows 0", base(0, 4 * v), true});
+  probes.push_back({"rows -1", base(-1, 4 * v)});
+  probes.push_back({"rows * width overflows int64", base(INT64_MAX / 4, 4 * v)});
   for (int32_t dt : {int32_t(FUSEPROOF_DTYPE_FLOAT32), int32_t(FUSEPROOF_DTYPE_INT16), int32_t(-1), int32_t(7)}) {
-    Probe p{"dtype code " + std::to_string(dt), base(2, 4 * v, size_t(8 * v))};
+    Probe p{"dtype code " + std::to_string(dt), base(2, 4 * v)};
     p.spec.dtype = dt;
     probes.push_back(p);
   }
-  for (int k = 0; k < 3; ++k) {
-    Probe p{std::string(k == 0 ? "out" : k == 1 ? "x" : "bias") + " null", base(2, 4 * v, size_t(8 * v))};
-    (k == 0 ? p.spec.null_out : k == 1 ? p.spec.null_x : p.spec.null_bias) = true;
+  {
+    Probe p{"out null", base(2, 4 * v)};
+    p.spec.null_out = true;
+    probes.push_back(p);
+  }
+  for (int i = 0; i < int(op.inputs.size()); ++i) {
+    Probe p{op.inputs[size_t(i)].name + " null", base(2, 4 * v)};
+    p.spec.null_input.assign(op.inputs.size(), false);
+    p.spec.null_input[size_t(i)] = true;
     probes.push_back(p);
   }
   if (ctx.info.vector_bytes > 2) {
-    for (int k = 0; k < 3; ++k) {
-      Probe p{std::string(k == 0 ? "out" : k == 1 ? "x" : "bias") + " misaligned by 2 bytes",
-              base(2, 4 * v, size_t(8 * v))};
-      (k == 0 ? p.spec.out_misalign : k == 1 ? p.spec.x_misalign : p.spec.bias_misalign) = 2;
-      probes.push_back(p);
+    Probe p{"out misaligned by 2 bytes", base(2, 4 * v)};
+    p.spec.out_misalign = 2;
+    probes.push_back(p);
+    for (int i = 0; i < int(op.inputs.size()); ++i) {
+      Probe q{op.inputs[size_t(i)].name + " misaligned by 2 bytes", base(2, 4 * v)};
+      q.spec.input_misalign.assign(op.inputs.size(), 0);
+      q.spec.input_misalign[size_t(i)] = 2;
+      probes.push_back(q);
     }
+  }
+  {
+    Probe p{std::to_string(op.inputs.size() + 1) + " inputs where the op has " + std::to_string(op.inputs.size()),
+            base(2, 4 * v)};
+    p.spec.n_inputs_override = int32_t(op.inputs.size() + 1);
+    probes.push_back(p);
   }
   Tally t(ctx, r);
   size_t not_applicable = 0;
@@ -189,7 +266,7 @@ void check_rejection(const CheckContext& ctx, CheckResult& r) {
     }
     uint64_t written = 0;
     for (uint16_t e : o.out) written += e != kPoison;
-    const std::string head = ctx.options.op + " " + ref::dtype_name(ctx.model.dtype) + " reject " + p.what + " [" +
+    const std::string head = op.name + " " + ref::dtype_name(ctx.model.dtype) + " reject " + p.what + " [" +
                              shape(p.spec.rows, p.spec.width) + ",dtype=" + std::to_string(p.spec.dtype) + "]: ";
     std::string why;
     if (o.rc == 0 && !p.may_accept) why += "returned 0 (accepted); ";
@@ -197,53 +274,58 @@ void check_rejection(const CheckContext& ctx, CheckResult& r) {
       why += "rejection message must be one non-empty line; ";
     if (written) why += "wrote " + std::to_string(written) + " of " + std::to_string(o.out.size()) + " out elements; ";
     if (o.guard_writes) why += "wrote " + std::to_string(o.guard_writes) + " guard bytes; ";
-    if (!o.inputs_intact) why += "modified x or bias; ";
+    if (!o.inputs_intact) why += "modified an input; ";
     if (!why.empty()) t.failure(head + why.substr(0, why.size() - 2));
   }
   r.distinct_expected = 0;
   r.scope = std::to_string(probes.size()) + " invalid calls (widths not a multiple of " + std::to_string(v) +
-            ", empty and negative shapes, int64 overflow, 4 invalid dtype codes, null and misaligned pointers), out "
-            "poisoned with 0xFFA5 and " + std::to_string(kGuardElems) + " guard elements around every buffer";
+            ", empty and negative shapes, int64 overflow, 4 invalid dtype codes, a wrong input count, null and "
+            "misaligned pointers), out poisoned with 0xFFA5 and " + std::to_string(kGuardElems) +
+            " guard elements around every buffer";
   if (not_applicable)
     r.scope += "; " + std::to_string(not_applicable) + " of them not applicable to this subject (not counted)";
 }
 
 void check_extreme(const CheckContext& ctx, CheckResult& r) {
   const ref::Dtype d = ctx.model.dtype;
-  const int64_t v = ctx.info.vector_elems();
   Tally t(ctx, r);
-  // Every pair of extreme patterns: x down the rows, bias across the columns (padded to the vector by repetition).
+  // Every pair of extreme patterns: the first input down the rows, the second across the columns.
   const std::vector<uint16_t> s = extreme_patterns(d);
-  const int64_t width = (int64_t(s.size()) + v - 1) / v * v;
-  CallSpec spec = make_spec(ctx, int64_t(s.size()), width);
-  for (size_t i = 0; i < s.size(); ++i)
-    for (int64_t c = 0; c < width; ++c) spec.x[i * size_t(width) + size_t(c)] = s[i];
-  for (int64_t c = 0; c < width; ++c) spec.bias[size_t(c)] = s[size_t(c) % s.size()];
-  if (!run_valid(ctx, t, spec, "extreme pairs")) return;
-  // Ties: x + bias exactly halfway between two patterns (and one step either side), every binade.
-  uint64_t tie_cases = 0;
-  for (int e = min_normal_exponent(d); e <= max_exponent(d); ++e) {
-    const std::vector<uint16_t> b = tie_biases(d, e);
-    if (b.empty()) continue;
-    const std::vector<uint16_t> xs = binade_patterns(d, e);
-    const int64_t w = (int64_t(b.size()) + v - 1) / v * v;
-    CallSpec ts = make_spec(ctx, int64_t(xs.size()), w);
-    for (size_t i = 0; i < xs.size(); ++i)
-      for (int64_t c = 0; c < w; ++c) ts.x[i * size_t(w) + size_t(c)] = xs[i];
-    for (int64_t c = 0; c < w; ++c) ts.bias[size_t(c)] = b[size_t(c) % b.size()];
-    tie_cases += uint64_t(xs.size()) * uint64_t(w);
-    if (!run_valid(ctx, t, ts, "rounding ties")) return;
+  const CallSpec pairs = grid_call(ctx, int64_t(s.size()), s, [&](int64_t row, int64_t) { return s[size_t(row)]; });
+  if (!run_valid(ctx, t, pairs, "extreme pairs")) return;
+  // Ties and near-ties at every rounding node: columns of (second input, first inputs down the rows), in calls of up
+  // to 64 columns.
+  std::string ties_scope;
+  for (const TieSet& set : rounding_ties(*ctx.model.plan, class_seed(ctx, CheckClass::kExtreme))) {
+    uint64_t cases = 0;
+    for (size_t k0 = 0; k0 < set.columns.size(); k0 += 64) {
+      const size_t k1 = std::min(set.columns.size(), k0 + 64);
+      size_t rows = 0;
+      std::vector<uint16_t> cols;
+      for (size_t k = k0; k < k1; ++k) {
+        rows = std::max(rows, set.columns[k].in0.size());
+        cols.push_back(set.columns[k].in1);
+      }
+      if (rows == 0) continue;
+      const CallSpec spec = grid_call(ctx, int64_t(rows), cols, [&](int64_t row, int64_t c) {
+        const auto& in0 = set.columns[k0 + size_t(c) % cols.size()].in0;
+        return in0.empty() ? uint16_t(0) : in0[size_t(row) % in0.size()];
+      });
+      cases += uint64_t(spec.rows * spec.width);
+      if (!run_valid(ctx, t, spec, "ties at " + set.node)) return;
+    }
+    ties_scope += "; at " + set.node + ": " + std::to_string(cases) + " cases (" + std::to_string(set.ties) +
+                  " exact ties, " + std::to_string(set.near) + " one binary32 unit from one, the rest their "
+                  "pattern neighbours)";
   }
   r.scope = std::to_string(s.size()) + " x " + std::to_string(s.size()) +
-            " pairs of extreme patterns (NaN payloads, +-Inf, subnormals, +-0, max finite) and " +
-            std::to_string(tie_cases) + " rounding ties of x + bias and their neighbours in every binade";
+            " pairs of extreme patterns (NaN payloads, +-Inf, subnormals, +-0, max finite)" + ties_scope;
 }
 
 void check_property(const CheckContext& ctx, CheckResult& r) {
   const int64_t v = ctx.info.vector_elems();
   Tally t(ctx, r);
-  const uint64_t seed = class_seed(ctx, CheckClass::kProperty);
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng(class_seed(ctx, CheckClass::kProperty));
   const int64_t max_vecs = std::max<int64_t>(1, 4096 / v);
   for (uint32_t i = 0; i < ctx.options.property_cases; ++i) {
     const int64_t rows = 1 + int64_t(rng() % 4);
@@ -254,7 +336,8 @@ void check_property(const CheckContext& ctx, CheckResult& r) {
   }
   r.scope = std::to_string(ctx.options.property_cases) + " random shapes (rows 1..4, widths " + std::to_string(v) +
             ".." + std::to_string(max_vecs * v) + " in steps of " + std::to_string(v) +
-            "), weighted random patterns, std::mt19937_64 seeded from --seed " + std::to_string(ctx.options.seed);
+            "), weighted random patterns in every input, std::mt19937_64 seeded from --seed " +
+            std::to_string(ctx.options.seed);
 }
 
 void check_widths(const CheckContext& ctx, CheckResult& r) {
@@ -270,22 +353,36 @@ void check_widths(const CheckContext& ctx, CheckResult& r) {
             std::to_string(ctx.max_width / v) + " widths), 3 rows each, random patterns";
 }
 
+void validate_shapes(const ref::OpSpec& op, const std::vector<Shape>& shapes, int64_t vector_elems) {
+  for (const Shape& s : shapes) {
+    const std::string name = std::to_string(s.rows) + "x" + std::to_string(s.width);
+    if (s.width % vector_elems != 0)
+      throw UsageError("audit: --shapes " + name + ": width must be a multiple of the kernel's " +
+                       std::to_string(vector_elems) + "-element vector for " + op.name);
+    // Every buffer's bytes must fit int64: rows * (elements per row) * 2.
+    for (int k = 0; k < int(op.buffers().size()); ++k) {
+      const int64_t per_row = op.buffer_row_elems(k, s.width);
+      if (per_row > INT64_MAX / 2 / s.rows)
+        throw UsageError("audit: --shapes " + name + ": " + op.buffers()[size_t(k)] + " of " + op.name +
+                         " would hold more than 2^63 bytes");
+    }
+  }
+}
+
 void check_shapes(const CheckContext& ctx, CheckResult& r) {
   const ref::Dtype d = ctx.model.dtype;
-  const bool bf16 = d == ref::Dtype::kBf16;
+  const ref::OpSpec& op = *ctx.model.op;
   const int64_t v = ctx.info.vector_elems();
   std::vector<Shape> shapes;
   if (ctx.options.default_shapes) {
     if (ctx.info.cuda()) {
-      shapes = model_shapes("wan2.2");
-      // 2^31 / 13,824 = 155,344.6: one more row puts the call above 2^31 elements.
-      shapes.push_back({155345, 13824, "above 2^31 elements (2,147,489,280)"});
+      for (const ref::ShapeSpec& s : op.envelope) shapes.push_back({s.rows, s.width, s.why});
     } else {
       shapes.push_back({65537, 8 * v, "rows above 65,535"});
       shapes.push_back({100003, v, "rows above 65,535 at the narrowest width"});
     }
   }
-  shapes.insert(shapes.end(), ctx.options.shapes.begin(), ctx.options.shapes.end());
+  shapes.insert(shapes.end(), ctx.options.extra_shapes.begin(), ctx.options.extra_shapes.end());
   Tally t(ctx, r);
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::string> ran, not_ran;
@@ -293,36 +390,35 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
   for (size_t k = 0; k < shapes.size() && !t.stop() && r.fault.empty(); ++k) {
     const Shape& sh = shapes[k];
     const std::string name = std::to_string(sh.rows) + "x" + std::to_string(sh.width);
-    if (sh.width % v != 0) {
+    if (sh.width % v != 0) {  // only the defaults can get here: --shapes entries were refused up front
       not_ran.push_back(name + " (width not a multiple of " + std::to_string(v) + ")");
       continue;
     }
     const uint64_t elems = uint64_t(sh.rows) * uint64_t(sh.width);
-    const uint64_t need = elems * 4 + (uint64_t(64) << 20), have = ctx.runner.memory_available();
+    const uint64_t need = elems * uint64_t(op.bytes_per_element()) + elems * 2 + (uint64_t(64) << 20);
+    const uint64_t have = ctx.runner.memory_available();
     if (have && need > have) {
-      char b[160];
+      char b[200];
       std::snprintf(b, sizeof b, "%s (%s: needs %.1f GiB, %.1f GiB free)", name.c_str(), sh.why.c_str(),
                     double(need) / double(1ull << 30), double(have) / double(1ull << 30));
       not_ran.push_back(b);
       continue;
     }
-    LargeSpec spec{sh.rows, sh.width, ctx.abi_dtype, class_seed(ctx, CheckClass::kShapes) + k};
-    std::vector<uint16_t> bias(size_t(sh.width)), expected;
-    for (int64_t c = 0; c < sh.width; ++c) bias[size_t(c)] = counter_pattern(bf16, spec.seed ^ kBiasSalt, uint64_t(c));
-    const std::string head = ctx.options.op + " " + ref::dtype_name(d) + " [rows=" + std::to_string(sh.rows) +
-                             ",width=" + std::to_string(sh.width) + "]";
-    bool go_on = true;
+    LargeSpec spec{&op, sh.rows, sh.width, ctx.abi_dtype, class_seed(ctx, CheckClass::kShapes) + k};
+    std::vector<uint16_t> expected;
+    const std::string head = head_of(ctx, sh.rows, sh.width);
     // Expected rows computed in parallel where the output arrives; compared in order.
     const ChunkCheck check = [&](int64_t row0, int64_t nrows, const uint16_t* out) {
       const size_t n = size_t(nrows) * size_t(sh.width);
       expected.resize(n);
-      const uint64_t first = uint64_t(row0) * uint64_t(sh.width);
       std::vector<std::thread> pool;
       for (unsigned w = 0; w < threads; ++w)
         pool.emplace_back([&, w] {
           const size_t lo = n * w / threads, hi = n * (w + 1) / threads;
-          for (size_t i = lo; i < hi; ++i)
-            expected[i] = ctx.model.expected(counter_pattern(bf16, spec.seed, first + i), bias[(first + i) % size_t(sh.width)]);
+          for (size_t i = lo; i < hi; ++i) {
+            const int64_t row = row0 + int64_t(i / size_t(sh.width)), col = int64_t(i % size_t(sh.width));
+            expected[i] = ctx.model.expected(spec.input(0, row, col), spec.input(1, row, col));
+          }
         });
       for (auto& th : pool) th.join();
       for (size_t i = 0; i < n; i += 61) t.seen(expected[i]);
@@ -331,11 +427,11 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
         return true;
       }
       for (size_t i = 0; i < n; ++i) {
-        const uint64_t g = first + i;
-        const int64_t row = int64_t(g / uint64_t(sh.width)), col = int64_t(g % uint64_t(sh.width));
-        if (!t.element([&] { return "r=" + std::to_string(row) + ",c=" + std::to_string(col); },
-                       counter_pattern(bf16, spec.seed, g), bias[size_t(col)], out[i], expected[i]))
-          return go_on = false;
+        const int64_t row = row0 + int64_t(i / size_t(sh.width)), col = int64_t(i % size_t(sh.width));
+        const uint16_t in[2] = {spec.input(0, row, col), spec.input(1, row, col)};
+        if (!t.element([&] { return "r=" + std::to_string(row) + ",c=" + std::to_string(col); }, in, out[i],
+                       expected[i]))
+          return false;
       }
       return true;
     };
@@ -348,12 +444,11 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
     }
     if (o.rc != 0) t.failure(head + " valid call rejected: " + o.message, elems);
     if (o.guard_writes) t.failure(head + " wrote " + std::to_string(o.guard_writes) + " guard bytes outside out", o.guard_writes);
-    if (o.inputs_changed) t.failure(head + " modified " + std::to_string(o.inputs_changed) + " elements of x or bias");
+    if (o.inputs_changed) t.failure(head + " modified " + std::to_string(o.inputs_changed) + " elements of its inputs");
     ran.push_back(name + " (" + sh.why + ")");
     biggest = std::max(biggest, elems);
-    (void)go_on;
   }
-  std::string scope = std::to_string(ran.size()) + " shape(s) at full size";
+  std::string scope = std::to_string(ran.size()) + " shape(s) at full size (the op's output [rows, width])";
   for (const auto& s : ran) scope += "; " + s;
   scope += "; largest call " + std::to_string(biggest) + " elements" + (biggest > (uint64_t(1) << 31) ? " (above 2^31)" : "");
   scope += "; inputs from the counter generator, output streamed back and compared chunk by chunk";
@@ -361,96 +456,134 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
   if (!not_ran.empty()) {
     r.note = "not run:";
     for (const auto& s : not_ran) r.note += " " + s + ";";
+    r.incomplete_when_passing = true;
   }
 }
 
 void check_domain(const CheckContext& ctx, CheckResult& r) {
   const ref::Dtype d = ctx.model.dtype;
+  const ref::OpSpec& op = *ctx.model.op;
   const int64_t v = ctx.info.vector_elems();
   const bool full = ctx.domain_biases >= 65536;
-  std::vector<uint16_t> biases;
+  std::vector<uint16_t> seconds;
   if (full) {
-    biases.resize(65536);
-    for (uint32_t i = 0; i < 65536; ++i) biases[i] = uint16_t(i);
+    seconds.resize(65536);
+    for (uint32_t i = 0; i < 65536; ++i) seconds[i] = uint16_t(i);
   } else {
-    biases = domain_subset_biases(d, ctx.domain_biases, class_seed(ctx, CheckClass::kDomain));
+    seconds = domain_subset_biases(d, ctx.domain_biases, class_seed(ctx, CheckClass::kDomain));
   }
   Tally t(ctx, r);
-  Sha256 sha;
+  const CorrectRounding cr(op, d);
+  r.has_correct = true;
+  Sha256 flat, tree;
   const size_t block = full ? 256 : 128;
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<uint16_t> expected;
+  std::vector<uint16_t> expected, correct;
   bool stopped = false;
-  for (size_t b0 = 0; b0 < biases.size() && !stopped; b0 += block) {
-    const size_t n = std::min(block, biases.size() - b0);
-    std::vector<uint16_t> cols(biases.begin() + long(b0), biases.begin() + long(b0 + n));
+  for (size_t b0 = 0; b0 < seconds.size() && !stopped; b0 += block) {
+    const size_t n = std::min(block, seconds.size() - b0);
+    std::vector<uint16_t> cols(seconds.begin() + long(b0), seconds.begin() + long(b0 + n));
     while (int64_t(cols.size()) % v) cols.push_back(cols[cols.size() % n]);  // pad to the vector; padding not compared
-    watch_label("domain block of biases " + std::to_string(b0) + ".." + std::to_string(b0 + n - 1));
-    const DomainBlock got = ctx.runner.domain_block(ctx.abi_dtype, cols);
+    const std::string label = "domain block of second inputs " + std::to_string(b0) + ".." + std::to_string(b0 + n - 1);
+    CallSpec spec = grid_call(ctx, 65536, cols, [](int64_t row, int64_t) { return uint16_t(row); });
+    watch_label(label);
+    const CallOutcome got = ctx.runner.call(spec);
     if (!got.fault.empty()) {
       if (!got.subject_fault) throw std::runtime_error("audit: backend failure in the domain class: " + got.fault);
-      t.fault("CUDA error in domain block of biases " + std::to_string(b0) + ".." + std::to_string(b0 + n - 1) +
-              " [rows=65536,width=" + std::to_string(cols.size()) + "]: " + got.fault);
+      t.fault("CUDA error in " + label + " [rows=65536,width=" + std::to_string(cols.size()) + "]: " + got.fault);
       stopped = true;
       break;
     }
-    if (got.rc != 0) {
-      t.failure(ctx.options.op + " " + ref::dtype_name(d) + " [rows=65536,width=" + std::to_string(cols.size()) +
-                    "] valid call rejected: " + got.message,
-                uint64_t(n) * 65536);
-      break;
-    }
-    // The reference rows, computed in parallel; then compared (and hashed) in canonical order.
+    if (!outcome_ok(ctx, t, spec, got)) break;
+    // The reference rows and the correctly rounded values, computed in parallel; then compared (and hashed) in
+    // canonical order: out[r, c] is element r of row c.
     expected.resize(n * 65536);
+    correct.resize(n * 65536);
+    std::vector<uint16_t> canon(n * 65536);
+    std::vector<UlpHistogram> vs_cr(threads), eager_cr(threads);
     std::vector<std::thread> pool;
     for (unsigned k = 0; k < threads; ++k)
       pool.emplace_back([&, k] {
-        for (size_t c = k; c < n; c += threads)
-          ref::sweep_row(d, ctx.model.gelu_table.data(), ref::NanPolicy::kCudaCvtRn, cols[c], expected.data() + c * 65536);
+        for (size_t c = k; c < n; c += threads) {
+          uint16_t* e = expected.data() + c * 65536;
+          ctx.model.plan->row(cols[c], e);
+          for (uint32_t x = 0; x < 65536; ++x) {
+            const uint16_t g = got.out[size_t(x) * cols.size() + c];
+            canon[c * 65536 + x] = g;
+            const uint16_t cv = cr.value(uint16_t(x), cols[c]);
+            vs_cr[k].add(d, g, cv);
+            eager_cr[k].add(d, e[x], cv);
+          }
+        }
       });
     for (auto& th : pool) th.join();
-    if (full) sha.update(got.out_canonical.data(), n * 65536 * 2);  // little-endian host
+    for (unsigned k = 0; k < threads; ++k) {
+      r.vs_correct.merge(vs_cr[k]);
+      r.contract_vs_correct.merge(eager_cr[k]);
+    }
+    if (full) {
+      flat.update(canon.data(), n * 65536 * 2);  // little-endian host
+      for (size_t c = 0; c < n; ++c) {
+        const std::string row = Sha256::of(canon.data() + c * 65536, 65536 * 2);
+        tree.update(row.data(), row.size());
+      }
+    }
     for (size_t c = 0; c < n && !stopped; ++c) {
       const uint16_t* e = expected.data() + c * 65536;
-      const uint16_t* g = got.out_canonical.data() + c * 65536;
+      const uint16_t* g = canon.data() + c * 65536;
       if (std::memcmp(e, g, 65536 * 2) == 0) {
-        r.cases += 65536;
+        t.equal(65536);
         if (r.distinct_expected < 65536)
           for (uint32_t x = 0; x < 65536; x += 7) t.seen(e[x]);
         continue;
       }
-      for (uint32_t x = 0; x < 65536; ++x)
-        if (!t.element([&] { return "x=all,b=" + std::to_string(c + b0); }, uint16_t(x), cols[c], g[x], e[x])) {
+      for (uint32_t x = 0; x < 65536; ++x) {
+        const uint16_t in[2] = {uint16_t(x), cols[c]};
+        if (!t.element([&] { return "c=" + std::to_string(b0 + c); }, in, g[x], e[x])) {
           stopped = true;
           break;
         }
+      }
     }
   }
+  const std::string names = op.inputs[0].name + ", " + op.inputs[1].name;
   if (full) {
-    const std::string hex = sha.hex();
+    const std::string key = ctx.model.digest_key + "." + ref::dtype_name(d);
     if (stopped) {
-      r.note = "digest not computed (stopped early)";
-    } else if (ctx.model.digest_applies) {
-      const bool ok = hex == ctx.model.golden_digest;
-      r.note = "SHA-256 of all 2^32 outputs " + hex + (ok ? " equals" : " DIFFERS from") +
-               " golden/sm_90/digests.json bias_gelu_tanh." + ref::dtype_name(d);
-      if (!ok) t.failure(ctx.options.op + " " + ref::dtype_name(d) + " 2^32-domain digest " + hex + " expected " +
-                         ctx.model.golden_digest);
+      r.note = "digests not computed (stopped early)";
+    } else if (ctx.model.digest_applies()) {
+      const std::string hf = flat.hex(), ht = tree.hex();
+      r.note = "SHA-256 of all 2^32 outputs " + hf;
+      if (ctx.model.golden_flat) {
+        const bool ok = hf == *ctx.model.golden_flat;
+        r.note += (ok ? " equals " : " DIFFERS from ") + ctx.model.golden_label + "/digests.json " + key;
+        if (!ok) t.failure(op.name + " " + ref::dtype_name(d) + " 2^32-domain digest " + hf + " expected " + *ctx.model.golden_flat);
+      }
+      r.note += "; tree digest " + ht;
+      if (ctx.model.golden_tree) {
+        const bool ok = ht == *ctx.model.golden_tree;
+        r.note += (ok ? " equals " : " DIFFERS from ") + ctx.model.golden_label + " " + ctx.model.digest_key + "_tree." + ref::dtype_name(d);
+        if (!ok) t.failure(op.name + " " + ref::dtype_name(d) + " 2^32-domain tree digest " + ht + " expected " + *ctx.model.golden_tree);
+      }
     } else {
-      r.note = "SHA-256 of all 2^32 outputs " + hex + " (the golden digest is of the CUDA tanh model; not compared)";
+      r.note = "SHA-256 of all 2^32 outputs " + flat.hex() + " (the golden digests are of the cuda math model; not compared)";
     }
-    r.scope = "the whole 2^32 (x, bias) domain, canonical order (bias outer, x inner)";
+    r.scope = "the whole 2^32 (" + names + ") domain, canonical order (" + op.inputs[1].name + " outer, " +
+              op.inputs[0].name + " inner)";
   } else {
-    r.scope = "stratified subset: all 65536 x for " + std::to_string(biases.size()) +
-              " biases (every extreme pattern, one per binade and sign, the rest uniform random) = " +
-              std::to_string(uint64_t(biases.size()) * 65536) + " of 2^32 pairs";
+    r.scope = "stratified subset: all 65536 " + op.inputs[0].name + " for " + std::to_string(seconds.size()) + " " +
+              op.inputs[1].name + " (every extreme pattern, one per binade and sign, the rest uniform random) = " +
+              std::to_string(uint64_t(seconds.size()) * 65536) + " of 2^32 pairs";
   }
+  r.note += (r.note.empty() ? "" : "; ") + std::string("distance from the correctly rounded value (MPFR, ") +
+            std::to_string(cr.mpfr_fallbacks()) + " values decided by MPFR itself): subject " + r.vs_correct.line() +
+            "; contract " + r.contract_vs_correct.line();
 }
 
 void check_pdl(const CheckContext& ctx, CheckResult& r) {
   if (!ctx.info.cuda()) {
-    r.status = "skipped";
-    r.note = "host-memory plugin: no stream ordering to check";
+    r.status = CheckStatus::kSkipped;
+    r.note = "host-memory subject: no stream ordering to check";
     return;
   }
   const int64_t v = ctx.info.vector_elems();
@@ -461,17 +594,34 @@ void check_pdl(const CheckContext& ctx, CheckResult& r) {
     CallSpec s = make_spec(ctx, rows, width);
     fill_random(ctx, s, rng);
     // Stale inputs differ from the real ones in every element (bit 0 of the mantissa, or more).
-    std::vector<uint16_t> stale_x(s.x), stale_b(s.bias);
-    for (auto& e : stale_x) e = uint16_t(e ^ 0x0A5A);
-    for (auto& e : stale_b) e = uint16_t(e ^ 0x05A5);
+    CallSpec stale = s;
+    for (size_t k = 0; k < stale.buffers.size(); ++k)
+      for (auto& e : stale.buffers[k]) e = uint16_t(e ^ (k == 0 ? 0x0A5A : 0x05A5));
     watch_label("pdl trial " + std::to_string(trial));
-    auto o = ctx.runner.call_after_producer(s, stale_x, stale_b, ctx.options.pdl_delay_ms);
+    auto o = ctx.runner.call_after_producer(s, stale, int(ctx.options.pdl_delay_ms));
+    if (!o) {
+      r.status = CheckStatus::kSkipped;
+      r.note = "this runner has no stream to order a producer on";
+      return;
+    }
     if (!run_valid(ctx, t, s, "pdl trial " + std::to_string(trial), std::move(o))) break;
   }
   r.scope = "3 launches of " + std::to_string(rows) + " x " + std::to_string(width) +
             " after a producer kernel on the same stream that releases dependents at once "
-            "(griddepcontrol.launch_dependents) and writes x and bias " +
+            "(griddepcontrol.launch_dependents) and writes every input " +
             std::to_string(ctx.options.pdl_delay_ms) + " ms later";
+}
+
+void run_check_class(CheckClass c, const CheckContext& ctx, CheckResult& r) {
+  switch (c) {
+    case CheckClass::kRejection: return check_rejection(ctx, r);
+    case CheckClass::kExtreme: return check_extreme(ctx, r);
+    case CheckClass::kProperty: return check_property(ctx, r);
+    case CheckClass::kWidths: return check_widths(ctx, r);
+    case CheckClass::kShapes: return check_shapes(ctx, r);
+    case CheckClass::kDomain: return check_domain(ctx, r);
+    case CheckClass::kPdl: return check_pdl(ctx, r);
+  }
 }
 
 }  // namespace fuseproof::audit

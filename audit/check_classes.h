@@ -1,8 +1,10 @@
-// check_classes.h: the six check classes of the audit, each filling one CheckResult for one dtype.
+// check_classes.h: the check classes of the audit, each filling one CheckResult for one op, contract and dtype.
 #pragma once
 
-#include "audit/audit_engine.h"
+#include "audit/audit_options.h"
+#include "audit/check_result.h"
 #include "audit/kernel_runner.h"
+#include "audit/op_model.h"
 
 namespace fuseproof::audit {
 
@@ -10,29 +12,37 @@ namespace fuseproof::audit {
 struct CheckContext {
   const PluginInfo& info;
   KernelRunner& runner;
-  const ExpectedModel& model;
+  const OpModel& model;
   const AuditOptions& options;
   int32_t abi_dtype;      ///< FUSEPROOF_DTYPE_BF16 / _FP16
   uint32_t domain_biases; ///< resolved default
   int64_t max_width;      ///< resolved default
 };
 
-/// Invalid widths, dtypes, shapes, null and misaligned pointers: each must be a non-zero return with a message, with
-/// out (poisoned), its guards and the inputs untouched.
+/// Invalid widths, dtypes, shapes, input counts, null and misaligned pointers: each must be a non-zero return with a
+/// message, with out (poisoned), its guards and the inputs untouched.
 void check_rejection(const CheckContext& ctx, CheckResult& r);
-/// Every pair of extreme patterns, and rounding ties of x + bias in every binade (with their neighbours).
+/// Every pair of extreme patterns, and ties and near-ties at every rounding node of the op's plan.
 void check_extreme(const CheckContext& ctx, CheckResult& r);
 /// Random valid shapes with weighted random patterns, seeded.
 void check_property(const CheckContext& ctx, CheckResult& r);
 /// Every valid width up to max_width (65,536 on CUDA, 16,384 on the host), three rows each.
 void check_widths(const CheckContext& ctx, CheckResult& r);
-/// The production envelope: the seed's shapes at full size, rows above 65,535, a call above 2^31 elements when the
-/// memory allows (GPU); rows above 65,535 at small widths (host); plus the user's --shapes and --model. Inputs come
-/// from the counter generator where the call runs; the output is streamed back and compared chunk by chunk.
+/// The production envelope: the op's shapes at full size (one above 2^31 elements) on the GPU, rows above 65,535 on
+/// the host; plus --shapes and --model. Inputs come from the counter generator where the call runs; the output is
+/// streamed back and compared chunk by chunk. A shape that does not fit the memory leaves the class INCOMPLETE.
 void check_shapes(const CheckContext& ctx, CheckResult& r);
-/// All 65,536 x for each bias of the domain set (all 65,536 biases: the whole 2^32 domain, with its digest).
+/// All 65,536 first inputs for each second input of the domain set (all 65,536: the whole 2^32 domain, with its
+/// digests), with the distances from the correctly rounded value.
 void check_domain(const CheckContext& ctx, CheckResult& r);
-/// PDL ordering: a producer releases the plugin's launch early and writes x and bias late (CUDA only).
+/// PDL ordering: a producer releases the subject's launch early and writes the inputs late (CUDA only).
 void check_pdl(const CheckContext& ctx, CheckResult& r);
+
+/// Runs class `c` (dispatch by the enum).
+void run_check_class(CheckClass c, const CheckContext& ctx, CheckResult& r);
+
+/// Refuses (UsageError, one line) a --shapes or --model entry that no call of the op can take: a width not a multiple
+/// of the subject's vector, or buffers whose size in bytes overflows int64.
+void validate_shapes(const ref::OpSpec& op, const std::vector<Shape>& shapes, int64_t vector_elems);
 
 }  // namespace fuseproof::audit

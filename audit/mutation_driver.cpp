@@ -29,21 +29,14 @@ namespace {
 
 std::vector<std::string> child_args(const AuditOptions& o, const std::string& backend, const std::string& plugin,
                                     const std::string& json) {
-  std::vector<std::string> a{"/proc/self/exe", "audit", "--op", o.op, "--plugin", plugin, "--backend", backend,
-                             "--seed", std::to_string(o.seed), "--json", json, "--stop-after",
-                             std::to_string(o.stop_after), "--property-cases", std::to_string(o.property_cases),
-                             "--call-timeout", std::to_string(o.call_timeout_s), "--no-reference"};
-  std::string shapes;
-  for (const auto& s : o.shapes) shapes += (shapes.empty() ? "" : ",") + std::to_string(s.rows) + "x" + std::to_string(s.width);
-  if (!shapes.empty()) a.insert(a.end(), {"--shapes", shapes});
-  if (!o.default_shapes) a.push_back("--no-default-shapes");
+  std::vector<std::string> a{"/proc/self/exe", "audit", "--plugin", plugin, "--backend", backend, "--json", json,
+                             "--no-reference", "--dtype", o.dtype, "--seed", std::to_string(o.seed)};
+  // Every other option that differs from its default, as the reproduce line writes them.
+  std::istringstream rest(reproduce_options(o, {"seed", "op", "dtype"}));
+  for (std::string word; rest >> word;) a.push_back(word);
   if (o.first_fail) a.push_back("--first-fail");
-  a.push_back("--dtype");
-  a.push_back(o.dtypes.size() == 2 ? "all" : ref::dtype_name(o.dtypes[0]));
-  if (o.domain_biases) a.insert(a.end(), {"--domain-biases", std::to_string(o.domain_biases)});
-  if (o.max_width) a.insert(a.end(), {"--max-width", std::to_string(o.max_width)});
-  if (!o.tanh_model.empty()) a.insert(a.end(), {"--tanh-model", o.tanh_model});
-  a.insert(a.end(), {"--golden-dir", o.golden.dir, "--golden-build-dir", o.golden.build_dir});
+  if (!o.golden_dir.empty()) a.insert(a.end(), {"--golden-dir", o.golden_dir});
+  if (!o.golden_build_dir.empty()) a.insert(a.end(), {"--golden-build-dir", o.golden_build_dir});
   return a;
 }
 
@@ -66,8 +59,9 @@ MutationResult run_mutants(const AuditOptions& base, const std::string& dir, int
   for (const std::string& p : plugins) {
     std::string kernel_name;
     try {
-      const Plugin probe = Plugin::load(p, base.op);
+      const Plugin probe = Plugin::load(p, "");
       if (probe.info().cuda() != (backend == "cuda")) continue;  // the other memory kind: another run
+      if (!base.op.empty() && probe.info().op != base.op) continue;  // --op: the mutants of that op only
       kernel_name = probe.info().kernel_name;
     } catch (const PluginError& e) {
       MutantOutcome o;

@@ -1,11 +1,13 @@
-// plugin_loader.cpp: dlopen, dlsym and descriptor checks.
+// plugin_loader.cpp: dlopen, dlsym and descriptor checks; the version-1 shim.
 #include "audit/plugin_loader.h"
 
 #include "common/elf_check.h"
 #include "common/sha256.h"
+#include "reference/op_spec.h"
 
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +25,30 @@ std::string file_sha256(const std::string& path) {
     return "";
   }
 }
+
+namespace {
+
+struct Header {
+  uint32_t abi_version;
+  uint32_t struct_size;
+};
+
+/// The checks every version shares, on the fields every version has.
+void check_common(const std::string& shown, const char* kernel_name, const char* op, bool has_call, int32_t memory,
+                  int32_t vb) {
+  if (!kernel_name || !*kernel_name || !op || !has_call)
+    throw PluginError("audit: plugin " + shown + " descriptor must name the kernel and op and give the call");
+  if (!ref::find_op(op))
+    throw PluginError("audit: plugin " + shown + " implements op " + op + ", which is not in the op spec (" +
+                      ref::op_names() + ")");
+  if (memory != FUSEPROOF_MEMORY_HOST && memory != FUSEPROOF_MEMORY_CUDA)
+    throw PluginError("audit: plugin " + shown + " memory must be host (0) or cuda (1), got " + std::to_string(memory));
+  if (vb < 2 || vb > 256 || (vb & (vb - 1)) != 0)
+    throw PluginError("audit: plugin " + shown + " vector_bytes must be a power of two in [2, 256], got " +
+                      std::to_string(vb));
+}
+
+}  // namespace
 
 Plugin Plugin::load(const std::string& path, const std::string& expected_op) {
   std::error_code ec;
@@ -44,39 +70,59 @@ Plugin Plugin::load(const std::string& path, const std::string& expected_op) {
   if (!sym)
     throw PluginError("audit: plugin " + shown + " does not export " FUSEPROOF_KERNEL_DESCRIPTOR_SYMBOL
                       " (see kernels/fuseproof_kernel_abi.h)");
-  const auto get = reinterpret_cast<fuseproof_kernel_descriptor_fn>(sym);
-  const fuseproof_kernel_descriptor_t* d = get();
-  if (!d) throw PluginError("audit: plugin " + shown + " returned a null descriptor");
-  if (d->abi_version != FUSEPROOF_KERNEL_ABI_VERSION)
-    throw PluginError("audit: plugin " + shown + " speaks kernel ABI version " + std::to_string(d->abi_version) +
-                      ", this audit speaks version " + std::to_string(FUSEPROOF_KERNEL_ABI_VERSION));
-  if (d->struct_size != sizeof(fuseproof_kernel_descriptor_t))
-    throw PluginError("audit: plugin " + shown + " descriptor size must be " +
-                      std::to_string(sizeof(fuseproof_kernel_descriptor_t)) + ", got " + std::to_string(d->struct_size));
-  if (!d->kernel_name || !*d->kernel_name || !d->op || !d->entry)
-    throw PluginError("audit: plugin " + shown + " descriptor must name the kernel and op and give an entry");
-  if (expected_op != d->op)
-    throw PluginError("audit: plugin " + shown + " implements op " + d->op + ", not " + expected_op);
-  if (d->memory != FUSEPROOF_MEMORY_HOST && d->memory != FUSEPROOF_MEMORY_CUDA)
-    throw PluginError("audit: plugin " + shown + " memory must be host (0) or cuda (1), got " +
-                      std::to_string(d->memory));
-  const int32_t vb = d->vector_bytes;
-  if (vb < 2 || vb > 256 || (vb & (vb - 1)) != 0)
-    throw PluginError("audit: plugin " + shown + " vector_bytes must be a power of two in [2, 256], got " +
-                      std::to_string(vb));
-  p.entry_ = d->entry;
+  const void* raw = reinterpret_cast<fuseproof_kernel_descriptor_fn>(sym)();
+  if (!raw) throw PluginError("audit: plugin " + shown + " returned a null descriptor");
+  Header h;
+  std::memcpy(&h, raw, sizeof h);
   p.info_.path = abs;
+  p.info_.abi_version = h.abi_version;
+  if (h.abi_version == FUSEPROOF_KERNEL_ABI_VERSION) {
+    if (h.struct_size != sizeof(fuseproof_kernel_descriptor_t))
+      throw PluginError("audit: plugin " + shown + " descriptor size must be " +
+                        std::to_string(sizeof(fuseproof_kernel_descriptor_t)) + " for ABI version 2, got " +
+                        std::to_string(h.struct_size));
+    const auto* d = static_cast<const fuseproof_kernel_descriptor_t*>(raw);
+    check_common(shown, d->kernel_name, d->op, d->call != nullptr, d->memory, d->vector_bytes);
+    p.call_ = d->call;
+    p.info_.kernel_name = d->kernel_name;
+    p.info_.op = d->op;
+    p.info_.memory = d->memory;
+    p.info_.vector_bytes = d->vector_bytes;
+    if (d->contract && *d->contract) p.info_.contract = d->contract;
+  } else if (h.abi_version == FUSEPROOF_KERNEL_ABI_VERSION_1) {
+    if (h.struct_size != sizeof(fuseproof_kernel_descriptor_v1_t))
+      throw PluginError("audit: plugin " + shown + " descriptor size must be " +
+                        std::to_string(sizeof(fuseproof_kernel_descriptor_v1_t)) + " for ABI version 1, got " +
+                        std::to_string(h.struct_size));
+    const auto* d = static_cast<const fuseproof_kernel_descriptor_v1_t*>(raw);
+    check_common(shown, d->kernel_name, d->op, d->entry != nullptr, d->memory, d->vector_bytes);
+    if (std::string(d->op) != "bias_gelu_tanh")
+      throw PluginError("audit: plugin " + shown + " speaks ABI version 1, which has op bias_gelu_tanh only, not " +
+                        d->op);
+    p.entry_ = d->entry;
+    p.info_.kernel_name = d->kernel_name;
+    p.info_.op = d->op;
+    p.info_.memory = d->memory;
+    p.info_.vector_bytes = d->vector_bytes;
+  } else {
+    throw PluginError("audit: plugin " + shown + " speaks kernel ABI version " + std::to_string(h.abi_version) +
+                      ", this audit speaks versions 1 and 2");
+  }
+  const ref::OpSpec* spec = ref::find_op(p.info_.op);
+  const auto contract = ref::parse_contract(p.info_.contract);
+  if (!contract || !spec->contract(*contract))
+    throw PluginError("audit: plugin " + shown + " claims contract " + p.info_.contract + ", which op " + p.info_.op +
+                      " does not have");
+  if (!expected_op.empty() && expected_op != p.info_.op)
+    throw PluginError("audit: plugin " + shown + " implements op " + p.info_.op + ", not " + expected_op);
   p.info_.sha256 = file_sha256(abs);
-  p.info_.kernel_name = d->kernel_name;
-  p.info_.op = d->op;
-  p.info_.abi_version = d->abi_version;
-  p.info_.memory = d->memory;
-  p.info_.vector_bytes = vb;
   return p;
 }
 
-Plugin::Plugin(Plugin&& o) noexcept : handle_(o.handle_), entry_(o.entry_), info_(std::move(o.info_)) {
+Plugin::Plugin(Plugin&& o) noexcept
+    : handle_(o.handle_), call_(o.call_), entry_(o.entry_), info_(std::move(o.info_)) {
   o.handle_ = nullptr;
+  o.call_ = nullptr;
   o.entry_ = nullptr;
 }
 
@@ -85,14 +131,43 @@ Plugin::~Plugin() {
   if (handle_ && info_.memory == FUSEPROOF_MEMORY_HOST) dlclose(handle_);
 }
 
-int Plugin::call(void* out, const void* x, const void* bias, int64_t rows, int64_t width, int32_t dtype, void* stream,
-                 std::string* message) const {
+int Plugin::call(fuseproof_call_t c, std::string* message) const {
   char error[512];
   error[0] = '\0';
-  const int rc = entry_(out, x, bias, rows, width, dtype, stream, error, sizeof error);
+  c.struct_size = sizeof c;
+  c.error = error;
+  c.error_size = sizeof error;
+  int rc;
+  if (call_) {
+    rc = call_(&c);
+  } else {
+    const int64_t w = c.shape[1];
+    const bool v1_layout = c.n_inputs == 2 && c.inputs[0].stride[0] == w && c.inputs[0].stride[1] == 1 &&
+                           c.inputs[1].stride[0] == 0 && c.inputs[1].stride[1] == 1;
+    if (!v1_layout) {
+      std::snprintf(error, sizeof error, "audit: ABI version 1 takes x {width, 1} and bias {0, 1} only");
+      rc = 1;
+    } else {
+      rc = entry_(c.out, c.inputs[0].data, c.inputs[1].data, c.shape[0], w, c.dtype, c.stream, error, sizeof error);
+    }
+  }
   error[sizeof error - 1] = '\0';
   if (rc != 0 && message) *message = error;
   return rc;
+}
+
+int Plugin::call_with_bias(void* out, const void* x, const void* bias, int64_t rows, int64_t width, int32_t dtype,
+                           void* stream, std::string* message) const {
+  fuseproof_call_t c{};
+  c.dtype = dtype;
+  c.shape[0] = rows;
+  c.shape[1] = width;
+  c.out = out;
+  c.n_inputs = 2;
+  c.inputs[0] = {x, {width, 1}};
+  c.inputs[1] = {bias, {0, 1}};
+  c.stream = stream;
+  return call(c, message);
 }
 
 }  // namespace fuseproof::audit

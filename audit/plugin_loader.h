@@ -1,4 +1,5 @@
-// plugin_loader.h: dlopen()s a kernel plugin, checks its ABI version and descriptor, and calls its entry.
+// plugin_loader.h: dlopen()s a kernel plugin, checks its ABI version and descriptor (version 2, or version 1 through
+// a shim), and calls it.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@ struct PluginInfo {
   std::string sha256;       ///< of the file, for the report
   std::string kernel_name;
   std::string op;
+  std::string contract = "eager";  ///< the contract the descriptor claims (v1: eager)
   uint32_t abi_version = 0;
   int32_t memory = FUSEPROOF_MEMORY_HOST;
   int32_t vector_bytes = 0;
@@ -35,8 +37,10 @@ const char* memory_name(int32_t memory);
 /// A loaded plugin; dlclose()s on destruction. Move-only.
 class Plugin {
  public:
-  /// Loads `path`, requiring op == `expected_op`. Throws PluginError on a missing file, a file that is not a shared
-  /// library, a missing descriptor symbol, a wrong ABI version or struct size, or an incomplete descriptor.
+  /// Loads `path`. `expected_op` (when not empty) must be the descriptor's op. Throws PluginError on a missing file, a
+  /// file that is not a shared library, a missing descriptor symbol, an ABI version other than 1 and 2 or a struct
+  /// size that is not that version's, an incomplete descriptor, an op not in the op spec, a contract the op does not
+  /// have, or an op other than `expected_op`.
   static Plugin load(const std::string& path, const std::string& expected_op);
 
   Plugin(Plugin&& other) noexcept;
@@ -46,14 +50,19 @@ class Plugin {
 
   const PluginInfo& info() const { return info_; }
 
-  /// Calls the entry; on a non-zero return `message` receives the plugin's one-line message.
-  int call(void* out, const void* x, const void* bias, int64_t rows, int64_t width, int32_t dtype, void* stream,
-           std::string* message) const;
+  /// Calls the kernel with `call` (its error fields are set here); on a non-zero return `message` receives the
+  /// plugin's one-line message. A version-1 plugin gets (out, x, bias, rows, width) when the call has v1's layout
+  /// (x {width, 1}, bias {0, 1}); any other layout is refused by the shim with a message.
+  int call(fuseproof_call_t call, std::string* message) const;
+  /// A call of an op with inputs (x [rows, width], bias [width]) as contiguous buffers (bias_gelu_tanh's layout).
+  int call_with_bias(void* out, const void* x, const void* bias, int64_t rows, int64_t width, int32_t dtype,
+                     void* stream, std::string* message) const;
 
  private:
   Plugin() = default;
   void* handle_ = nullptr;
-  fuseproof_kernel_entry_fn entry_ = nullptr;
+  fuseproof_kernel_call_fn call_ = nullptr;   // version 2
+  fuseproof_kernel_entry_fn entry_ = nullptr;  // version 1
   PluginInfo info_;
 };
 

@@ -1,60 +1,44 @@
-// reference_audit.cpp: the oracle checked against golden data captured on GPUs.
+// reference_audit.cpp: the oracle checked against golden data captured on GPUs, for every op of the spec.
 #include "audit/reference_audit.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "audit/golden_store.h"
+#include "audit/op_model.h"
+#include "common/golden_library.h"
 #include "common/progress_line.h"
 #include "common/sha256.h"
+#include "common/tree_digest.h"
+#include "reference/activation_table.h"
 #include "reference/domain_sweep.h"
-#include "reference/gelu_table.h"
 #include "reference/half_codec.h"
+#include "reference/op_plan.h"
 
 namespace fuseproof::audit {
 
 namespace {
 
-uint64_t count_diff(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b) {
-  uint64_t n = 0;
-  for (size_t i = 0; i < a.size(); ++i) n += a[i] != b[i];
-  return n;
-}
-
-std::string first_diffs(ref::Dtype d, const std::vector<uint16_t>& got, const std::vector<uint16_t>& want) {
-  std::string s;
-  int shown = 0;
-  for (size_t i = 0; i < got.size() && shown < 2; ++i) {
-    if (got[i] == want[i]) continue;
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%sx=0x%04zX => 0x%04X expected 0x%04X", shown ? "; " : "", i, got[i], want[i]);
-    s += buf;
-    ++shown;
-  }
-  (void)d;
-  return s;
-}
-
-void nan_rows(const std::string& golden_dir, const std::string& arch, std::vector<VerdictRow>& rows) {
-  const std::string path = golden_dir + "/" + arch + "/nan_observed.json";
+void nan_rows(const GoldenArch& g, std::vector<VerdictRow>& rows) {
   try {
-    verify_golden_file(golden_dir, arch, "nan_observed.json");
+    g.verify("nan_observed.json");
   } catch (const MissingDataError& e) {
-    rows.push_back({"NaN policies (" + arch + ")", "-", 0, 0, "MISSING", e.what()});
+    rows.push_back({"NaN policies (" + g.arch() + ")", "-", 0, 0, "MISSING", e.what()});
     return;
   }
-  std::ifstream in(path);
+  std::ifstream in(g.path("nan_observed.json"));
   const auto j = nlohmann::json::parse(in, nullptr, false);
-  if (!j.is_object()) throw CorruptDataError(path + " is not a JSON object");
+  if (!j.is_object()) throw CorruptDataError(g.path("nan_observed.json") + " is not a JSON object");
   struct Src {
     const char* key;
     ref::NanPolicy policy;
@@ -64,7 +48,8 @@ void nan_rows(const std::string& golden_dir, const std::string& arch, std::vecto
                          Src{"host_torch_float32_to", ref::NanPolicy::kC10Vectorized, "device host torch CPU"}}) {
     if (!j.contains(src.key)) continue;
     for (ref::Dtype d : ref::kAllDtypes) {
-      VerdictRow row{std::string("NaN policy ") + ref::nan_policy_name(src.policy) + " vs " + src.what + " (" + arch + ")",
+      VerdictRow row{std::string("NaN policy ") + ref::nan_policy_name(src.policy) + " vs " + src.what + " (" +
+                         g.arch() + ")",
                      ref::dtype_name(d), 0, 0, "PASS", ""};
       for (const auto& [in_hex, out_hex] : j[src.key][ref::dtype_name(d)].items()) {
         const uint32_t u = uint32_t(std::stoul(in_hex, nullptr, 16));
@@ -84,6 +69,109 @@ void nan_rows(const std::string& golden_dir, const std::string& arch, std::vecto
   }
 }
 
+/// Every activation's tables under every math model (only cuda is claimed to predict the device), and the ex2
+/// arguments the cuda model computes against the ones the device computed.
+void activation_rows(const GoldenArch& g, const ref::MufuModel* mufu, std::vector<VerdictRow>& rows) {
+  for (ref::Activation a : ref::kAllActivations) {
+    for (ref::Dtype d : ref::kAllDtypes) {
+      for (bool f32 : {false, true}) {
+        const std::string file = golden_table_file(a, d, f32);
+        std::vector<uint32_t> want;
+        try {
+          if (f32) want = g.u32_table(file);
+          else for (uint16_t v : g.u16_table(file)) want.push_back(v);
+        } catch (const MissingDataError& e) {
+          rows.push_back({file + " (" + g.arch() + ")", ref::dtype_name(d), 0, 0, "MISSING", e.what()});
+          continue;
+        }
+        for (ref::MathModel m : ref::kAllMathModels) {
+          if (m == ref::MathModel::kCuda && !mufu) continue;
+          ref::MathConfig cfg;
+          cfg.math = m;
+          cfg.mufu = mufu;
+          uint64_t diff = 0;
+          std::string first;
+          std::vector<uint32_t> got;
+          try {
+            if (f32) got = ref::activation_table_f32(a, d, cfg);
+            else for (uint16_t v : ref::activation_table(a, d, cfg)) got.push_back(v);
+          } catch (const std::domain_error& e) {  // the cuda model reached an ex2 argument the capture lacks
+            rows.push_back({file + ", math=" + ref::math_model_name(m) + " vs " + g.arch(), ref::dtype_name(d), 0, 0,
+                            "MISSING", e.what()});
+            continue;
+          }
+          for (size_t i = 0; i < got.size(); ++i) {
+            const bool nan_pair = f32 && (got[i] & 0x7FFFFFFFu) > 0x7F800000u && (want[i] & 0x7FFFFFFFu) > 0x7F800000u;
+            if (got[i] == want[i] || nan_pair) continue;
+            if (diff++ < 2) {
+              char b[80];
+              std::snprintf(b, sizeof b, f32 ? "%sx=0x%04zX => 0x%08X expected 0x%08X" : "%sx=0x%04zX => 0x%04X expected 0x%04X",
+                            first.empty() ? "" : "; ", i, got[i], want[i]);
+              first += b;
+            }
+          }
+          const bool claimed = m == ref::MathModel::kCuda;
+          rows.push_back({std::string(ref::activation_name(a)) + (f32 ? " binary32" : "") + " table, math=" +
+                              ref::math_model_name(m) + " vs " + g.arch(),
+                          ref::dtype_name(d), 65536, diff, claimed ? (diff ? "FAIL" : "PASS") : "INFO", first});
+        }
+      }
+      if (!mufu || !ref::activation_needs_ex2_points(a)) continue;
+      const std::string set = std::string(ref::activation_name(a)) + "_" + ref::dtype_name(d);
+      const auto& pts = mufu->ex2_points(set);
+      if (pts.empty()) {
+        rows.push_back({"ex2 arguments of " + set + " (" + g.arch() + ")", ref::dtype_name(d), 0, 0, "MISSING",
+                        "ex2_points.tar.xz has no ex2_" + set + ".bin (capture_golden.py --add-ops)"});
+        continue;
+      }
+      uint64_t diff = 0;
+      std::string first;
+      for (uint32_t p = 0; p < 65536; ++p) {
+        const float x = ref::half_to_f32(d, uint16_t(p));
+        const uint32_t got = ref::f32_bits(ref::activation_ex2_argument(a, x));
+        if (got == pts[p].first || (std::isnan(x) && std::isnan(ref::f32_from_bits(pts[p].first)))) continue;
+        if (diff++ == 0) {
+          char b[96];
+          std::snprintf(b, sizeof b, "x=0x%04X: argument 0x%08X, the device's 0x%08X", p, got, pts[p].first);
+          first = b;
+        }
+      }
+      rows.push_back({"ex2 arguments of " + std::string(ref::activation_name(a)) + ", reference vs " + g.arch(),
+                      ref::dtype_name(d), 65536, diff, diff ? "FAIL" : "PASS", first});
+    }
+  }
+}
+
+/// The whole-domain digest of `row` against golden: the tree digest where golden has one (hashed in parallel),
+/// else the flat stream.
+VerdictRow digest_row(const GoldenArch& g, const std::string& key, ref::Dtype d, const ref::RowFn& row, bool progress) {
+  const std::string label = key + " whole-domain digest vs " + g.arch();
+  const auto tree_want = g.digest(key + "_tree", d);
+  const auto flat_want = tree_want ? std::nullopt : g.digest(key, d);
+  if (!tree_want && !flat_want)
+    return {label, ref::dtype_name(d), 0, 0, "MISSING", g.path("digests.json") + " has no " + key + " digest"};
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string got;
+  if (tree_want) {
+    got = sweep_tree_digest(row);
+  } else {
+    Sha256 h;
+    ProgressLine line(stderr, key + " " + ref::dtype_name(d) + " rows", 65536, progress);
+    ref::sweep_domain(row, [&](uint32_t b0, uint32_t n, const uint16_t* out) {
+      h.update(out, size_t(n) * 65536 * 2);
+      line.update(b0 + n);
+    });
+    line.finish();
+    got = h.hex();
+  }
+  const std::string& want = tree_want ? *tree_want : *flat_want;
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  char detail[200];
+  std::snprintf(detail, sizeof detail, "%s %.16s... %s golden, %.1f s", tree_want ? "tree" : "sha256", got.c_str(),
+                got == want ? "equals" : "DIFFERS FROM", secs);
+  return {label, ref::dtype_name(d), uint64_t(1) << 32, got == want ? 0u : 1u, got == want ? "PASS" : "FAIL", detail};
+}
+
 }  // namespace
 
 std::vector<VerdictRow> run_reference_audit(const ReferenceAuditOptions& o) {
@@ -91,64 +179,38 @@ std::vector<VerdictRow> run_reference_audit(const ReferenceAuditOptions& o) {
   const auto archs = golden_archs(o.golden_dir);
   if (archs.empty()) rows.push_back({"golden data", "-", 0, 0, "MISSING", "no golden/sm_* folder under " + o.golden_dir});
   for (const std::string& arch : archs) {
-    std::unique_ptr<ref::MufuModel> mufu;
+    const GoldenArch g(o.golden_dir, o.golden_build_dir, arch);
+    const ref::MufuModel* mufu = nullptr;
     try {
-      verify_mufu_tables(o.golden_dir, o.golden_build_dir, arch);
-      mufu = std::make_unique<ref::MufuModel>(ref::MufuModel::load(o.golden_build_dir + "/" + arch));
+      mufu = &g.mufu();
     } catch (const MissingDataError& e) {
       rows.push_back({"MUFU tables (" + arch + ")", "-", 0, 0, "MISSING", e.what()});
     }
-    for (ref::Dtype d : ref::kAllDtypes) {
-      std::vector<uint16_t> golden;
-      try {
-        golden = read_golden_gelu_table(o.golden_dir, arch, d);
-      } catch (const MissingDataError& e) {
-        rows.push_back({"gelu_tanh table (" + arch + ")", ref::dtype_name(d), 0, 0, "MISSING", e.what()});
-        continue;
-      }
-      std::vector<uint16_t> cuda_table;
-      for (ref::TanhModel m : ref::kAllTanhModels) {
-        if (m == ref::TanhModel::kCuda && !mufu) continue;
-        ref::GeluConfig cfg{m, ref::Contraction::kFma, ref::NanPolicy::kCudaCvtRn, mufu.get()};
-        const auto t = ref::gelu_tanh_table(d, cfg);
-        const uint64_t diff = count_diff(t, golden);
-        // Only the cuda model is claimed to predict the device; the others are reported for comparison.
-        const bool claimed = m == ref::TanhModel::kCuda;
-        rows.push_back({std::string("gelu_tanh table, tanh=") + ref::tanh_model_name(m) + " vs " + arch, ref::dtype_name(d),
-                        65536, diff, claimed ? (diff ? "FAIL" : "PASS") : "INFO", first_diffs(d, t, golden)});
-        if (claimed) cuda_table = t;
-      }
-      if (!o.whole_domain) continue;
-      if (cuda_table.empty()) {
-        rows.push_back({"whole-domain digests vs " + arch, ref::dtype_name(d), 0, 0, "MISSING",
-                        "not computed: the cuda tanh model needs the MUFU tables"});
-        continue;
-      }
-      for (const char* op : {"add_round", "bias_gelu_tanh"}) {
-        const auto want = golden_digest(o.golden_dir, arch, op, d);
-        if (!want) {
-          rows.push_back({std::string(op) + " 2^32 digest (" + arch + ")", ref::dtype_name(d), 0, 0, "MISSING",
-                          o.golden_dir + "/" + arch + "/digests.json has no " + op + "." + ref::dtype_name(d)});
-          continue;
-        }
-        Sha256 h;
-        ProgressLine progress(stderr, std::string(op) + " " + ref::dtype_name(d) + " biases", 65536, o.progress);
-        const auto t0 = std::chrono::steady_clock::now();
-        ref::sweep_bias_gelu(d, std::string(op) == "add_round" ? std::vector<uint16_t>{} : cuda_table, ref::NanPolicy::kCudaCvtRn,
-                             [&](uint32_t b0, uint32_t n, const uint16_t* out) {
-                               h.update(out, size_t(n) * 65536 * 2);
-                               progress.update(b0 + n);
-                             });
-        progress.finish();
-        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        const std::string got = h.hex();
-        char detail[160];
-        std::snprintf(detail, sizeof detail, "sha256 %.16s... %s golden, %.1f s", got.c_str(), got == *want ? "equals" : "DIFFERS FROM", secs);
-        rows.push_back({std::string(op) + " whole-domain digest vs " + arch, ref::dtype_name(d), uint64_t(1) << 32,
-                        got == *want ? 0u : 1u, got == *want ? "PASS" : "FAIL", detail});
+    activation_rows(g, mufu, rows);
+    if (o.whole_domain) {
+      for (ref::Dtype d : ref::kAllDtypes) {
+        rows.push_back(digest_row(g, "add_round", d, [d](uint16_t b, uint16_t* out) {
+          ref::sweep_row(d, nullptr, ref::NanPolicy::kCudaCvtRn, b, out);
+        }, o.progress));
+        if (!mufu) continue;
+        ref::MathConfig cfg;
+        cfg.mufu = mufu;
+        for (const ref::OpSpec& op : ref::op_registry())
+          for (const ref::ContractSpec& c : op.contracts) {
+            std::unique_ptr<ref::OpPlan> plan;
+            try {
+              plan = std::make_unique<ref::OpPlan>(op, c.contract, d, cfg);
+            } catch (const std::domain_error& e) {  // an ex2 argument the capture lacks
+              rows.push_back({golden_digest_key(op.name, c.contract) + " whole-domain digest vs " + arch,
+                              ref::dtype_name(d), 0, 0, "MISSING", e.what()});
+              continue;
+            }
+            rows.push_back(digest_row(g, golden_digest_key(op.name, c.contract), d,
+                                      [&plan](uint16_t b, uint16_t* out) { plan->row(b, out); }, o.progress));
+          }
       }
     }
-    nan_rows(o.golden_dir, arch, rows);
+    nan_rows(g, rows);
   }
   return rows;
 }

@@ -242,7 +242,7 @@ int run_cuda(const BenchOptions& o, const std::vector<Distribution>& dists, cons
             const size_t k = size_t(i % sets.count);
             std::string msg;
             // The timed loops run on the default stream; the plugin gets `ps` there, ordered with it.
-            if (p.call(sets.outs[k].data_ptr(), sets.xs[k].data_ptr(), sets.bias.data_ptr(), shape.rows, shape.width,
+            if (p.call_with_bias(sets.outs[k].data_ptr(), sets.xs[k].data_ptr(), sets.bias.data_ptr(), shape.rows, shape.width,
                        code, stream == nullptr ? ps : stream, &msg) != 0)
               throw std::runtime_error(p.info().kernel_name + ": " + msg);
           };

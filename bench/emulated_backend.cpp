@@ -97,7 +97,7 @@ int run_emulated(const BenchOptions& o, const std::vector<Distribution>& dists,
           run_variant(row, [&] {
             std::string msg;
             const int32_t code = t == ScalarType::kBf16 ? FUSEPROOF_DTYPE_BF16 : FUSEPROOF_DTYPE_FP16;
-            return p.call(out.data(), x.data(), bias.data(), s.rows, s.width, code, nullptr, &msg) == 0
+            return p.call_with_bias(out.data(), x.data(), bias.data(), s.rows, s.width, code, nullptr, &msg) == 0
                        ? std::string()
                        : p.info().kernel_name + ": " + msg;
           });

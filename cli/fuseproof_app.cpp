@@ -3,7 +3,9 @@
 
 #include "audit/audit_cli.h"
 #include "audit/reference_audit.h"
-#include "cli/gelu_table_command.h"
+#include "cli/eval_command.h"
+#include "cli/ops_command.h"
+#include "cli/table_command.h"
 #include "cli/sweep_command.h"
 #if FUSEPROOF_WITH_BENCH_CLI
 #include "cli/bench_command.h"
@@ -22,7 +24,9 @@ std::unique_ptr<CLI::App> make_fuseproof_app() {
       "fuseproof: prove a fused GPU kernel changes not one output bit against eager PyTorch", "fuseproof");
   app->require_subcommand(1);
   audit::add_reference_audit_command(*app);
-  add_gelu_table_command(*app);
+  add_ops_command(*app);
+  add_eval_command(*app);
+  add_table_command(*app);
   add_sweep_command(*app);
 #if FUSEPROOF_WITH_BENCH_CLI
   add_bench_command(*app);

@@ -3,32 +3,37 @@
 
 #include <CLI/CLI.hpp>
 
-#include "audit/golden_store.h"
-
 namespace fuseproof::cli {
 
-using audit::default_golden_build_dir;
-
 void ReferenceOptions::add_to(CLI::App& cmd) {
-  cmd.add_option("--tanh", tanh, "tanh model: cuda (sm_90 tanhf with captured MUFU), exact (double), libm (host)")
+  cmd.add_option("--math,--tanh", math, "math model of tanhf/expf/erff: cuda (sm_90 functions with captured MUFU "
+                                        "data), exact (double), libm (host)")
       ->check(CLI::IsMember({"cuda", "exact", "libm"}))->capture_default_str();
-  cmd.add_option("--contraction", contraction, "x + kKappa*x^3 as one FMA (nvcc default) or separate")
+  cmd.add_option("--contraction", contraction, "GELU(tanh)'s x + kKappa*x^3 as one FMA (nvcc default) or separate")
       ->check(CLI::IsMember({"fma", "separate"}))->capture_default_str();
   cmd.add_option("--nan-policy", nan_policy, "NaN pattern of the narrowing: cuda-cvt-rn, c10-scalar, c10-vectorized")
       ->check(CLI::IsMember({"cuda-cvt-rn", "c10-scalar", "c10-vectorized"}))->capture_default_str();
-  cmd.add_option("--mufu-dir", mufu_dir, "folder with mufu_*.bin (default: <build>/golden/sm_90)");
+  cmd.add_option("--golden-dir", golden_dir, "golden data root")->capture_default_str()->check(CLI::ExistingDirectory);
+  cmd.add_option("--golden-build-dir", golden_build_dir, "unpacked golden archives")->capture_default_str();
+  cmd.add_option("--arch", arch, "golden architecture (default: the only one golden/ holds)");
 }
 
-ref::GeluConfig ReferenceOptions::resolve() {
-  ref::GeluConfig cfg;
-  cfg.tanh = *ref::parse_tanh_model(tanh);
+GoldenArch ReferenceOptions::golden() const {
+  return GoldenArch(golden_dir, golden_build_dir, resolve_golden_arch(golden_dir, arch, ""));
+}
+
+ref::MathConfig ReferenceOptions::resolve() const {
+  ref::MathConfig cfg;
+  cfg.math = *ref::parse_math_model(math);
   cfg.contraction = contraction == "fma" ? ref::Contraction::kFma : ref::Contraction::kSeparate;
   cfg.nan = *ref::parse_nan_policy(nan_policy);
-  if (cfg.tanh == ref::TanhModel::kCuda) {
-    if (!mufu_) mufu_ = std::make_unique<ref::MufuModel>(ref::MufuModel::load(mufu_dir.empty() ? default_golden_build_dir() + "/sm_90" : mufu_dir));
-    cfg.mufu = mufu_.get();
+  if (cfg.math == ref::MathModel::kCuda) {
+    static const GoldenArch g = golden();  // loaded once per process: the MUFU tables are 64 MiB
+    cfg.mufu = &g.mufu();
   }
   return cfg;
 }
+
+std::string ReferenceOptions::describe() const { return "math=" + math + " nan=" + nan_policy; }
 
 }  // namespace fuseproof::cli

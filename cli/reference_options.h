@@ -1,28 +1,31 @@
-// reference_options.h: the reference-model options shared by CLI commands (--tanh, --contraction, --nan-policy).
+// reference_options.h: the reference-model options shared by CLI commands (--math, --contraction, --nan-policy,
+// --arch), resolved into a MathConfig with the golden architecture's MUFU data.
 #pragma once
 
-#include <memory>
 #include <string>
 
-#include "reference/gelu_tanh_eager.h"
+#include "common/golden_library.h"
+#include "reference/math_model.h"
 
 namespace CLI { class App; }
 
 namespace fuseproof::cli {
 
-/// Option values as parsed; resolve() turns them into a GeluConfig (loading the MUFU tables for --tanh cuda).
 struct ReferenceOptions {
-  std::string tanh = "cuda";
+  std::string math = "cuda";
   std::string contraction = "fma";
   std::string nan_policy = "cuda-cvt-rn";
-  std::string mufu_dir;  ///< default: <golden build dir>/sm_90
+  std::string golden_dir = default_golden_dir();
+  std::string golden_build_dir = default_golden_build_dir();
+  std::string arch;  ///< the golden architecture whose MUFU data the cuda model uses (default: the only one)
 
   void add_to(CLI::App& cmd);
-  /// Throws std::runtime_error (one line) when the MUFU tables cannot be loaded.
-  ref::GeluConfig resolve();
-
- private:
-  std::unique_ptr<ref::MufuModel> mufu_;
+  /// The golden data of --arch (resolved: the only architecture golden/ holds when none is named).
+  GoldenArch golden() const;
+  /// Throws MissingDataError / CorruptDataError (one line) when the cuda model's MUFU data cannot be loaded.
+  ref::MathConfig resolve() const;
+  /// "math=cuda nan=cuda-cvt-rn" for output lines.
+  std::string describe() const;
 };
 
 }  // namespace fuseproof::cli

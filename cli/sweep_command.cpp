@@ -1,4 +1,5 @@
-// sweep_command.cpp: `fuseproof sweep --op OP --dtype D|all --backend B [--against B2|golden] [--digest tree|flat]`.
+// sweep_command.cpp: `fuseproof sweep --op OP --dtype D|all [--contract C] --backend B [--against B2|golden]
+// [--digest tree|flat]`: every pair of a 2-input op's 2^32 domain.
 #include "cli/sweep_command.h"
 
 #include <chrono>
@@ -9,33 +10,30 @@
 
 #include <CLI/CLI.hpp>
 
-#include "audit/golden_store.h"
 #include "cli/reference_options.h"
 #include "cli/torch_cpu_backend.h"
 #include "common/atomic_file.h"
 #include "common/exit_status.h"
+#include "common/golden_library.h"
 #include "common/progress_line.h"
 #include "common/sha256.h"
 #include "common/tree_digest.h"
 #include "reference/domain_sweep.h"
-#include "reference/gelu_table.h"
+#include "reference/op_plan.h"
 
 namespace fuseproof::cli {
-
-using audit::default_golden_dir;
-using audit::golden_digest;
 
 namespace {
 
 constexpr size_t kRowBytes = 65536 * 2;
+constexpr const char* kAddRound = "add_round";  ///< eager `x + bias` alone: a sweep of its own (golden digests too)
 
 struct SweepArgs {
   std::string op = "bias_gelu_tanh";
+  std::string contract = "eager";
   std::string dtype;
   std::string backend = "reference";
   std::string against;
-  std::string golden_dir = default_golden_dir();
-  std::string arch = "sm_90";
   std::string out;
   unsigned threads = 0;
   uint32_t bias_first = 0;
@@ -48,23 +46,31 @@ struct SweepArgs {
 /// Which digest of the 2^32 outputs a run computes (common/tree_digest.h): the tree one parallelises its hashing.
 enum class DigestKind { kFlat, kTree };
 
-/// --digest auto: tree when checking against golden data that has the tree entry (`<op>_tree`), else flat. An
+std::string key_of(const SweepArgs& a) {
+  return a.op == kAddRound ? kAddRound : golden_digest_key(a.op, *ref::parse_contract(a.contract));
+}
+
+/// --digest auto: tree when checking against golden data that has the tree entry (`<key>_tree`), else flat. An
 /// explicit --digest tree against golden data without that entry is INCOMPLETE (MissingDataError, exit 3).
-/// `tree_want` receives the golden tree digest when the tree is chosen against golden.
-DigestKind choose_digest(const SweepArgs& a, ref::Dtype d, std::optional<std::string>& tree_want) {
+DigestKind choose_digest(const SweepArgs& a, const GoldenArch& g, ref::Dtype d, std::optional<std::string>& tree_want) {
   if (a.digest == "flat") return DigestKind::kFlat;
   if (a.against != "golden") return a.digest == "tree" ? DigestKind::kTree : DigestKind::kFlat;
-  tree_want = golden_digest(a.golden_dir, a.arch, a.op + "_tree", d);
+  tree_want = g.digest(key_of(a) + "_tree", d);
   if (tree_want) return DigestKind::kTree;
   if (a.digest == "tree")
-    throw MissingDataError("sweep: --digest tree: golden/" + a.arch + " has no " + a.op + "_tree " +
+    throw MissingDataError("sweep: --digest tree: " + g.label() + " has no " + key_of(a) + "_tree " +
                            ref::dtype_name(d) + " digest (--digest flat checks the flat one)");
   return DigestKind::kFlat;
 }
 
 int run_dtype(SweepArgs& a, ref::Dtype d) {
-  const SweepOp op = a.op == "add_round" ? SweepOp::kAddRound : SweepOp::kBiasGeluTanh;
   const char* dtype = ref::dtype_name(d);
+  const std::string key = key_of(a);
+  const ref::OpSpec* op = a.op == kAddRound ? nullptr : ref::find_op(a.op);
+  const ref::Contract contract = *ref::parse_contract(a.contract);
+  const bool against_golden = a.against == "golden";
+  std::optional<GoldenArch> golden;
+  if (against_golden) golden.emplace(a.ref_opts.golden());
   // --out is written beside itself and renamed when complete: a killed sweep leaves the previous file intact.
   std::optional<AtomicFile> out;
   if (!a.out.empty()) {
@@ -75,32 +81,39 @@ int run_dtype(SweepArgs& a, ref::Dtype d) {
     }
   }
   std::optional<std::string> want_digest;
-  const DigestKind kind = choose_digest(a, d, want_digest);
-  if (a.against == "golden" && kind == DigestKind::kFlat) {
-    want_digest = golden_digest(a.golden_dir, a.arch, a.op, d);
+  const DigestKind kind = golden ? choose_digest(a, *golden, d, want_digest)
+                                 : (a.digest == "tree" ? DigestKind::kTree : DigestKind::kFlat);
+  if (golden && kind == DigestKind::kFlat) {
+    want_digest = golden->digest(key, d);
     if (!want_digest) {
-      std::printf("golden/%s: no %s %s digest captured for this architecture (missing, not a failure)\n", a.arch.c_str(),
-                  a.op.c_str(), dtype);
+      std::printf("%s: no %s %s digest captured for this architecture (missing, not a failure)\n",
+                  golden->label().c_str(), key.c_str(), dtype);
       std::fflush(stdout);
-      std::fprintf(stderr, "sweep: golden/%s must hold a %s %s digest, got none: INCOMPLETE\n", a.arch.c_str(),
-                   a.op.c_str(), dtype);
+      std::fprintf(stderr, "sweep: %s must hold a %s %s digest, got none: INCOMPLETE\n", golden->label().c_str(),
+                   key.c_str(), dtype);
       return 3;
     }
   }
-  // The reference's GELU is tabulated once: after the rounding boundary its input is one of 65,536 patterns.
-  std::vector<uint16_t> table;
+  // The reference's rows: the op's plan (its tables computed once: after each rounding boundary an input is one of
+  // 65,536 patterns), or the add alone.
+  std::unique_ptr<ref::OpPlan> plan;
+  ref::MathConfig cfg;
   const bool uses_reference = a.backend == "reference" || a.against == "reference";
-  ref::GeluConfig cfg;
   if (uses_reference) {
     cfg = a.ref_opts.resolve();
-    if (op == SweepOp::kBiasGeluTanh) table = ref::gelu_tanh_table(d, cfg);
+    if (op) plan = std::make_unique<ref::OpPlan>(*op, contract, d, cfg);
   }
+  const ref::RowFn reference_row = [&](uint16_t b, uint16_t* row) {
+    if (plan) plan->row(b, row);
+    else ref::sweep_row(d, nullptr, cfg.nan, b, row);
+  };
   Sha256 flat;
   TreeDigestStream tree;
-  ProgressLine progress(stdout, "biases", a.bias_count);
+  ProgressLine progress(stdout, "rows", a.bias_count);
   std::vector<uint16_t> other;
   uint64_t mismatches = 0;
   std::vector<std::string> records;
+  const std::string in0 = op ? op->inputs[0].name : "x", in1 = op ? op->inputs[1].name : "bias";
   auto consume = [&](uint32_t b0, uint32_t n, const uint16_t* rows, const uint16_t* other_rows) {
     if (kind == DigestKind::kTree) tree.update(rows, n);
     else flat.update(rows, n * kRowBytes);
@@ -109,10 +122,10 @@ int run_dtype(SweepArgs& a, ref::Dtype d) {
       for (size_t i = 0; i < size_t(n) * 65536; ++i) {
         if (rows[i] == other_rows[i]) continue;
         if (++mismatches <= a.max_records) {
-          char line[200];
-          std::snprintf(line, sizeof line, "%s %s x=0x%04X b=0x%04X => 0x%04X (%s) expected 0x%04X (%s)", a.op.c_str(),
-                        dtype, unsigned(i % 65536), unsigned(b0 + i / 65536), rows[i], a.backend.c_str(),
-                        other_rows[i], a.against.c_str());
+          char line[240];
+          std::snprintf(line, sizeof line, "%s %s %s=0x%04X %s=0x%04X => 0x%04X (%s) expected 0x%04X (%s)",
+                        key.c_str(), dtype, in0.c_str(), unsigned(i % 65536), in1.c_str(), unsigned(b0 + i / 65536),
+                        rows[i], a.backend.c_str(), other_rows[i], a.against.c_str());
           records.push_back(line);
         }
       }
@@ -120,24 +133,20 @@ int run_dtype(SweepArgs& a, ref::Dtype d) {
     progress.update(b0 + n - a.bias_first);
   };
   const auto t0 = std::chrono::steady_clock::now();
-  const bool other_is_backend = !a.against.empty() && a.against != "golden";
+  const bool other_is_backend = !a.against.empty() && !against_golden;
+  ref::SweepOptions so;
+  so.threads = a.threads;
+  so.bias_first = a.bias_first;
+  so.bias_count = a.bias_count;
   std::string digest;
   if (a.backend == "reference" && kind == DigestKind::kTree && !other_is_backend && !out) {
     // Nothing needs the ordered stream: rows are computed and hashed by every worker, in any order.
-    ref::SweepOptions so;
-    so.threads = a.threads;
-    so.bias_first = a.bias_first;
-    so.bias_count = a.bias_count;
-    digest = sweep_tree_digest(d, table, cfg.nan, so);
+    digest = sweep_tree_digest(reference_row, so);
   } else if (a.backend == "reference") {
-    ref::SweepOptions so;
-    so.threads = a.threads;
-    so.bias_first = a.bias_first;
-    so.bias_count = a.bias_count;
-    ref::sweep_bias_gelu(d, table, cfg.nan, [&](uint32_t b0, uint32_t n, const uint16_t* rows) {
+    ref::sweep_domain(reference_row, [&](uint32_t b0, uint32_t n, const uint16_t* rows) {
       if (other_is_backend) {
         other.resize(size_t(n) * 65536);
-        torch_cpu_rows(op, d, b0, n, other.data());
+        torch_cpu_rows(op, contract, d, b0, n, other.data());
       }
       consume(b0, n, rows, other_is_backend ? other.data() : nullptr);
     }, so);
@@ -147,11 +156,10 @@ int run_dtype(SweepArgs& a, ref::Dtype d) {
     for (uint32_t b0 = a.bias_first; b0 < a.bias_first + a.bias_count; b0 += kBlock) {
       const uint32_t n = std::min(kBlock, a.bias_first + a.bias_count - b0);
       rows.resize(size_t(n) * 65536);
-      torch_cpu_rows(op, d, b0, n, rows.data());
+      torch_cpu_rows(op, contract, d, b0, n, rows.data());
       if (other_is_backend) {
         other.resize(size_t(n) * 65536);
-        for (uint32_t r = 0; r < n; ++r)
-          ref::sweep_row(d, table.empty() ? nullptr : table.data(), cfg.nan, uint16_t(b0 + r), other.data() + size_t(r) * 65536);
+        for (uint32_t r = 0; r < n; ++r) reference_row(uint16_t(b0 + r), other.data() + size_t(r) * 65536);
       }
       consume(b0, n, rows.data(), other_is_backend ? other.data() : nullptr);
     }
@@ -161,28 +169,28 @@ int run_dtype(SweepArgs& a, ref::Dtype d) {
   const uint64_t cases = uint64_t(a.bias_count) * 65536;
   if (digest.empty()) digest = kind == DigestKind::kTree ? tree.hex() : flat.hex();
   const char* kind_name = kind == DigestKind::kTree ? "tree digest" : "sha256";
-  std::printf("%s %s backend=%s%s: %llu cases in %.2f s, %s %s\n", a.op.c_str(), dtype, a.backend.c_str(),
-              a.backend == "reference" ? (" tanh=" + a.ref_opts.tanh + " nan=" + a.ref_opts.nan_policy).c_str() : "",
-              (unsigned long long)cases, secs, kind_name, digest.c_str());
+  std::printf("%s %s backend=%s%s: %llu cases in %.2f s, %s %s\n", key.c_str(), dtype, a.backend.c_str(),
+              a.backend == "reference" ? (" " + a.ref_opts.describe()).c_str() : "", (unsigned long long)cases, secs,
+              kind_name, digest.c_str());
   int rc = 0;
   if (other_is_backend) {
     for (const auto& r : records) std::printf("%s\n", r.c_str());
     if (mismatches > records.size()) std::printf("... and %llu more\n", (unsigned long long)(mismatches - records.size()));
     if (mismatches == 0)
-      std::printf("In %llu cases, no errors found in %s %s (%s vs %s).\n", (unsigned long long)cases, a.op.c_str(),
+      std::printf("In %llu cases, no errors found in %s %s (%s vs %s).\n", (unsigned long long)cases, key.c_str(),
                   dtype, a.backend.c_str(), a.against.c_str());
     else
       std::printf("In %llu cases, %llu errors found in %s %s (%s vs %s).\n", (unsigned long long)cases,
-                  (unsigned long long)mismatches, a.op.c_str(), dtype, a.backend.c_str(), a.against.c_str());
+                  (unsigned long long)mismatches, key.c_str(), dtype, a.backend.c_str(), a.against.c_str());
     rc = mismatches ? 1 : 0;
   } else if (want_digest) {
     const bool same = *want_digest == digest;
     // The flat line keeps its old wording; the tree one names the digests.json entry it compared with.
     if (kind == DigestKind::kTree)
-      std::printf("golden/%s tree digest (%s_tree.%s) %s: %s\n", a.arch.c_str(), a.op.c_str(), dtype,
+      std::printf("%s tree digest (%s_tree.%s) %s: %s\n", golden->label().c_str(), key.c_str(), dtype,
                   want_digest->c_str(), same ? "equal" : "DIFFERENT");
     else
-      std::printf("golden/%s digest %s: %s\n", a.arch.c_str(), want_digest->c_str(), same ? "equal" : "DIFFERENT");
+      std::printf("%s digest %s: %s\n", golden->label().c_str(), want_digest->c_str(), same ? "equal" : "DIFFERENT");
     rc = same ? 0 : 1;
   }
   if (out) {
@@ -196,13 +204,22 @@ int run_dtype(SweepArgs& a, ref::Dtype d) {
 }
 
 int run(SweepArgs& a) {
+  if (a.op != kAddRound) {
+    const ref::OpSpec* op = ref::find_op(a.op);
+    if (!op) throw UsageError("sweep: unknown --op " + a.op + " (" + ref::op_names() + ", add_round)");
+    const auto c = ref::parse_contract(a.contract);
+    if (!c || !op->contract(*c)) throw UsageError("sweep: op " + a.op + " has no contract " + a.contract);
+    if (op->inputs.size() != 2) throw UsageError("sweep: op " + a.op + " has no 2^32 domain (it takes 3 inputs)");
+  } else if (a.contract != "eager") {
+    throw UsageError("sweep: add_round has the eager contract only, got " + a.contract);
+  }
   if (uint64_t(a.bias_first) + a.bias_count > 65536 || a.bias_count == 0)
-    throw std::runtime_error("sweep: --biases must lie within 0..65535 and be non-empty, got " +
-                             std::to_string(a.bias_first) + "+" + std::to_string(a.bias_count));
-  if (a.against == a.backend) throw std::runtime_error("sweep: --against must differ from --backend, got " + a.against);
+    throw UsageError("sweep: --biases must lie within 0..65535 and be non-empty, got " + std::to_string(a.bias_first) +
+                     "+" + std::to_string(a.bias_count));
+  if (a.against == a.backend) throw UsageError("sweep: --against must differ from --backend, got " + a.against);
   if (a.against == "golden" && (a.bias_first != 0 || a.bias_count != 65536))
-    throw std::runtime_error("sweep: --against golden needs the whole domain (no --biases)");
-  if (a.dtype == "all" && !a.out.empty()) throw std::runtime_error("sweep: --out needs one --dtype, got all");
+    throw UsageError("sweep: --against golden needs the whole domain (no --bias-first, --bias-count)");
+  if (a.dtype == "all" && !a.out.empty()) throw UsageError("sweep: --out needs one --dtype, got all");
   std::vector<ref::Dtype> dtypes;
   if (a.dtype == "all") dtypes.assign(std::begin(ref::kAllDtypes), std::end(ref::kAllDtypes));
   else dtypes.push_back(*ref::parse_dtype(a.dtype));
@@ -215,26 +232,27 @@ int run(SweepArgs& a) {
   }
   return rc;
 }
+
 }  // namespace
 
 void add_sweep_command(CLI::App& app) {
   auto a = std::make_shared<SweepArgs>();
-  CLI::App* cmd = app.add_subcommand("sweep", "Every (x, bias) pair of the 2^32 domain: digest, and mismatches against another backend or golden");
-  cmd->add_option("--op", a->op, "bias_gelu_tanh or add_round")->check(CLI::IsMember({"bias_gelu_tanh", "add_round"}))->capture_default_str();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep", "Every pair of a 2-input op's 2^32 domain: digest, and mismatches against another backend or golden");
+  cmd->add_option("--op", a->op, "an op of `fuseproof ops`, or add_round (eager x + bias alone)")->capture_default_str();
+  cmd->add_option("--contract", a->contract, "the op's contract: eager or fp32")->capture_default_str();
   cmd->add_option("--dtype", a->dtype, "bf16, fp16, or all (one after the other)")->required()
       ->check(CLI::IsMember({"bf16", "fp16", "all"}));
   cmd->add_option("--backend", a->backend, "reference or torch-cpu")->check(CLI::IsMember({"reference", "torch-cpu"}))->capture_default_str();
   cmd->add_option("--against", a->against, "compare with: reference, torch-cpu, or golden (the captured digest)")
       ->check(CLI::IsMember({"reference", "torch-cpu", "golden"}));
-  cmd->add_option("--golden-dir", a->golden_dir, "golden data root")->capture_default_str()->check(CLI::ExistingDirectory);
-  cmd->add_option("--arch", a->arch, "golden architecture")->capture_default_str();
   cmd->add_option("--out", a->out, "write the output stream (2 bytes per case; 8 GiB for the whole domain)");
   cmd->add_option("--threads", a->threads, "reference worker threads (0 = all cores)");
-  cmd->add_option("--bias-first", a->bias_first, "first bias pattern (partial sweeps)")->check(CLI::Range(0, 65535));
-  cmd->add_option("--bias-count", a->bias_count, "number of bias patterns")->check(CLI::Range(1, 65536));
+  cmd->add_option("--bias-first", a->bias_first, "first second-input pattern (partial sweeps)")->check(CLI::Range(0, 65535));
+  cmd->add_option("--bias-count", a->bias_count, "number of second-input patterns")->check(CLI::Range(1, 65536));
   cmd->add_option("--max-records", a->max_records, "mismatch records printed before the total")->capture_default_str();
   cmd->add_option("--digest", a->digest,
-                  "tree (SHA-256 of the per-bias row digests, hashed in parallel; common/tree_digest.h), flat (one "
+                  "tree (SHA-256 of the per-row digests, hashed in parallel; common/tree_digest.h), flat (one "
                   "SHA-256 stream), or auto: tree against golden data that has it, else flat")
       ->check(CLI::IsMember({"auto", "tree", "flat"}))->capture_default_str();
   a->ref_opts.add_to(*cmd);

@@ -32,6 +32,21 @@ std::string testfloat_record(const std::string& op, ref::Dtype d, const std::str
   return buf;
 }
 
+std::string testfloat_record_inputs(const std::string& op, ref::Dtype d, const std::string& where,
+                                    const std::vector<std::string>& names, const uint16_t* inputs, uint16_t got,
+                                    uint16_t expected) {
+  const std::string dist = distance(ref::is_nan_bits(d, got) || ref::is_nan_bits(d, expected), got, expected, 0x8000);
+  std::string line = op + " " + ref::dtype_name(d) + (where.empty() ? "" : " [" + where + "]");
+  for (size_t i = 0; i < names.size(); ++i) {
+    char b[40];
+    std::snprintf(b, sizeof b, " %s=0x%04X", names[i].c_str(), inputs[i]);
+    line += b;
+  }
+  char tail[96];
+  std::snprintf(tail, sizeof tail, " => 0x%04X expected 0x%04X (%s)", got, expected, dist.c_str());
+  return line + tail;
+}
+
 std::string testfloat_record_from_f32(const std::string& op, ref::Dtype d, uint32_t x, uint16_t got, uint16_t expected) {
   const std::string dist = distance(ref::is_nan_bits(d, got) || ref::is_nan_bits(d, expected), got, expected, 0x8000);
   char buf[256];

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "reference/dtype.h"
 
@@ -14,6 +15,12 @@ namespace fuseproof {
 /// "sign of zero" where ulps mean nothing.
 std::string testfloat_record(const std::string& op, ref::Dtype d, const std::string& where, uint16_t x,
                              std::optional<uint16_t> bias, uint16_t got, uint16_t expected);
+
+/// An op of the family: "silu_and_mul bf16 [r=3,c=4] gate=0x3F80 up=0x3C00 => 0x3F8A expected 0x3F8B (1 ulp)",
+/// each input under its declared name.
+std::string testfloat_record_inputs(const std::string& op, ref::Dtype d, const std::string& where,
+                                    const std::vector<std::string>& names, const uint16_t* inputs, uint16_t got,
+                                    uint16_t expected);
 
 /// A narrowing from binary32: "f32_to_bf16 bf16 x=0x3F808000 => 0x3F81 expected 0x3F80 (1 ulp)"; the input in
 /// eight hex digits, the outputs in four.

@@ -11,13 +11,12 @@
 
 namespace fuseproof {
 
-/// Tree digest of out = gelu_table[add_round(d, x, bias, nan)] (add_round alone when gelu_table is empty) over the
-/// biases options.bias_first .. + bias_count: row digest r(b) = lower-case hex SHA-256 of the 65,536 outputs at bias
-/// b (x bits 0x0000..0xFFFF, little-endian uint16, as the flat stream), tree = hex SHA-256 of r(first) || r(first+1)
-/// || ... (64 ASCII characters each). scripts/capture_golden.py computes the same from eager on the GPU
-/// ("bias_gelu_tanh_tree", "add_round_tree" in digests.json). options.threads workers (0 = hardware threads).
-std::string sweep_tree_digest(ref::Dtype d, const std::vector<uint16_t>& gelu_table, ref::NanPolicy nan,
-                              const ref::SweepOptions& options = {});
+/// Tree digest of the rows `row` computes (OpPlan::row) over the second inputs options.bias_first .. + bias_count:
+/// row digest r(b) = lower-case hex SHA-256 of the 65,536 outputs at second input b (first input 0x0000..0xFFFF,
+/// little-endian uint16, as the flat stream), tree = hex SHA-256 of r(first) || r(first+1) || ... (64 ASCII
+/// characters each). scripts/capture_golden.py computes the same from eager on the GPU (the `<key>_tree` entries of
+/// digests.json). options.threads workers (0 = hardware threads) compute and hash rows in any order.
+std::string sweep_tree_digest(const ref::RowFn& row, ref::SweepOptions options = {});
 
 /// The same tree digest from rows handed over in bias order, for callers that hold the ordered stream anyway (an
 /// --out file, a second backend): one thread, so no faster than the flat digest.

@@ -1,4 +1,4 @@
-// fuzz_golden_table.cpp: the golden GELU table loaders on any file: reference/gelu_table.h read_u16_table, and
+// fuzz_golden_table.cpp: the golden GELU table loaders on any file: reference/activation_table.h read_u16_table, and
 // audit/golden_store.h read_golden_gelu_table with the input signed into a valid provenance (so that the size check
 // after verification is reached). Exactly 131,072 bytes load, little-endian; anything else is refused in one line.
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 #include "audit/golden_store.h"
 #include "common/sha256.h"
 #include "fuzz/fuzz_input.h"
-#include "reference/gelu_table.h"
+#include "reference/activation_table.h"
 
 namespace {
 

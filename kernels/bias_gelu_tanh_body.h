@@ -6,52 +6,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "activation_math.h"
 #include "half_convert.h"
 
 namespace fuseproof::kernel {
-
-// --- binary32 steps, one rounding each. The device spells them as intrinsics so that nvcc cannot contract them; the
-// --- host relies on -ffp-contract=off -fno-fast-math (kernels/CMakeLists.txt) and std::fma.
-FUSEPROOF_HD float mul_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-FUSEPROOF_HD float add_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-FUSEPROOF_HD float fma_rn(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
-  return __fmaf_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-/// Precise tanhf: CUDA's on the device, the host C library's in the emulation.
-FUSEPROOF_HD float tanh_f32(float a) {
-#if defined(__CUDA_ARCH__)
-  return tanhf(a);
-#else
-  return ::tanhf(a);
-#endif
-}
-
-/// GELU(tanh) in binary32 with eager's op order (aten/src/ATen/native/cuda/ActivationGeluKernel.cu, opmath float,
-/// nvcc contracting `x + kKappa * x_cube` into one FMA):
-///   x_cube = (x * x) * x;  inner = kBeta * fma(kKappa, x_cube, x);  y = (0.5 * x) * (1 + tanh(inner))
-FUSEPROOF_HD float gelu_tanh_f32(float x) {
-  constexpr float kBeta = float(1.41421356237309504880 * 1.12837916709551257390 * 0.5);  // M_SQRT2 * M_2_SQRTPI * 0.5
-  constexpr float kKappa = 0.044715f;
-  const float x_cube = mul_rn(mul_rn(x, x), x);
-  const float inner = mul_rn(kBeta, fma_rn(kKappa, x_cube, x));
-  return mul_rn(mul_rn(0.5f, x), add_rn(1.0f, tanh_f32(inner)));
-}
 
 /// round_T(gelu_tanh(float(p))) for one pattern p of format D: entry p of the GELU table (kernels/bias_gelu_tanh.cu
 /// fills it on the device with this very function; the emulation on the host), and the tail of the direct element.

@@ -3,37 +3,52 @@
  * A kernel author audits a kernel from another repository by building it into a shared library that exports ONE
  * function, fuseproof_kernel_descriptor(), and running
  *
- *     fuseproof audit --op bias_gelu_tanh --plugin ./libmy_kernel.so
+ *     fuseproof audit --plugin ./libmy_kernel.so            (the op and the contract come from the descriptor)
  *
- * The suite dlopen()s the library, calls fuseproof_kernel_descriptor(), refuses the library unless abi_version equals
- * the FUSEPROOF_KERNEL_ABI_VERSION it was built with, then calls `entry` many times. Worked examples built in this
- * tree: kernels/plugins/ (the built-in CUDA kernel and its CPU emulation) and kernels/mutants/ (deliberately broken
- * kernels the audit must reject).
+ * The suite dlopen()s the library, calls fuseproof_kernel_descriptor(), reads abi_version and struct_size first and
+ * refuses the library unless they name a version it knows (1 or 2) and that version's struct, then calls the kernel
+ * many times. `fuseproof ops` lists every op with its inputs, layouts and contracts (reference/op_registry.cpp is the
+ * one description). Worked examples built in this tree: kernels/plugins/ (the built-in kernels and their CPU
+ * emulations) and kernels/mutants/ (deliberately broken kernels the audit must reject).
  *
  * This header is C (C99 and C++); it includes only <stddef.h> and <stdint.h>. Nothing is allocated or freed across it.
  *
- * Op "bias_gelu_tanh" (the only op of ABI version 1):
- *   out[r * width + c] = gelu_tanh( round_T( x[r * width + c] + bias[c] ) )   for 0 <= r < rows, 0 <= c < width
- * with T the 16-bit dtype, eager PyTorch semantics in binary32 (F.gelu(x + bias, approximate="tanh") on half tensors),
- * every NaN output 0x7FFF, as the GPU gives. Tensors are contiguous, row-major, and do not overlap `out`.
- * A call is VALID when all of these hold, and must then return 0 and write exactly rows * width elements of `out`:
- *   - dtype is FUSEPROOF_DTYPE_BF16 or FUSEPROOF_DTYPE_FP16
+ * ABI version 2: one op-generic call.
+ *   The op's logical output is out[r][c] for 0 <= r < shape[0], 0 <= c < shape[1] (rank 2) and each declared input is
+ *   a strided view of the same logical shape: element (r, c) of input i is
+ *       inputs[i].data[r * inputs[i].stride[0] + c * inputs[i].stride[1]]      (strides in elements)
+ *   so every layout of the op spec is expressed by strides:
+ *       elementwise x:            stride {width, 1}
+ *       row-broadcast bias [w]:   stride {0, 1}                      (bias_gelu_tanh, bias_gelu_erf)
+ *       packed gate / up:         data x and x + width, stride {2 * width, 1} into one [rows, 2 * width] tensor
+ *                                 (silu_and_mul, gelu_tanh_and_mul, gelu_and_mul: vLLM's and sglang's layout)
+ *   out is contiguous row-major (stride {width, 1}). The audit passes inputs in the op's declared order (x, bias) or
+ *   (gate, up), every one with the layout the spec declares; a kernel may refuse any other layout.
+ * ABI version 1 (kept through a shim): the entry `(out, x, bias, rows, width, dtype, stream, error, error_size)` of
+ *   op bias_gelu_tanh only; its contract is eager.
+ *
+ * A call is VALID when all of these hold, and must then return 0 and write exactly rows * width elements of out:
+ *   - dtype is FUSEPROOF_DTYPE_BF16 or FUSEPROOF_DTYPE_FP16; n_inputs and the strides are the op's
  *   - rows >= 1, width >= 1, width is a multiple of vector_bytes / 2
- *   - rows * width * 2 fits in int64_t (a kernel may reject smaller products too; the audit's valid calls never exceed
- *     2^25 elements, and its overflow probes overflow int64_t)
- *   - out, x and bias are non-null and aligned to vector_bytes
+ *   - every buffer's size in bytes fits in int64_t (the audit's overflow probes overflow int64_t)
+ *   - out and every input pointer are non-null and aligned to vector_bytes
  * Any other call must be REJECTED: return non-zero, write a one-line message (no final period) naming the argument,
- * the rule and the value into `error` (e.g. "bias_gelu_tanh: width must be a multiple of 8, got 12"), and touch no
- * memory: not `out`, not beyond any buffer. The audit poisons `out` and guard bytes around every buffer and checks.
+ * the rule and the value into `error` (e.g. "silu_and_mul: width must be a multiple of 8, got 12"), and touch no
+ * memory: not out, not beyond any buffer. The audit poisons out and guard bytes around every buffer and checks.
  *
- * Memory: FUSEPROOF_MEMORY_HOST entries receive host pointers and must have finished when they return.
- * FUSEPROOF_MEMORY_CUDA entries receive CUDA device pointers of the current device and a cudaStream_t (never the legacy
- * default stream); they enqueue work on that stream and return (the audit synchronizes). Work that reads x or bias must
- * be ordered after earlier work on the stream; a kernel launched with programmatic dependent launch (PDL,
+ * Contracts (descriptor field `contract`, "eager" when NULL; `fuseproof audit --contract` overrides):
+ *   "eager"  bit-exact with eager PyTorch's composition on the device, every intermediate tensor rounded to T
+ *   "fp32"   (the *_and_mul ops) to_T(act(f32(gate)) * f32(up)) as PyTorch's float32 kernels compute it
+ * Every NaN output is 0x7FFF, as the GPU's cvt.rn gives it.
+ *
+ * Memory: FUSEPROOF_MEMORY_HOST kernels receive host pointers and must have finished when they return.
+ * FUSEPROOF_MEMORY_CUDA kernels receive CUDA device pointers of the current device and a cudaStream_t (never the
+ * legacy default stream); they enqueue work on that stream and return (the audit synchronizes). Work that reads an
+ * input must be ordered after earlier work on the stream; a kernel launched with programmatic dependent launch (PDL,
  * cudaLaunchAttributeProgrammaticStreamSerialization) must call cudaGridDependencySynchronize() before reading them.
- * The audit checks this ordering with a producer kernel that releases dependents early and writes x and bias late.
+ * The audit checks this ordering with a producer kernel that releases dependents early and writes the inputs late.
  *
- * Threads: the audit calls `entry` from one thread at a time. The entry may use threads of its own.
+ * Threads: the audit calls the kernel from one thread at a time. The kernel may use threads of its own.
  */
 #ifndef FUSEPROOF_KERNEL_ABI_H_
 #define FUSEPROOF_KERNEL_ABI_H_
@@ -45,43 +60,79 @@
 extern "C" {
 #endif
 
-/** Bumped on any change to the structs, the entry signature or the op contracts above. */
-#define FUSEPROOF_KERNEL_ABI_VERSION 1u
+/** The version this header defines; bumped on any change to the structs, the call or the op contracts above. */
+#define FUSEPROOF_KERNEL_ABI_VERSION 2u
+/** The first version, still loaded (bias_gelu_tanh, one entry with raw pointers). */
+#define FUSEPROOF_KERNEL_ABI_VERSION_1 1u
 
 /** The exported symbol's name, for dlsym. */
 #define FUSEPROOF_KERNEL_DESCRIPTOR_SYMBOL "fuseproof_kernel_descriptor"
 
-/** Element type codes passed to `entry`. Codes other than BF16/FP16 exist so that rejection can be audited. */
+/** Element type codes. Codes other than BF16/FP16 exist so that rejection can be audited. */
 enum {
   FUSEPROOF_DTYPE_BF16 = 0,    /**< | S |EEEEEEEE|MMMMMMM| */
   FUSEPROOF_DTYPE_FP16 = 1,    /**< | S |EEEEE|MMMMMMMMMM| */
-  FUSEPROOF_DTYPE_FLOAT32 = 2, /**< never valid for bias_gelu_tanh */
-  FUSEPROOF_DTYPE_INT16 = 3    /**< never valid for bias_gelu_tanh */
+  FUSEPROOF_DTYPE_FLOAT32 = 2, /**< never valid */
+  FUSEPROOF_DTYPE_INT16 = 3    /**< never valid */
 };
 
-/** Where the pointers passed to `entry` live. */
+/** Where the pointers passed to the kernel live. */
 enum { FUSEPROOF_MEMORY_HOST = 0, FUSEPROOF_MEMORY_CUDA = 1 };
 
-/**
- * Runs the op once. Returns 0 on success; non-zero on rejection, with a NUL-terminated one-line message written into
- * error[0 .. error_size) (error may be NULL when error_size is 0). `stream` is a cudaStream_t for CUDA entries, NULL
- * for host entries.
- */
+/** Most inputs an op of this ABI has. */
+#define FUSEPROOF_MAX_INPUTS 4
+
+/** One input: a strided view of the output's logical shape (see the header comment). */
+typedef struct fuseproof_input_t {
+  const void* data;
+  int64_t stride[2]; /**< elements between consecutive rows, columns; 0 broadcasts */
+} fuseproof_input_t;
+
+/** One call of a version-2 kernel. */
+typedef struct fuseproof_call_t {
+  uint32_t struct_size;  /**< sizeof(fuseproof_call_t) */
+  int32_t dtype;         /**< FUSEPROOF_DTYPE_* of out and every input */
+  int64_t shape[2];      /**< rows, width of out */
+  void* out;             /**< contiguous rows x width */
+  int32_t n_inputs;      /**< the op's declared inputs, in order */
+  fuseproof_input_t inputs[FUSEPROOF_MAX_INPUTS];
+  void* stream;          /**< cudaStream_t for CUDA kernels, NULL for host ones */
+  char* error;           /**< a rejection's one-line message goes here (NUL-terminated); NULL when error_size is 0 */
+  size_t error_size;
+} fuseproof_call_t;
+
+/** Version 2: runs the op once; 0 on success, non-zero on rejection with the message in call->error. */
+typedef int (*fuseproof_kernel_call_fn)(const fuseproof_call_t* call);
+
+/** Version 1: bias_gelu_tanh's entry. */
 typedef int (*fuseproof_kernel_entry_fn)(void* out, const void* x, const void* bias, int64_t rows, int64_t width,
                                          int32_t dtype, void* stream, char* error, size_t error_size);
 
-/** What a plugin says about itself; returned by pointer, owned by the plugin, valid until dlclose. */
+/** What a version-2 plugin says about itself; returned by pointer, owned by the plugin, valid until dlclose. */
 typedef struct fuseproof_kernel_descriptor_t {
-  uint32_t abi_version;             /**< FUSEPROOF_KERNEL_ABI_VERSION the plugin was built against */
-  uint32_t struct_size;             /**< sizeof(fuseproof_kernel_descriptor_t), a second guard against mismatches */
-  const char* kernel_name;          /**< e.g. "fuseproof builtin bias_gelu_tanh (CUDA)"; shown in reports */
-  const char* op;                   /**< "bias_gelu_tanh" */
-  int32_t memory;                   /**< FUSEPROOF_MEMORY_HOST or FUSEPROOF_MEMORY_CUDA */
-  int32_t vector_bytes;             /**< bytes per vector load/store (16 or 32); widths are multiples of this / 2 */
-  fuseproof_kernel_entry_fn entry;  /**< the op */
+  uint32_t abi_version;           /**< FUSEPROOF_KERNEL_ABI_VERSION the plugin was built against */
+  uint32_t struct_size;           /**< sizeof(fuseproof_kernel_descriptor_t), a second guard against mismatches */
+  const char* kernel_name;        /**< e.g. "fuseproof built-in silu_and_mul (CUDA)"; shown in reports */
+  const char* op;                 /**< an op of `fuseproof ops`: "silu_and_mul" */
+  const char* contract;           /**< the contract the kernel claims: "eager" (also when NULL) or "fp32" */
+  int32_t memory;                 /**< FUSEPROOF_MEMORY_HOST or FUSEPROOF_MEMORY_CUDA */
+  int32_t vector_bytes;           /**< bytes per vector load/store (2, 16 or 32); widths are multiples of this / 2 */
+  fuseproof_kernel_call_fn call;  /**< the op */
 } fuseproof_kernel_descriptor_t;
 
-/** The one function a plugin exports (type of FUSEPROOF_KERNEL_DESCRIPTOR_SYMBOL). */
+/** What a version-1 plugin says about itself (bias_gelu_tanh only). */
+typedef struct fuseproof_kernel_descriptor_v1_t {
+  uint32_t abi_version; /**< 1 */
+  uint32_t struct_size; /**< sizeof(fuseproof_kernel_descriptor_v1_t) */
+  const char* kernel_name;
+  const char* op; /**< "bias_gelu_tanh" */
+  int32_t memory;
+  int32_t vector_bytes;
+  fuseproof_kernel_entry_fn entry;
+} fuseproof_kernel_descriptor_v1_t;
+
+/** The one function a plugin exports (type of FUSEPROOF_KERNEL_DESCRIPTOR_SYMBOL); a version-1 plugin's returns a
+ * fuseproof_kernel_descriptor_v1_t (both structs begin with abi_version and struct_size). */
 typedef const fuseproof_kernel_descriptor_t* (*fuseproof_kernel_descriptor_fn)(void);
 
 #ifdef __cplusplus
@@ -97,17 +148,17 @@ typedef const fuseproof_kernel_descriptor_t* (*fuseproof_kernel_descriptor_fn)(v
 /**
  * In a plugin's one translation unit:
  *   FUSEPROOF_DEFINE_PLUGIN(&my_descriptor)
- * defines the exported fuseproof_kernel_descriptor() returning it.
+ * defines the exported fuseproof_kernel_descriptor() returning it (a version-2 or a version-1 descriptor).
  */
 #ifdef __cplusplus
 #define FUSEPROOF_DEFINE_PLUGIN(descriptor_ptr)                                                              \
   extern "C" FUSEPROOF_PLUGIN_EXPORT const fuseproof_kernel_descriptor_t* fuseproof_kernel_descriptor(void) { \
-    return (descriptor_ptr);                                                                                  \
+    return reinterpret_cast<const fuseproof_kernel_descriptor_t*>(descriptor_ptr);                          \
   }
 #else
 #define FUSEPROOF_DEFINE_PLUGIN(descriptor_ptr)                                                            \
   FUSEPROOF_PLUGIN_EXPORT const fuseproof_kernel_descriptor_t* fuseproof_kernel_descriptor(void) {          \
-    return (descriptor_ptr);                                                                                \
+    return (const fuseproof_kernel_descriptor_t*)(descriptor_ptr);                                          \
   }
 #endif
 

@@ -39,7 +39,7 @@ audit::AuditOptions make_options(const py::dict& o) {
   take(o, "default_shapes", &opt.default_shapes);
   if (opt.op != "bias_gelu_tanh")
     throw UsageError("fuseproof audit: unknown op " + opt.op + " (known: bias_gelu_tanh)");
-  if (!opt.tanh_model.empty() && !ref::parse_tanh_model(opt.tanh_model))
+  if (!opt.tanh_model.empty() && !ref::parse_math_model(opt.tanh_model))
     throw UsageError("fuseproof audit: unknown tanh model " + opt.tanh_model + " (cuda, libm, exact)");
   if (opt.domain_biases > 65536)
     throw UsageError("fuseproof audit: domain_biases must be in 1..65536, got " + std::to_string(opt.domain_biases));

@@ -147,6 +147,37 @@ void row(Dtype d, const uint16_t* table, NanPolicy nan, uint16_t bias, uint16_t*
                     : row_dispatch<Dtype::kFp16>(table, nan, bias, out, widen, plain);
 }
 
+/// Blocks taken one at a time by each worker, which computes and consumes them: rows differ in cost (the add
+/// shortcuts cover more of some rows, none of a NaN bias's), so a static split would idle a thread.
+void sweep_unordered(const RowFn& row, const SweepConsumer& consume, const SweepOptions& options) {
+  const uint32_t per_block = std::max<uint32_t>(1, options.biases_per_block);
+  const uint32_t end = options.bias_first + options.bias_count;
+  const uint32_t blocks = (options.bias_count + per_block - 1) / per_block;
+  std::atomic<uint32_t> next{0};
+  std::mutex mu;
+  std::exception_ptr error;
+  auto work = [&] {
+    std::vector<uint16_t> out(size_t(per_block) * 65536);
+    for (uint32_t k = next++; k < blocks; k = next++) {
+      const uint32_t b0 = options.bias_first + k * per_block, n = std::min(per_block, end - b0);
+      try {
+        for (uint32_t i = 0; i < n; ++i) row(uint16_t(b0 + i), out.data() + size_t(i) * 65536);
+        consume(b0, n, out.data());
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+        next = blocks;
+      }
+    }
+  };
+  const unsigned workers = std::max(1u, options.threads ? options.threads : std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < workers; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
 }  // namespace
 
 RowShortcuts row_shortcuts(Dtype d, uint16_t bias, int widen) {
@@ -165,9 +196,8 @@ void sweep_row_widened(Dtype d, const uint16_t* gelu_table, NanPolicy nan, uint1
   row(d, gelu_table, nan, bias, out, widen, false);
 }
 
-void sweep_bias_gelu(Dtype d, const std::vector<uint16_t>& gelu_table, NanPolicy nan, const SweepConsumer& consume,
-                     const SweepOptions& options) {
-  const uint16_t* table = gelu_table.empty() ? nullptr : gelu_table.data();
+void sweep_domain(const RowFn& row, const SweepConsumer& consume, const SweepOptions& options) {
+  if (!options.in_order) return sweep_unordered(row, consume, options);
   const uint32_t per_block = std::max<uint32_t>(1, options.biases_per_block);
   const uint32_t end = options.bias_first + options.bias_count;
   const uint32_t blocks = (options.bias_count + per_block - 1) / per_block;
@@ -195,7 +225,7 @@ void sweep_bias_gelu(Dtype d, const std::vector<uint16_t>& gelu_table, NanPolicy
       }
       const uint32_t b0 = options.bias_first + k * per_block;
       const uint32_t n = std::min(per_block, end - b0);
-      for (uint32_t i = 0; i < n; ++i) sweep_row(d, table, nan, uint16_t(b0 + i), buffers[slot].data() + size_t(i) * 65536);
+      for (uint32_t i = 0; i < n; ++i) row(uint16_t(b0 + i), buffers[slot].data() + size_t(i) * 65536);
       {
         std::lock_guard<std::mutex> lock(mu);
         ready[slot] = k;

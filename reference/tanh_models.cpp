@@ -2,25 +2,11 @@
 #include "tanh_models.h"
 
 #include <cmath>
+#include <stdexcept>
 
 #include "dtype.h"
 
 namespace fuseproof::ref {
-
-const char* tanh_model_name(TanhModel m) {
-  switch (m) {
-    case TanhModel::kCuda: return "cuda";
-    case TanhModel::kExact: return "exact";
-    case TanhModel::kLibm: return "libm";
-  }
-  return "?";
-}
-
-std::optional<TanhModel> parse_tanh_model(std::string_view s) {
-  for (TanhModel m : kAllTanhModels)
-    if (s == tanh_model_name(m)) return m;
-  return std::nullopt;
-}
 
 float tanhf_cuda_model(float a, const MufuModel& mufu) {
   const float k2Log2e = f32_from_bits(0x4038AA3Bu);       // 2.88539004 = 2 / ln 2
@@ -46,5 +32,15 @@ float tanhf_cuda_model(float a, const MufuModel& mufu) {
 float tanhf_exact(float a) { return float(std::tanh(double(a))); }
 
 float tanhf_libm(float a) { return ::tanhf(a); }
+
+float tanhf_model(float a, const MathConfig& cfg) {
+  switch (cfg.math) {
+    case MathModel::kCuda:
+      if (cfg.mufu == nullptr) throw std::invalid_argument("tanhf: math model cuda needs the MUFU tables");
+      return tanhf_cuda_model(a, *cfg.mufu);
+    case MathModel::kExact: return tanhf_exact(a);
+    default: return tanhf_libm(a);
+  }
+}
 
 }  // namespace fuseproof::ref

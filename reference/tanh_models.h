@@ -1,23 +1,10 @@
-// tanh_models.h: selectable models of the binary32 tanh that eager GELU calls.
+// tanh_models.h: the binary32 tanh that eager GELU(tanh) calls, under each math model.
 #pragma once
 
-#include <optional>
-#include <string_view>
-
+#include "math_model.h"
 #include "mufu_model.h"
 
 namespace fuseproof::ref {
-
-enum class TanhModel : int {
-  kCuda,   ///< CUDA 13.0 tanhf for sm_90, instruction by instruction (tanhf_cuda_model)
-  kExact,  ///< tanh in double, rounded once to binary32
-  kLibm,   ///< the host's tanhf
-};
-
-inline constexpr TanhModel kAllTanhModels[] = {TanhModel::kCuda, TanhModel::kExact, TanhModel::kLibm};
-
-const char* tanh_model_name(TanhModel m);  ///< "cuda", "exact", "libm"
-std::optional<TanhModel> parse_tanh_model(std::string_view s);
 
 /// CUDA's tanhf as nvcc 13.0 emits it for sm_90 (read from `nvcc -arch=sm_90 -ptx` and the SASS, docs/REFERENCE.md):
 ///   t = |a|;  e = ex2.approx.ftz(t * 0x4038AA3B);  r = rcp.approx.ftz(e + 1);  s = fma(r, -2, 1)
@@ -32,5 +19,8 @@ float tanhf_exact(float a);
 
 /// The host C library's tanhf.
 float tanhf_libm(float a);
+
+/// tanhf under cfg.math (kCuda needs cfg.mufu: std::invalid_argument without it).
+float tanhf_model(float a, const MathConfig& cfg);
 
 }  // namespace fuseproof::ref

@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
 """capture_golden.py: captures eager PyTorch's half-precision behaviour on a CUDA GPU into golden/<arch>/.
 
-Writes, per dtype (bf16, fp16):
-  gelu_tanh_<dtype>.bin     65,536 little-endian uint16: entry i = eager gelu(x, approximate="tanh") bits for input bits i
-  digests.json              SHA-256 over the whole 2^32 (x, bias) domain, canonical order (bias bits outer, x bits inner,
-                            output bits as little-endian uint16) of eager `gelu(x + bias, "tanh")` and of eager `x + bias`;
-                            and their tree digests (`*_tree`: SHA-256 of the 65,536 per-bias row digests)
+What it captures is derived from the op spec (`fuseproof ops --json`, reference/op_registry.cpp): every op, contract
+and dtype's composition is run as eager PyTorch by python/fuseproof/composition.py. Per dtype (bf16, fp16):
+  <act>_<dtype>.bin         65,536 little-endian uint16: eager F.act on a T tensor, entry i for input bits i
+  <act>_f32_<dtype>.bin     65,536 little-endian uint32: F.act(x.float()) for the same inputs (the fp32 contract)
+  digests.json              SHA-256 over the whole 2^32 domain of each op and contract, canonical order (the second
+                            input's bits outer, the first's inner, outputs little-endian uint16), and of eager `x + b`
+                            ("add_round"); `<key>_tree`: SHA-256 of the 65,536 per-row digests (common/tree_digest.h)
   nan_observed.json         the output bits the device gives for NaN inputs of each class (conversion and add)
   mufu_tables.tar.xz        the device's ex2.approx.ftz.f32 and rcp.approx.ftz.f32 over every input in [1, 2), with
                             the scaling identities the reference relies on checked over the whole range it uses
+  ex2_points.tar.xz         for each activation whose CUDA function calls ex2.approx.ftz below 1 (expf in silu, erff in
+                            exact GELU): per input pattern, the ex2 argument the device computes (nvcc 13.0's sm_90
+                            instruction sequence) and the device's ex2 of it
   provenance.json           GPU, compute capability, driver, CUDA, torch, command, date, SHA-256 of every file
+
+--add-ops adds to an existing capture what the spec has and the capture lacks (tables, digests, ex2 points), touches
+nothing that is there, and records the amendment in provenance.json.
 """
 import argparse
+import concurrent.futures
 import datetime
 import hashlib
 import io
@@ -28,7 +37,11 @@ import time
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from fuseproof.composition import ACTIVATIONS, composition_fn  # noqa: E402
+
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+ROW_BYTES = 65536 * 2
 
 
 def write_atomically(path, data):
@@ -49,38 +62,53 @@ def write_atomically(path, data):
         raise
 
 
+def load_spec(args):
+    if args.spec:
+        with open(args.spec) as f:
+            return json.load(f)
+    out = subprocess.run([args.fuseproof, "ops", "--json"], capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+
 def all_patterns(dtype, device):
     return torch.arange(65536, dtype=torch.int32, device=device).to(torch.int16).view(dtype)
 
 
-def gelu_table(dtype, device):
-    x = all_patterns(dtype, device)
-    y = torch.nn.functional.gelu(x, approximate="tanh")
-    return y.view(torch.int16).cpu().numpy().astype("<u2").tobytes()
+def activation_tables(spec, dtype_name, device):
+    """{file name: bytes} for every activation of the spec: eager on T, and on the float32 widening."""
+    dt = DTYPES[dtype_name]
+    x = all_patterns(dt, device)
+    files = {}
+    for act in spec["activations"]:
+        f = ACTIVATIONS[act["name"]]
+        files["%s_%s.bin" % (act["name"], dtype_name)] = f(x).view(torch.int16).cpu().numpy().astype("<u2").tobytes()
+        files["%s_f32_%s.bin" % (act["name"], dtype_name)] = \
+            f(x.float()).view(torch.int32).cpu().numpy().astype("<u4").tobytes()
+    return files
 
 
-def domain_digests(dtype, device, block=2048):
-    """SHA-256 of eager x + bias and gelu(x + bias) over all 2^32 pairs, bias bits outer, x bits inner: the flat
-    digests (one stream) and the tree digests (SHA-256 over the 65,536 per-bias row digests as lower-case hex,
-    common/tree_digest.h). Returns (add, gelu, add_tree, gelu_tree)."""
-    x = all_patterns(dtype, device).reshape(1, 65536)
-    biases = all_patterns(dtype, device)
-    h_add, h_gelu = hashlib.sha256(), hashlib.sha256()
-    t_add, t_gelu = hashlib.sha256(), hashlib.sha256()
-    row = 65536 * 2
+def domain_digests(fn, dtype, device, pool, block=2048):
+    """Flat and tree SHA-256 of fn(first, second) over all 2^32 pairs, the second input's bits outer: fn gets the
+    first input as a [1, 65536] tensor of every pattern and the second as a [block, 1] one, and broadcasts, as eager
+    does for a (rows, width) tensor and a (width,) bias. The flat stream is hashed in order on one thread while the
+    next block computes; the row digests of the tree in parallel (hashlib releases the GIL)."""
+    first = all_patterns(dtype, device).reshape(1, 65536)
+    seconds = all_patterns(dtype, device)
+    flat, tree = hashlib.sha256(), hashlib.sha256()
+    pending = None
     for b0 in range(0, 65536, block):
-        b = biases[b0:b0 + block].reshape(block, 1)
-        # Same ops as eager `x + bias` on a (rows, width) tensor with a (width,) bias: one broadcast add, then gelu.
-        s = x + b
-        g = torch.nn.functional.gelu(s, approximate="tanh")
-        s_bytes = s.view(torch.int16).cpu().numpy().astype("<u2").tobytes()
-        g_bytes = g.view(torch.int16).cpu().numpy().astype("<u2").tobytes()
-        h_add.update(s_bytes)
-        h_gelu.update(g_bytes)
-        for r in range(block):
-            t_add.update(hashlib.sha256(s_bytes[r * row:(r + 1) * row]).hexdigest().encode("ascii"))
-            t_gelu.update(hashlib.sha256(g_bytes[r * row:(r + 1) * row]).hexdigest().encode("ascii"))
-    return h_add.hexdigest(), h_gelu.hexdigest(), t_add.hexdigest(), t_gelu.hexdigest()
+        out = fn(first, seconds[b0:b0 + block].reshape(block, 1))
+        host = np.ascontiguousarray(out.view(torch.int16).cpu().numpy())  # little-endian on the x86-64 host
+        mv = memoryview(host).cast("B")
+        rows = [pool.submit(lambda m: hashlib.sha256(m).hexdigest(), mv[r * ROW_BYTES:(r + 1) * ROW_BYTES])
+                for r in range(block)]
+        if pending:
+            pending.result()
+        pending = pool.submit(flat.update, mv)
+        for r in rows:
+            tree.update(r.result().encode("ascii"))
+    pending.result()
+    return flat.hexdigest(), tree.hexdigest()
 
 
 def nan_observations(device):
@@ -92,10 +120,8 @@ def nan_observations(device):
                                    for u, v in zip(f32_nans, src.to(dt).view(torch.int16).cpu().tolist())}
         # Every 16-bit NaN pattern of this dtype plus a finite bias, and NaN + NaN with both signs.
         pats = all_patterns(dt, device)
-        isnan = torch.isnan(pats)
-        nans = pats[isnan]
-        one = torch.ones_like(nans)
-        res = (nans + one).view(torch.int16).cpu().numpy().astype(np.uint16)
+        nans = pats[torch.isnan(pats)]
+        res = (nans + torch.ones_like(nans)).view(torch.int16).cpu().numpy().astype(np.uint16)
         out["add"][name] = {"nan_inputs": int(nans.numel()),
                             "distinct_outputs": sorted(f"0x{v:04X}" for v in set(res.tolist()))}
         g = torch.nn.functional.gelu(nans, approximate="tanh").view(torch.int16).cpu().numpy().astype(np.uint16)
@@ -104,6 +130,22 @@ def nan_observations(device):
         out.setdefault("host_torch_float32_to", {})[name] = {
             f"0x{u:08X}": f"0x{v & 0xFFFF:04X}" for u, v in zip(f32_nans, cpu.to(dt).view(torch.int16).tolist())}
     return out
+
+
+def pack_tar_xz(files):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mtime = 0
+            tar.addfile(info, io.BytesIO(data))
+    return lzma.compress(buf.getvalue(), format=lzma.FORMAT_XZ,
+                         filters=[{"id": lzma.FILTER_DELTA, "dist": 4}, {"id": lzma.FILTER_LZMA2, "preset": 9}])
+
+
+def arch_options():
+    return ("-arch=sm_90",) if torch.cuda.get_device_capability() == (9, 0) else ()
 
 
 MUFU_SRC = r"""
@@ -123,7 +165,7 @@ extern "C" __global__ void mufu(const unsigned* in, unsigned* ex2, unsigned* rcp
 def mufu_tables(outdir):
     """ex2/rcp.approx.ftz over [1, 2), and the identities ex2(i + f) = 2^(i-1) ex2(1 + f), rcp(2^k m) = 2^-k rcp(m)."""
     import cupy as cp
-    kern = cp.RawKernel(MUFU_SRC, "mufu", options=("-arch=sm_90",) if torch.cuda.get_device_capability() == (9, 0) else ())
+    kern = cp.RawKernel(MUFU_SRC, "mufu", options=arch_options())
 
     def run(bits):
         n = bits.size
@@ -134,7 +176,6 @@ def mufu_tables(outdir):
 
     base = cp.arange(1 << 23, dtype=cp.uint32) + cp.uint32(0x3F800000)
     ex2_t, rcp_t = run(base)
-    # ex2 over [1, 32): x = i + f, table holds ex2(1 + f).
     ex2_bad = 0
     for e in range(1, 5):  # binades [2,4) [4,8) [8,16) [16,32)
         bits = cp.arange(1 << 23, dtype=cp.uint32) + cp.uint32((127 + e) << 23)
@@ -145,106 +186,200 @@ def mufu_tables(outdir):
         idx = f1.view(cp.uint32) - cp.uint32(0x3F800000)
         pred = ex2_t[idx] + ((i.astype(cp.int64) - 1).astype(cp.uint32) << 23)
         ex2_bad += int((pred != ex2_v).sum())
-    # rcp over [1, 2^27): d = 2^k m.
     rcp_bad = 0
     for e in range(1, 27):
         bits = cp.arange(1 << 23, dtype=cp.uint32) + cp.uint32((127 + e) << 23)
         _, rcp_v = run(bits)
-        pred = rcp_t - cp.uint32(e << 23)
-        rcp_bad += int((pred != rcp_v).sum())
+        rcp_bad += int((rcp_t - cp.uint32(e << 23) != rcp_v).sum())
     files = {"mufu_ex2_approx_ftz.bin": cp.asnumpy(ex2_t).astype("<u4").tobytes(),
              "mufu_rcp_approx_ftz.bin": cp.asnumpy(rcp_t).astype("<u4").tobytes()}
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            info.mtime = 0
-            tar.addfile(info, io.BytesIO(data))
-    packed = lzma.compress(buf.getvalue(), format=lzma.FORMAT_XZ,
-                           filters=[{"id": lzma.FILTER_DELTA, "dist": 4}, {"id": lzma.FILTER_LZMA2, "preset": 9}])
-    write_atomically(os.path.join(outdir, "mufu_tables.tar.xz"), packed)
+    write_atomically(os.path.join(outdir, "mufu_tables.tar.xz"), pack_tar_xz(files))
     return {"ex2_identity_checked_inputs": 4 << 23, "ex2_identity_mismatches": ex2_bad,
             "rcp_identity_checked_inputs": 26 << 23, "rcp_identity_mismatches": rcp_bad,
             "files": {k: hashlib.sha256(v).hexdigest() for k, v in files.items()}}
 
 
-def amend_digests(outdir, dev):
-    """--digests-only: recomputes the whole-domain digests on this GPU, refuses (exit 1) unless the flat digests equal
-    the ones already in OUT/sm_<cc>/digests.json, then writes the file again with the tree digests beside them and
-    records the amendment in provenance.json (the file's new SHA-256, and who added what, when, on which GPU). The
-    other golden files are not touched."""
+# The ex2.approx.ftz arguments of CUDA 13.0's expf and erff on sm_90, computed as `nvcc -arch=sm_90 -ptx` emits the
+# functions (reference/expf_models.h, reference/erff_models.h), for the input each activation hands them: expf(-x) in
+# silu, erff(x * M_SQRT1_2) in exact GELU. erff's polynomial r is recorded on both branches (ex2 is used only where
+# |a| >= 1.00295). The reference checks that it computes the same arguments, and the activation tables that the
+# functions really are these.
+EX2_POINTS_SRC = r"""
+// Every step is written as the PTX instruction nvcc emits, without .ftz: subnormals stay subnormal (as in PyTorch's
+// build, which does not flush), whatever flags the runtime compiler is given.
+__device__ float fma_rn(float a, float b, float c) { float d; asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(d) : "f"(a), "f"(b), "f"(c)); return d; }
+__device__ float fma_rm(float a, float b, float c) { float d; asm("fma.rm.f32 %0, %1, %2, %3;" : "=f"(d) : "f"(a), "f"(b), "f"(c)); return d; }
+__device__ float mul_rn(float a, float b) { float d; asm("mul.rn.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d; }
+__device__ float add_rn(float a, float b) { float d; asm("add.rn.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d; }
+__device__ float sat(float a) { float d; asm("cvt.sat.f32.f32 %0, %1;" : "=f"(d) : "f"(a)); return d; }
+__device__ float neg(float a) { float d; asm("neg.f32 %0, %1;" : "=f"(d) : "f"(a)); return d; }
+__device__ float fabs_(float a) { float d; asm("abs.f32 %0, %1;" : "=f"(d) : "f"(a)); return d; }
+extern "C" __global__ void ex2_points(int fp16, int which, unsigned* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= 65536) return;
+  const unsigned short h = (unsigned short)i;
+  float x;
+  if (fp16) asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(h));
+  else x = __uint_as_float((unsigned)h << 16);
+  float r;
+  if (which == 0) {
+    const float a = neg(x);
+    const float s = sat(fma_rn(a, __uint_as_float(0x3BBB989Du), 0.5f));
+    const float j = fma_rm(s, 252.0f, __uint_as_float(0x4B400001u));
+    const float k = add_rn(j, __uint_as_float(0xCB40007Fu));
+    r = fma_rn(a, __uint_as_float(0x3FB8AA3Bu), neg(k));
+    r = fma_rn(a, __uint_as_float(0x32A57060u), r);
+  } else {
+    const float a = mul_rn(x, __uint_as_float(0x3F3504F3u));
+    const float t = fabs_(a);
+    const bool big = t >= __uint_as_float(0x3F8060FEu);
+    const unsigned c[7][2] = {{0x38EB4C3Au, 0x38B1E96Au}, {0xBAAE005Bu, 0xBA574D20u}, {0x3C09919Fu, 0x3BAAD5EAu},
+                              {0xBD24D99Au, 0xBCDC1BE7u}, {0x3E235519u, 0x3DE718AFu}, {0x3F69B4F9u, 0xBEC093ACu},
+                              {0x3F210A14u, 0x3E0375D3u}};
+    const int set = big ? 0 : 1;
+    const float u = big ? t : mul_rn(a, a);
+    float p = fma_rn(__uint_as_float(c[0][set]), u, __uint_as_float(c[1][set]));
+    for (int k = 2; k < 7; ++k) p = fma_rn(p, u, __uint_as_float(c[k][set]));
+    const float v = big ? neg(t) : a;
+    r = fma_rn(p, v, v);
+  }
+  float e;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(r));
+  out[2 * i] = __float_as_uint(r);
+  out[2 * i + 1] = __float_as_uint(e);
+}
+"""
+EX2_FUNCTIONS = {"silu": 0, "gelu_erf": 1}
+
+
+def ex2_points(spec):
+    """{ex2_<act>_<dtype>.bin: bytes} for the spec's activations that need captured ex2 points."""
+    import cupy as cp
+    kern = cp.RawKernel(EX2_POINTS_SRC, "ex2_points", options=arch_options())
+    files = {}
+    for act in spec["activations"]:
+        if not act["ex2_points"]:
+            continue
+        for name in DTYPES:
+            out = cp.empty(2 * 65536, dtype=cp.uint32)
+            kern((256,), (256,), (cp.int32(name == "fp16"), cp.int32(EX2_FUNCTIONS[act["name"]]), out))
+            files["ex2_%s_%s.bin" % (act["name"], name)] = cp.asnumpy(out).astype("<u4").tobytes()
+    return files
+
+
+def sha_of(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest_jobs(spec):
+    """(key, fn) for every op and contract of the spec, plus eager x + bias ("add_round")."""
+    jobs = [("add_round", lambda a, b: a + b)]
+    for op in spec["ops"]:
+        for c in op["contracts"]:
+            jobs.append((c["digest_key"], composition_fn(c)))
+    return jobs
+
+
+def device_info():
+    return {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+            "cuda_runtime_of_torch": torch.version.cuda}
+
+
+def run_digests(jobs, digests, dev, timings, only_missing):
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
+        for key, fn in jobs:
+            for name, dt in DTYPES.items():
+                if only_missing and name in digests.get(key, {}) and name in digests.get(key + "_tree", {}):
+                    continue
+                t = time.time()
+                flat, tree = domain_digests(fn, dt, dev, pool)
+                timings[f"digests_{key}_{name}_s"] = round(time.time() - t, 3)
+                digests.setdefault(key, {})[name] = flat
+                digests.setdefault(key + "_tree", {})[name] = tree
+                print(f"{key} {name}: flat {flat} tree {tree} ({timings[f'digests_{key}_{name}_s']} s)", flush=True)
+
+
+DIGESTS_HEADER = {
+    "order": "second input bits 0x0000..0xFFFF outer (bias, up), first input bits inner (x, gate), output bits "
+             "little-endian uint16",
+    "tree": "SHA-256 over the 65,536 per-row digests (lower-case hex, row order); common/tree_digest.h",
+    "keys": "<op> for the eager contract, <op>.<contract> for the others (common/golden_library.h)",
+}
+
+
+def add_ops(outdir, spec, dev, refresh_points=False):
+    """--add-ops: adds what the spec has and the capture lacks; the files already there are not touched, and the
+    amendment is recorded in provenance.json (which files it added, which digests.json keys, on which GPU)."""
     dpath, ppath = os.path.join(outdir, "digests.json"), os.path.join(outdir, "provenance.json")
     if not (os.path.isfile(dpath) and os.path.isfile(ppath)):
-        print(f"capture_golden: --digests-only needs {dpath} and {ppath} from an earlier full capture",
-              file=sys.stderr)
+        print(f"capture_golden: --add-ops needs {dpath} and {ppath} from an earlier full capture", file=sys.stderr)
         return 2
     digests, prov = json.load(open(dpath)), json.load(open(ppath))
-    timings = {}
-    for name, dt in DTYPES.items():
+    for k in ("gpu", "torch"):
+        if prov.get(k) != device_info()[k]:
+            print(f"capture_golden: note: the original capture's {k} was {prov.get(k)}, this one is "
+                  f"{device_info()[k]}", flush=True)
+    timings, added = {}, []
+    for name in DTYPES:
         t = time.time()
-        add_d, gelu_d, add_t, gelu_t = domain_digests(dt, dev)
-        timings[f"domain_digests_{name}_s"] = round(time.time() - t, 3)
-        for key, got in (("bias_gelu_tanh", gelu_d), ("add_round", add_d)):
-            if digests.get(key, {}).get(name) != got:
-                print(f"capture_golden: {key} {name} digest {got} differs from the golden "
-                      f"{digests.get(key, {}).get(name)}: not amending", file=sys.stderr)
-                return 1
-        digests.setdefault("bias_gelu_tanh_tree", {})[name] = gelu_t
-        digests.setdefault("add_round_tree", {})[name] = add_t
-        print(f"{name}: flat digests equal golden; tree gelu {gelu_t} add {add_t}", flush=True)
-    digests["tree"] = "SHA-256 over the 65,536 per-bias row digests (lower-case hex, bias order); common/tree_digest.h"
-    write_atomically(dpath, json.dumps(digests, indent=2))
-    prov["files"]["digests.json"] = hashlib.sha256(open(dpath, "rb").read()).hexdigest()
-    prov.setdefault("amendments", []).append({
-        "what": "digests.json: tree digests added (bias_gelu_tanh_tree, add_round_tree); flat digests recomputed and "
-                "found equal",
-        "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda_runtime_of_torch": torch.version.cuda,
-        "command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "timings_s": timings})
+        for fname, data in activation_tables(spec, name, dev).items():
+            path = os.path.join(outdir, fname)
+            if os.path.exists(path):
+                continue
+            write_atomically(path, data)
+            prov["files"][fname] = sha_of(data)
+            added.append(fname)
+        timings[f"tables_{name}_s"] = round(time.time() - t, 3)
+    if refresh_points or not os.path.exists(os.path.join(outdir, "ex2_points.tar.xz")):
+        t = time.time()
+        files = ex2_points(spec)
+        packed = pack_tar_xz(files)
+        write_atomically(os.path.join(outdir, "ex2_points.tar.xz"), packed)
+        prov["files"]["ex2_points.tar.xz"] = sha_of(packed)
+        prov["ex2_points"] = {"files": {k: sha_of(v) for k, v in files.items()},
+                              "how": "capture_golden.py EX2_POINTS_SRC: the arguments of nvcc 13.0's sm_90 expf and "
+                                     "erff sequences for every input pattern, and ex2.approx.ftz.f32 of each"}
+        added.append("ex2_points.tar.xz" + (" (captured again: --refresh-ex2-points)" if refresh_points else ""))
+        timings["ex2_points_s"] = round(time.time() - t, 3)
+    before = {k: dict(v) for k, v in digests.items() if isinstance(v, dict)}
+    run_digests(digest_jobs(spec), digests, dev, timings, only_missing=True)
+    keys = sorted(f"{k}.{d}" for k, v in digests.items() if isinstance(v, dict) for d in v
+                  if d not in before.get(k, {}))
+    for k, v in DIGESTS_HEADER.items():
+        digests.setdefault(k, v)
+    if keys:
+        text = json.dumps(digests, indent=2)
+        write_atomically(dpath, text)
+        prov["files"]["digests.json"] = sha_of(text.encode())
+    if not added and not keys:
+        print("capture_golden: nothing to add: the capture has every op, contract and table of the spec")
+        return 0
+    prov.setdefault("amendments", []).append(dict(
+        device_info(), what="--add-ops: files " + ", ".join(added) + "; digests.json keys " + ", ".join(keys),
+        command=" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
+        date_utc=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), timings_s=timings))
     write_atomically(ppath, json.dumps(prov, indent=2))
     print(json.dumps(prov["amendments"][-1], indent=2))
     return 0
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True, help="golden root; files go to OUT/sm_<cc>/")
-    ap.add_argument("--digests-only", action="store_true",
-                    help="add the tree digests to an existing capture (amend_digests); touches nothing else")
-    args = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("capture_golden: no CUDA device visible to torch", file=sys.stderr)
-        return 2
-    dev = torch.device("cuda")
-    cc = torch.cuda.get_device_capability()
-    arch = f"sm_{cc[0]}{cc[1]}"
-    outdir = os.path.join(args.out, arch)
-    if args.digests_only:
-        return amend_digests(outdir, dev)
+def capture_all(outdir, spec, dev, cc, arch):
     os.makedirs(outdir, exist_ok=True)
     timings = {}
-    digests = {"order": "bias bits 0x0000..0xFFFF outer, x bits 0x0000..0xFFFF inner, output bits little-endian uint16",
-               "tree": "SHA-256 over the 65,536 per-bias row digests (lower-case hex, bias order); common/tree_digest.h",
-               "bias_gelu_tanh": {}, "add_round": {}, "bias_gelu_tanh_tree": {}, "add_round_tree": {}}
-    for name, dt in DTYPES.items():
+    for name in DTYPES:
         t = time.time()
-        write_atomically(os.path.join(outdir, f"gelu_tanh_{name}.bin"), gelu_table(dt, dev))
-        timings[f"gelu_table_{name}_s"] = round(time.time() - t, 3)
-        t = time.time()
-        add_d, gelu_d, add_t, gelu_t = domain_digests(dt, dev)
-        timings[f"domain_digests_{name}_s"] = round(time.time() - t, 3)
-        digests["bias_gelu_tanh"][name] = gelu_d
-        digests["add_round"][name] = add_d
-        digests["bias_gelu_tanh_tree"][name] = gelu_t
-        digests["add_round_tree"][name] = add_t
-        print(f"{name}: gelu(x+bias) sha256 {gelu_d}  x+bias sha256 {add_d}", flush=True)
+        for fname, data in activation_tables(spec, name, dev).items():
+            write_atomically(os.path.join(outdir, fname), data)
+        timings[f"tables_{name}_s"] = round(time.time() - t, 3)
+    digests = dict(DIGESTS_HEADER)
+    run_digests(digest_jobs(spec), digests, dev, timings, only_missing=False)
     write_atomically(os.path.join(outdir, "digests.json"), json.dumps(digests, indent=2))
     write_atomically(os.path.join(outdir, "nan_observed.json"), json.dumps(nan_observations(dev), indent=2))
     t = time.time()
     mufu = mufu_tables(outdir)
+    points = ex2_points(spec)
+    write_atomically(os.path.join(outdir, "ex2_points.tar.xz"), pack_tar_xz(points))
     timings["mufu_s"] = round(time.time() - t, 3)
-    print("mufu:", json.dumps(mufu), flush=True)
 
     def sh(cmd):
         try:
@@ -253,20 +388,47 @@ def main():
             return f"unavailable: {exc}"
 
     files = sorted(n for n in os.listdir(outdir) if n != "provenance.json" and ".tmp." not in n)
-    prov = {
-        "gpu": torch.cuda.get_device_name(), "compute_capability": f"{cc[0]}.{cc[1]}", "arch": arch,
+    prov = dict(device_info(), **{
+        "compute_capability": f"{cc[0]}.{cc[1]}", "arch": arch,
         "driver": sh(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]),
-        "cuda_runtime_of_torch": torch.version.cuda, "torch": torch.__version__,
         "cudnn": torch.backends.cudnn.version(), "python": platform.python_version(),
         "nvcc": sh(["nvcc", "--version"]).splitlines()[-1] if sh(["nvcc", "--version"]) else "",
         "host": platform.platform(), "command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
         "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "timings_s": timings, "mufu": mufu,
-        "files": {n: hashlib.sha256(open(os.path.join(outdir, n), "rb").read()).hexdigest() for n in files},
-    }
+        "ex2_points": {"files": {k: sha_of(v) for k, v in points.items()}},
+        "files": {n: sha_of(open(os.path.join(outdir, n), "rb").read()) for n in files},
+    })
     write_atomically(os.path.join(outdir, "provenance.json"), json.dumps(prov, indent=2))
     print(json.dumps(prov, indent=2))
     return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, help="golden root; files go to OUT/sm_<cc>/")
+    ap.add_argument("--add-ops", action="store_true",
+                    help="add to an existing capture what the op spec has and it lacks; touches nothing else")
+    ap.add_argument("--refresh-ex2-points", action="store_true",
+                    help="with --add-ops: capture ex2_points.tar.xz again even where it exists (recorded as such)")
+    ap.add_argument("--spec", help="the op spec as `fuseproof ops --json` writes it (default: run --fuseproof)")
+    ap.add_argument("--fuseproof", default="build-gpu/bin/fuseproof", help="the fuseproof binary that prints the spec")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("capture_golden: no CUDA device visible to torch", file=sys.stderr)
+        return 2
+    try:
+        spec = load_spec(args)
+    except (OSError, subprocess.CalledProcessError, json.JSONDecodeError) as e:
+        print(f"capture_golden: cannot read the op spec ({e}); build fuseproof or give --spec", file=sys.stderr)
+        return 2
+    dev = torch.device("cuda")
+    cc = torch.cuda.get_device_capability()
+    arch = f"sm_{cc[0]}{cc[1]}"
+    outdir = os.path.join(args.out, arch)
+    if args.add_ops:
+        return add_ops(outdir, spec, dev, args.refresh_ex2_points)
+    return capture_all(outdir, spec, dev, cc, arch)
 
 
 if __name__ == "__main__":

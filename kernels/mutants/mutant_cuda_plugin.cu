@@ -121,8 +121,8 @@ int entry(void* out, const void* x, const void* bias, int64_t rows, int64_t widt
   return 0;
 }
 
-const fuseproof_kernel_descriptor_t kDescriptor = {
-    FUSEPROOF_KERNEL_ABI_VERSION, sizeof(fuseproof_kernel_descriptor_t), "mutant cuda " FUSEPROOF_MUTANT_NAME,
+const fuseproof_kernel_descriptor_v1_t kDescriptor = {
+    FUSEPROOF_KERNEL_ABI_VERSION_1, sizeof(fuseproof_kernel_descriptor_v1_t), "mutant cuda " FUSEPROOF_MUTANT_NAME,
     "bias_gelu_tanh", FUSEPROOF_MEMORY_CUDA, kVectorBytes, &entry,
 };
 

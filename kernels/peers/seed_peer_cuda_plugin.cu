@@ -129,8 +129,8 @@ int entry(void* out, const void* x, const void* bias, int64_t rows, int64_t widt
   return 0;
 }
 
-const fuseproof_kernel_descriptor_t kDescriptor = {
-    FUSEPROOF_KERNEL_ABI_VERSION, sizeof(fuseproof_kernel_descriptor_t), "seed peer bias_gelu_tanh (CUDA, direct tanhf)",
+const fuseproof_kernel_descriptor_v1_t kDescriptor = {
+    FUSEPROOF_KERNEL_ABI_VERSION_1, sizeof(fuseproof_kernel_descriptor_v1_t), "seed peer bias_gelu_tanh (CUDA, direct tanhf)",
     "bias_gelu_tanh", FUSEPROOF_MEMORY_CUDA, kVectorBytes, &entry,
 };
 

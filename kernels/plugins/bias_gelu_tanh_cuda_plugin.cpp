@@ -7,17 +7,16 @@ namespace {
 
 constexpr int32_t kVectorBytes = 16;  // sm_90's 16-byte vectors; the audit then knows the width rule
 
-int entry(void* out, const void* x, const void* bias, int64_t rows, int64_t width, int32_t dtype, void* stream,
-          char* error, size_t error_size) {
+int call(const fuseproof_call_t* c) {
   int device = 0;
   cudaGetDevice(&device);
-  return fuseproof::plugins::bias_gelu_tanh_entry(out, x, bias, rows, width, dtype, stream, error, error_size,
-                                                  fuseproof::Device{fuseproof::DeviceKind::kCuda, device}, kVectorBytes);
+  return fuseproof::plugins::bias_gelu_tanh_call(c, fuseproof::Device{fuseproof::DeviceKind::kCuda, device},
+                                                 kVectorBytes);
 }
 
 const fuseproof_kernel_descriptor_t kDescriptor = {
     FUSEPROOF_KERNEL_ABI_VERSION, sizeof(fuseproof_kernel_descriptor_t), "fuseproof built-in bias_gelu_tanh (CUDA)",
-    "bias_gelu_tanh", FUSEPROOF_MEMORY_CUDA, kVectorBytes, &entry,
+    "bias_gelu_tanh", "eager", FUSEPROOF_MEMORY_CUDA, kVectorBytes, &call,
 };
 
 }  // namespace

@@ -5,15 +5,14 @@ namespace {
 
 constexpr int32_t kVectorBytes = 16;  // the emulation's vector (VectorPolicy::kAuto on the CPU)
 
-int entry(void* out, const void* x, const void* bias, int64_t rows, int64_t width, int32_t dtype, void* /*stream*/,
-          char* error, size_t error_size) {
-  return fuseproof::plugins::bias_gelu_tanh_entry(out, x, bias, rows, width, dtype, nullptr, error, error_size,
-                                                  fuseproof::Device{fuseproof::DeviceKind::kCpu, 0}, kVectorBytes);
+int call(const fuseproof_call_t* c) {
+  return fuseproof::plugins::bias_gelu_tanh_call(c, fuseproof::Device{fuseproof::DeviceKind::kCpu, 0}, kVectorBytes);
 }
 
 const fuseproof_kernel_descriptor_t kDescriptor = {
-    FUSEPROOF_KERNEL_ABI_VERSION, sizeof(fuseproof_kernel_descriptor_t), "fuseproof built-in bias_gelu_tanh (CPU emulation)",
-    "bias_gelu_tanh", FUSEPROOF_MEMORY_HOST, kVectorBytes, &entry,
+    FUSEPROOF_KERNEL_ABI_VERSION, sizeof(fuseproof_kernel_descriptor_t),
+    "fuseproof built-in bias_gelu_tanh (CPU emulation)", "bias_gelu_tanh", "eager", FUSEPROOF_MEMORY_HOST,
+    kVectorBytes, &call,
 };
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include "kernels/bias_gelu_tanh_emulation.h"
 #include "property_tests/kernels/bias_gelu_tanh_testbed.h"
 #include "reference/domain_sweep.h"
-#include "reference/gelu_table.h"
+#include "reference/activation_table.h"
 
 namespace fuseproof::test {
 namespace {
@@ -91,9 +91,9 @@ void concurrent_launches(ScalarType t) {
 }
 FUSEPROOF_BOTH_DTYPES(Emulated, ConcurrentLaunchesBitExact, concurrent_launches)
 
-ref::GeluConfig libm_config() {
-  ref::GeluConfig c;
-  c.tanh = ref::TanhModel::kLibm;
+ref::MathConfig libm_config() {
+  ref::MathConfig c;
+  c.math = ref::MathModel::kLibm;
   return c;
 }
 
@@ -116,7 +116,7 @@ std::string sweep_digest(ref::Dtype d, const std::vector<uint16_t>& table, uint3
 /// rows).
 TEST(Reference_Sweep_bf16, ConcurrentSweepsEqualSingleThread) {
   const ref::Dtype d = ref::Dtype::kBf16;
-  const std::vector<uint16_t> table = ref::gelu_tanh_table(d, libm_config());
+  const std::vector<uint16_t> table = ref::activation_table(ref::Activation::kGeluTanh, d, libm_config());
   constexpr uint32_t kRows = 24;
   std::vector<std::string> concurrent(kThreads);
   std::vector<std::thread> threads;

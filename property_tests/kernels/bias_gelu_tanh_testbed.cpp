@@ -10,7 +10,7 @@
 #include "property_tests/support/bit_patterns.h"
 #include "property_tests/support/golden_paths.h"
 #include "reference/add_round.h"
-#include "reference/gelu_table.h"
+#include "reference/activation_table.h"
 
 namespace fuseproof::test {
 
@@ -71,9 +71,9 @@ BiasGeluOracle::BiasGeluOracle(ref::Dtype d, std::vector<uint16_t> gelu_table, s
 
 const BiasGeluOracle& BiasGeluOracle::libm(ref::Dtype d) {
   auto make = [](ref::Dtype dt) {
-    ref::GeluConfig cfg;
-    cfg.tanh = ref::TanhModel::kLibm;
-    return BiasGeluOracle(dt, ref::gelu_tanh_table(dt, cfg), "libm");
+    ref::MathConfig cfg;
+    cfg.math = ref::MathModel::kLibm;
+    return BiasGeluOracle(dt, ref::activation_table(ref::Activation::kGeluTanh, dt, cfg), "libm");
   };
   static const BiasGeluOracle bf16 = make(ref::Dtype::kBf16), fp16 = make(ref::Dtype::kFp16);
   return d == ref::Dtype::kBf16 ? bf16 : fp16;
@@ -81,10 +81,10 @@ const BiasGeluOracle& BiasGeluOracle::libm(ref::Dtype d) {
 
 const BiasGeluOracle& BiasGeluOracle::cuda(ref::Dtype d) {
   auto make = [](ref::Dtype dt) {
-    ref::GeluConfig cfg;
-    cfg.tanh = ref::TanhModel::kCuda;
-    cfg.mufu = &sm90_mufu();
-    return BiasGeluOracle(dt, ref::gelu_tanh_table(dt, cfg), "cuda");
+    ref::MathConfig cfg;
+    cfg.math = ref::MathModel::kCuda;
+    cfg.mufu = &arch_mufu();
+    return BiasGeluOracle(dt, ref::activation_table(ref::Activation::kGeluTanh, dt, cfg), "cuda");
   };
   static const BiasGeluOracle bf16 = make(ref::Dtype::kBf16), fp16 = make(ref::Dtype::kFp16);
   return d == ref::Dtype::kBf16 ? bf16 : fp16;

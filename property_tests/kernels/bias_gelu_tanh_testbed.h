@@ -49,9 +49,9 @@ void fill_half_bits(uint16_t* p, size_t n, ref::Dtype d, uint64_t seed);
 class BiasGeluOracle {
  public:
   BiasGeluOracle(ref::Dtype d, std::vector<uint16_t> gelu_table, std::string model);
-  /// Host tanhf (TanhModel::kLibm): what the CPU emulation must give.
+  /// Host tanhf (MathModel::kLibm): what the CPU emulation must give.
   static const BiasGeluOracle& libm(ref::Dtype d);
-  /// CUDA 13.0 tanhf for sm_90 (TanhModel::kCuda with the captured MUFU tables): what the GPU kernel must give.
+  /// CUDA 13.0 tanhf for sm_90 (MathModel::kCuda with the captured MUFU tables): what the GPU kernel must give.
   static const BiasGeluOracle& cuda(ref::Dtype d);
 
   uint16_t operator()(uint16_t x, uint16_t bias) const;

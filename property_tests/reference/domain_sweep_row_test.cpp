@@ -10,7 +10,7 @@
 #include "property_tests/support/golden_paths.h"
 #include "property_tests/support/mismatch_log.h"
 #include "reference/domain_sweep.h"
-#include "reference/gelu_table.h"
+#include "reference/activation_table.h"
 
 namespace fuseproof::ref {
 namespace {
@@ -48,10 +48,10 @@ std::vector<uint16_t> biases_under_test(Dtype d) {
 }
 
 const std::vector<uint16_t>& cuda_table(Dtype d) {
-  static const std::vector<uint16_t> bf16 = gelu_tanh_table(
-      Dtype::kBf16, GeluConfig{TanhModel::kCuda, Contraction::kFma, NanPolicy::kCudaCvtRn, &test::sm90_mufu()});
-  static const std::vector<uint16_t> fp16 = gelu_tanh_table(
-      Dtype::kFp16, GeluConfig{TanhModel::kCuda, Contraction::kFma, NanPolicy::kCudaCvtRn, &test::sm90_mufu()});
+  static const std::vector<uint16_t> bf16 = activation_table(Activation::kGeluTanh, 
+      Dtype::kBf16, MathConfig{MathModel::kCuda, Contraction::kFma, NanPolicy::kCudaCvtRn, &test::arch_mufu()});
+  static const std::vector<uint16_t> fp16 = activation_table(Activation::kGeluTanh, 
+      Dtype::kFp16, MathConfig{MathModel::kCuda, Contraction::kFma, NanPolicy::kCudaCvtRn, &test::arch_mufu()});
   return d == Dtype::kBf16 ? bf16 : fp16;
 }
 

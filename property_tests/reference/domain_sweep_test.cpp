@@ -1,74 +1,136 @@
-// domain_sweep_test.cpp: tests reference/domain_sweep.h: the whole 2^32 domain's digests equal the device's.
+// domain_sweep_test.cpp: tests reference/domain_sweep.h: every op, contract and dtype's whole 2^32 domain digest
+// equals the one captured from eager PyTorch on the device (golden/<arch>/digests.json).
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "common/golden_digests.h"
+#include "common/golden_library.h"
 #include "common/sha256.h"
 #include "common/tree_digest.h"
 #include "property_tests/support/bit_patterns.h"
 #include "property_tests/support/golden_paths.h"
+#include "reference/activation_table.h"
 #include "reference/add_round.h"
 #include "reference/domain_sweep.h"
-#include "reference/gelu_table.h"
+#include "reference/op_plan.h"
 
 namespace fuseproof::ref {
 namespace {
 
-std::string golden_digest(const std::string& op, Dtype d) {
-  return require_golden_digest(test::golden_dir() + "/sm_90/digests.json", op, d);
+MathConfig cuda_cfg() {
+  return MathConfig{MathModel::kCuda, Contraction::kFma, NanPolicy::kCudaCvtRn, &test::arch_mufu()};
 }
 
-std::vector<uint16_t> cuda_table(Dtype d) {
-  return gelu_tanh_table(d, GeluConfig{TanhModel::kCuda, Contraction::kFma, NanPolicy::kCudaCvtRn, &test::sm90_mufu()});
+const OpPlan& plan(const std::string& op, Contract c, Dtype d) {
+  static std::map<std::tuple<std::string, Contract, Dtype>, std::unique_ptr<OpPlan>> plans;
+  static const MathConfig cfg = cuda_cfg();
+  auto& p = plans[{op, c, d}];
+  if (!p) p = std::make_unique<OpPlan>(*find_op(op), c, d, cfg);
+  return *p;
 }
 
-std::string sweep_digest(Dtype d, const std::vector<uint16_t>& table, SweepOptions opt = {}) {
+/// eager `x + bias` alone: the add's row without a table after it.
+RowFn add_round_row(Dtype d) {
+  return [d](uint16_t b, uint16_t* out) { sweep_row(d, nullptr, NanPolicy::kCudaCvtRn, b, out); };
+}
+
+RowFn plan_row(const OpPlan& p) {
+  return [&p](uint16_t b, uint16_t* out) { p.row(b, out); };
+}
+
+std::string flat_digest(const RowFn& row, SweepOptions opt = {}) {
   Sha256 h;
-  sweep_bias_gelu(d, table, NanPolicy::kCudaCvtRn,
-                  [&](uint32_t, uint32_t n, const uint16_t* out) { h.update(out, size_t(n) * 65536 * 2); }, opt);
+  sweep_domain(row, [&](uint32_t, uint32_t n, const uint16_t* out) { h.update(out, size_t(n) * 65536 * 2); }, opt);
   return h.hex();
 }
 
-/// Sweeps all 2^32 pairs of `op` and compares the stream's digest with golden/sm_90; the "no errors found" line is
-/// printed only when the digests are equal.
-void expect_whole_domain_digest_equals_golden(const std::string& op, Dtype d) {
-  const std::string got = sweep_digest(d, op == "bias_gelu_tanh" ? cuda_table(d) : std::vector<uint16_t>{});
-  const std::string want = golden_digest(op, d);
-  EXPECT_EQ(got, want) << op << " " << dtype_name(d) << ": the 2^32-pair stream's SHA-256 differs from golden/sm_90";
+/// The flat stream (one SHA-256 of all 2^32 outputs) against golden: the digests the first capture recorded.
+void expect_flat_digest_equals_golden(const std::string& key, const RowFn& row, Dtype d) {
+  const std::string got = flat_digest(row);
+  const std::string want = test::golden().require_digest(key, d);
+  EXPECT_EQ(got, want) << key << " " << dtype_name(d) << ": the 2^32-pair stream's SHA-256 differs from "
+                       << test::golden().label();
   if (got == want)
-    std::printf("In 4294967296 cases, no errors found in %s %s (digest equals golden/sm_90).\n", op.c_str(),
-                dtype_name(d));
+    std::printf("In 4294967296 cases, no errors found in %s %s (digest equals %s).\n", key.c_str(), dtype_name(d),
+                test::golden().label().c_str());
 }
 
-TEST(Reference_BiasGeluTanh_bf16, WholeDomainDigestEqualsGoldenSm90) {
-  expect_whole_domain_digest_equals_golden("bias_gelu_tanh", Dtype::kBf16);
+TEST(Reference_BiasGeluTanh_bf16, WholeDomainDigestEqualsGolden) {
+  expect_flat_digest_equals_golden("bias_gelu_tanh", plan_row(plan("bias_gelu_tanh", Contract::kEager, Dtype::kBf16)),
+                                   Dtype::kBf16);
+}
+TEST(Reference_BiasGeluTanh_fp16, WholeDomainDigestEqualsGolden) {
+  expect_flat_digest_equals_golden("bias_gelu_tanh", plan_row(plan("bias_gelu_tanh", Contract::kEager, Dtype::kFp16)),
+                                   Dtype::kFp16);
+}
+TEST(Reference_AddRound_bf16, WholeDomainDigestEqualsGolden) {
+  expect_flat_digest_equals_golden("add_round", add_round_row(Dtype::kBf16), Dtype::kBf16);
+}
+TEST(Reference_AddRound_fp16, WholeDomainDigestEqualsGolden) {
+  expect_flat_digest_equals_golden("add_round", add_round_row(Dtype::kFp16), Dtype::kFp16);
 }
 
-TEST(Reference_BiasGeluTanh_fp16, WholeDomainDigestEqualsGoldenSm90) {
-  expect_whole_domain_digest_equals_golden("bias_gelu_tanh", Dtype::kFp16);
+/// Every op x contract x dtype of the op spec: the tree digest (common/tree_digest.h) of all 2^32 pairs, timed
+/// (printed, never asserted), equals the tree digest captured from eager on the GPU.
+struct Case {
+  std::string op;
+  Contract contract;
+  Dtype dtype;
+};
+
+std::vector<Case> every_case() {
+  std::vector<Case> v;
+  for (const OpSpec& op : op_registry())
+    for (const ContractSpec& c : op.contracts)
+      for (Dtype d : kAllDtypes) v.push_back({op.name, c.contract, d});
+  return v;
 }
 
-TEST(Reference_AddRound_bf16, WholeDomainDigestEqualsGoldenSm90) {
-  expect_whole_domain_digest_equals_golden("add_round", Dtype::kBf16);
+class Reference_OpFamily : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Reference_OpFamily, WholeDomainTreeDigestEqualsGolden) {
+  const Case& c = GetParam();
+  const std::string key = golden_digest_key(c.op, c.contract) + "_tree";
+  const std::optional<std::string> want = test::golden().digest(key, c.dtype);
+  ASSERT_TRUE(want) << test::golden().label() << "/digests.json has no " << key << " " << dtype_name(c.dtype)
+                    << " digest: capture it on the GPU with scripts/capture_golden.py --out golden --add-ops";
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string got = sweep_tree_digest(plan_row(plan(c.op, c.contract, c.dtype)));
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%s %s tree digest %s (4294967296 cases, %.2f s on %u hardware threads)\n", key.c_str(),
+              dtype_name(c.dtype), got.c_str(), s, std::thread::hardware_concurrency());
+  EXPECT_EQ(got, *want) << key << " " << dtype_name(c.dtype) << ": the tree digest differs from "
+                        << test::golden().label();
+  if (got == *want)
+    std::printf("In 4294967296 cases, no errors found in %s %s (tree digest equals %s).\n", key.c_str(),
+                dtype_name(c.dtype), test::golden().label().c_str());
 }
 
-TEST(Reference_AddRound_fp16, WholeDomainDigestEqualsGoldenSm90) {
-  expect_whole_domain_digest_equals_golden("add_round", Dtype::kFp16);
-}
+INSTANTIATE_TEST_SUITE_P(EveryOpContractDtype, Reference_OpFamily, ::testing::ValuesIn(every_case()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.op + "_" + contract_name(info.param.contract) + "_" +
+                                  dtype_name(info.param.dtype);
+                         });
 
 TEST(Reference_DomainSweep_both, NegativeControlOneWrongEntryChangesTheDigest) {
   SweepOptions part;
   part.bias_first = 0x3F00;
   part.bias_count = 64;
-  auto table = cuda_table(Dtype::kBf16);
-  const std::string clean = sweep_digest(Dtype::kBf16, table, part);
-  table[0x3F80] ^= 1;
-  EXPECT_NE(sweep_digest(Dtype::kBf16, table, part), clean);
+  const OpPlan& p = plan("bias_gelu_tanh", Contract::kEager, Dtype::kBf16);
+  const std::string clean = flat_digest(plan_row(p), part);
+  const RowFn spoiled = [&](uint16_t b, uint16_t* out) {
+    p.row(b, out);
+    out[0x3F80] ^= 1;
+  };
+  EXPECT_NE(flat_digest(spoiled, part), clean);
+  EXPECT_NE(sweep_tree_digest(spoiled, part), sweep_tree_digest(plan_row(p), part));
 }
 
 TEST(Reference_DomainSweep_both, BlockingAndThreadsDoNotChangeTheStream) {
@@ -79,64 +141,46 @@ TEST(Reference_DomainSweep_both, BlockingAndThreadsDoNotChangeTheStream) {
   a.biases_per_block = 7;
   b.threads = 3;
   b.biases_per_block = 64;
-  const auto table = cuda_table(Dtype::kFp16);
-  EXPECT_EQ(sweep_digest(Dtype::kFp16, table, a), sweep_digest(Dtype::kFp16, table, b));
-}
-
-/// The tree digest (common/tree_digest.h) of all 2^32 pairs, timed (printed, never asserted), against the tree digest
-/// captured from eager on the GPU when golden/sm_90 has one.
-void expect_whole_domain_tree_digest_equals_golden(const std::string& op, Dtype d) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const std::string got =
-      sweep_tree_digest(d, op == "bias_gelu_tanh" ? cuda_table(d) : std::vector<uint16_t>{}, NanPolicy::kCudaCvtRn);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%s %s tree digest %s (4294967296 cases, %.2f s on %u hardware threads)\n", op.c_str(), dtype_name(d),
-              got.c_str(), s, std::thread::hardware_concurrency());
-  const std::optional<std::string> want =
-      read_golden_digest(test::golden_dir() + "/sm_90/digests.json", op + "_tree", d);
-  if (!want) GTEST_SKIP() << "golden/sm_90/digests.json has no " << op << "_tree " << dtype_name(d)
-                          << " digest: add it on a GPU with scripts/capture_golden.py --out golden --digests-only";
-  EXPECT_EQ(got, *want) << op << " " << dtype_name(d) << ": the tree digest differs from golden/sm_90";
-  if (got == *want)
-    std::printf("In 4294967296 cases, no errors found in %s %s (tree digest equals golden/sm_90).\n", op.c_str(),
-                dtype_name(d));
-}
-
-TEST(Reference_BiasGeluTanh_bf16, WholeDomainTreeDigestEqualsGoldenSm90) {
-  expect_whole_domain_tree_digest_equals_golden("bias_gelu_tanh", Dtype::kBf16);
-}
-
-TEST(Reference_BiasGeluTanh_fp16, WholeDomainTreeDigestEqualsGoldenSm90) {
-  expect_whole_domain_tree_digest_equals_golden("bias_gelu_tanh", Dtype::kFp16);
+  const RowFn row = plan_row(plan("silu_and_mul", Contract::kEager, Dtype::kFp16));
+  EXPECT_EQ(flat_digest(row, a), flat_digest(row, b));
 }
 
 // The tree digest is the definition in tree_digest.h, whatever the thread count: here rebuilt from the ordered
-// stream's rows over 512 biases (NaN/Inf ones included).
+// stream's rows over 512 second inputs (NaN/Inf ones included).
 TEST(Reference_DomainSweep_both, TreeDigestIsTheRowDigestsDigestForAnyThreadCount) {
-  const std::vector<uint16_t> table = cuda_table(Dtype::kBf16);
+  const RowFn row = plan_row(plan("bias_gelu_tanh", Contract::kEager, Dtype::kBf16));
   SweepOptions part;
   part.bias_first = 0x7F00;
   part.bias_count = 512;
   Sha256 tree;
-  sweep_bias_gelu(Dtype::kBf16, table, NanPolicy::kCudaCvtRn, [&](uint32_t, uint32_t n, const uint16_t* out) {
+  sweep_domain(row, [&](uint32_t, uint32_t n, const uint16_t* out) {
     for (uint32_t r = 0; r < n; ++r) {
-      const std::string row = Sha256::of(out + size_t(r) * 65536, 65536 * 2);
-      tree.update(row.data(), row.size());
+      const std::string digest = Sha256::of(out + size_t(r) * 65536, 65536 * 2);
+      tree.update(digest.data(), digest.size());
     }
   }, part);
   const std::string want = tree.hex();
   for (unsigned threads : {1u, 2u, 3u}) {
     part.threads = threads;
-    EXPECT_EQ(sweep_tree_digest(Dtype::kBf16, table, NanPolicy::kCudaCvtRn, part), want) << threads << " threads";
+    EXPECT_EQ(sweep_tree_digest(row, part), want) << threads << " threads";
   }
-  // Negative control: one wrong table entry changes it.
-  std::vector<uint16_t> bad = table;
-  bad[0x3F80] ^= 1;
-  EXPECT_NE(sweep_tree_digest(Dtype::kBf16, bad, NanPolicy::kCudaCvtRn, part), want);
 }
 
-RC_GTEST_PROP(Reference_DomainSweep_both, RowEqualsAddRoundThenTable, ()) {
-  static const auto tables = [] { return std::pair(cuda_table(Dtype::kBf16), cuda_table(Dtype::kFp16)); }();
+TEST(Reference_DomainSweep_both, AWorkerExceptionReachesTheCaller) {
+  SweepOptions part;
+  part.bias_count = 64;
+  const RowFn throwing = [](uint16_t b, uint16_t*) {
+    if (b == 40) throw std::runtime_error("row 40");
+  };
+  EXPECT_THROW(sweep_tree_digest(throwing, part), std::runtime_error);
+  EXPECT_THROW(flat_digest(throwing, part), std::runtime_error);
+}
+
+RC_GTEST_PROP(Reference_DomainSweep_both, AddRowEqualsAddRoundThenTable, ()) {
+  static const auto tables = [] {
+    return std::pair(activation_table(Activation::kGeluTanh, Dtype::kBf16, cuda_cfg()),
+                     activation_table(Activation::kGeluTanh, Dtype::kFp16, cuda_cfg()));
+  }();
   const Dtype d = *rc::gen::element(Dtype::kBf16, Dtype::kFp16);
   const auto& table = d == Dtype::kBf16 ? tables.first : tables.second;
   const auto [x0, b] = *test::gen_half_pair(d);  // x0 + b may be an exact tie

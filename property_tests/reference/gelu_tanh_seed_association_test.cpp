@@ -12,7 +12,7 @@
 namespace fuseproof::ref {
 namespace {
 
-GeluConfig cuda_cfg() { return GeluConfig{TanhModel::kCuda, Contraction::kFma, NanPolicy::kCudaCvtRn, &test::sm90_mufu()}; }
+MathConfig cuda_cfg() { return MathConfig{MathModel::kCuda, Contraction::kFma, NanPolicy::kCudaCvtRn, &test::arch_mufu()}; }
 
 constexpr float kBeta = 0.7978845608f;  // sqrt(2 / pi), as the seed spells it
 constexpr float kAlpha = 0.044715f;
@@ -39,7 +39,7 @@ struct Differences {
 /// Over all 65,536 patterns p of d: gelu_mixed(float(p)) against the eager reference, in binary32 and after the
 /// final rounding to d.
 Differences count_differences(Dtype d, bool seed_inner, bool seed_outer) {
-  const GeluConfig cfg = cuda_cfg();
+  const MathConfig cfg = cuda_cfg();
   Differences n;
   int first = -1;
   for (uint32_t p = 0; p < 65536; ++p) {

@@ -6,7 +6,7 @@
 
 #include "property_tests/support/mismatch_log.h"
 #include "reference/add_round.h"
-#include "reference/gelu_table.h"
+#include "reference/activation_table.h"
 
 namespace fuseproof::ref {
 namespace {

@@ -7,7 +7,7 @@
 #include <torch/torch.h>
 
 #include "property_tests/support/mismatch_log.h"
-#include "reference/gelu_table.h"
+#include "reference/activation_table.h"
 #include "reference/half_codec.h"
 
 namespace fuseproof::ref {
@@ -37,7 +37,7 @@ TEST(TorchCpu_GeluTanh_bf16, DifferencesFromLibmModelCountedAndExplained) {
   // differences are counted and pinned for the libtorch measured here, and the bf16-every-op model must explain
   // every one of them (0 mismatches) — so nothing is hidden behind a bound.
   const auto y = torch::gelu(patterns(Dtype::kBf16, 0, 65536), "tanh").contiguous();
-  GeluConfig libm{TanhModel::kLibm, Contraction::kFma, NanPolicy::kC10Vectorized, nullptr};
+  MathConfig libm{MathModel::kLibm, Contraction::kFma, NanPolicy::kC10Vectorized, nullptr};
   test::MismatchLog log("gelu_tanh(torch cpu vs libm model)", Dtype::kBf16, 12);
   std::map<uint32_t, int> by_ulp;
   int below_minus3 = 0;
@@ -71,7 +71,7 @@ TEST(TorchCpu_GeluTanh_fp16, DifferencesFromLibmModelCounted) {
     GTEST_SKIP() << "libtorch " << TORCH_VERSION << " has no CPU GELU for Half: " << e.what_without_backtrace();
   }
   const auto y = torch::gelu(patterns(Dtype::kFp16, 0, 65536), "tanh").contiguous();
-  GeluConfig libm{TanhModel::kLibm, Contraction::kFma, NanPolicy::kC10Vectorized, nullptr};
+  MathConfig libm{MathModel::kLibm, Contraction::kFma, NanPolicy::kC10Vectorized, nullptr};
   test::MismatchLog log("gelu_tanh(torch cpu vs libm model)", Dtype::kFp16, 12);
   for (uint32_t x = 0; x < 65536; ++x)
     log.check("", uint16_t(x), 0, bits(y)[x], gelu_tanh_eager(Dtype::kFp16, uint16_t(x), libm), false);

@@ -1,31 +1,27 @@
-// golden_paths.cpp: golden data locations.
+// golden_paths.cpp: golden data locations for the tests.
 #include "property_tests/support/golden_paths.h"
 
 #include <cstdlib>
 
-#include "common/golden_verify.h"
-
 namespace fuseproof::test {
 
-std::string golden_dir() {
-  const char* e = std::getenv("FUSEPROOF_GOLDEN_DIR");
-  return e && *e ? e : FUSEPROOF_DEFAULT_GOLDEN_DIR;
-}
+std::string golden_dir() { return default_golden_dir(); }
 
-std::string golden_build_dir() {
-  const char* e = std::getenv("FUSEPROOF_GOLDEN_BUILD_DIR");
-  return e && *e ? e : FUSEPROOF_DEFAULT_GOLDEN_BUILD_DIR;
-}
+std::string golden_build_dir() { return default_golden_build_dir(); }
 
-const ref::MufuModel& sm90_mufu() {
-  static const ref::MufuModel model = [] {
-    // The unpacked tables must be the ones provenance.json records (a stale build tree is refused, not trusted).
-    for (const char* name : {"mufu_ex2_approx_ftz.bin", "mufu_rcp_approx_ftz.bin"})
-      verify_unpacked_golden_file(golden_build_dir() + "/sm_90/" + name, golden_dir() + "/sm_90/provenance.json",
-                                  "sm_90");
-    return ref::MufuModel::load(golden_build_dir() + "/sm_90");
+const std::string& golden_arch() {
+  static const std::string arch = [] {
+    const char* e = std::getenv("FUSEPROOF_GOLDEN_ARCH");
+    return resolve_golden_arch(golden_dir(), e ? e : "", "");
   }();
-  return model;
+  return arch;
 }
+
+const GoldenArch& golden() {
+  static const GoldenArch g(golden_dir(), golden_build_dir(), golden_arch());
+  return g;
+}
+
+const ref::MufuModel& arch_mufu() { return golden().mufu(); }
 
 }  // namespace fuseproof::test

@@ -1,8 +1,10 @@
-// golden_paths.h: where the tests find golden data (source tree and unpacked build copy), and the sm_90 MUFU model.
+// golden_paths.h: the golden data the tests check against: the architecture captured in golden/, through the golden
+// library (common/golden_library.h).
 #pragma once
 
 #include <string>
 
+#include "common/golden_library.h"
 #include "reference/mufu_model.h"
 
 namespace fuseproof::test {
@@ -11,7 +13,11 @@ namespace fuseproof::test {
 std::string golden_dir();
 /// Unpacked archives (the MUFU tables) in the build tree ($FUSEPROOF_GOLDEN_BUILD_DIR, else the configured path).
 std::string golden_build_dir();
-/// The MUFU model captured on sm_90, loaded once.
-const ref::MufuModel& sm90_mufu();
+/// The architecture under test: $FUSEPROOF_GOLDEN_ARCH, else the only one golden/ holds.
+const std::string& golden_arch();
+/// Its golden data.
+const GoldenArch& golden();
+/// Its MUFU model (tables and ex2 points verified), loaded once.
+const ref::MufuModel& arch_mufu();
 
 }  // namespace fuseproof::test

@@ -1,0 +1,332 @@
+// audit_options.cpp: the option table and everything generated from it.
+#include "audit/audit_options.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "common/exit_status.h"
+
+namespace fuseproof::audit {
+
+namespace {
+
+using S = std::string AuditOptions::*;
+constexpr double kU64Max = 18446744073709551615.0;
+
+std::vector<OptionDef> build_table() {
+  // clang-format off
+  return {
+    {"--op", "op", "Op to audit (fuseproof ops lists them); default: the plugin's", S(&AuditOptions::op)},
+    {"--contract", "contract", "Contract to judge against: eager or fp32 (default: the one the plugin claims)",
+     S(&AuditOptions::contract)},
+    {"--plugin", "plugin", "Kernel plugin .so (kernels/fuseproof_kernel_abi.h); default: the op's built-in",
+     S(&AuditOptions::plugin), 0, 0, false, false},
+    {"--backend", "backend", "cuda or emulated; default: the plugin's memory, else cuda when a GPU works",
+     S(&AuditOptions::backend), 0, 0, false, false},
+    {"--dtype", "dtype", "bf16, fp16 or all", S(&AuditOptions::dtype), 0, 0, false, false},
+    {"--only", "only", "Run one check class: rejection, extreme, property, widths, shapes, domain, pdl",
+     S(&AuditOptions::only), 0, 0, false, false},
+    {"--seed", "seed", "Seed of every random input", &AuditOptions::seed, 0, kU64Max},
+    {"--math-model", "math_model", "Reference tanhf/expf/erff: cuda, libm, exact (default: cuda on CUDA, libm on "
+     "the host)", S(&AuditOptions::math_model), 0, 0, false, true, "--tanh-model"},
+    {"--domain-biases", "domain_biases", "Second inputs (bias, up) in the domain class, 1..65536 (65536 = all 2^32 "
+     "pairs; default 65536 on CUDA, 1024 on the host)", &AuditOptions::domain_biases, 1, 65536},
+    {"--max-width", "max_width", "Every valid width up to this (default 65536 on CUDA, 16384 on the host)",
+     &AuditOptions::max_width, 1, 1048576},
+    {"--property-cases", "property_cases", "Random shapes per dtype", &AuditOptions::property_cases, 1, 1000000},
+    {"--shapes", "shapes", "More shapes for the shapes class: ROWSxWIDTH[,ROWSxWIDTH...] (the op's output)",
+     S(&AuditOptions::shapes)},
+    {"--model", "model", "A named catalogue of production shapes for the shapes class (wan2.2)",
+     S(&AuditOptions::model)},
+    {"--no-default-shapes", "default_shapes", "The shapes class runs only --shapes and --model",
+     &AuditOptions::default_shapes},
+    {"--stop-after", "stop_after", "Stop a check class after this many mismatches (0: never; exact histograms)",
+     &AuditOptions::stop_after, 0, kU64Max},
+    {"--records", "records", "Mismatch lines kept per check", &AuditOptions::records, 1, 100000},
+    {"--pdl-delay-ms", "pdl_delay_ms", "How late the PDL producer writes the inputs", &AuditOptions::pdl_delay_ms, 0,
+     10000},
+    {"--call-timeout", "call_timeout", "Seconds one call into the kernel may take before it is a hang",
+     &AuditOptions::call_timeout_s, 0, 86400, true},
+    {"--no-isolation", "isolate", "Run every class in this process (a crash ends the audit)", &AuditOptions::isolate,
+     0, 0, false, false},
+    {"--first-fail", "first_fail", "Skip the classes after the first failure (mutation runs on a budget)",
+     &AuditOptions::first_fail, 0, 0, false, false},
+    {"--golden-dir", "golden_dir", "golden/ (default: $FUSEPROOF_GOLDEN_DIR or the source tree)",
+     S(&AuditOptions::golden_dir), 0, 0, false, false},
+    {"--golden-build-dir", "golden_build_dir", "Unpacked golden archives (default: the build tree)",
+     S(&AuditOptions::golden_build_dir), 0, 0, false, false},
+    {"--arch", "arch", "Golden architecture (default: the GPU's, else the only one golden/ holds)",
+     S(&AuditOptions::arch)},
+  };
+  // clang-format on
+}
+
+bool is_number(const OptionDef& d) {
+  return !std::holds_alternative<std::string AuditOptions::*>(d.field) &&
+         !std::holds_alternative<bool AuditOptions::*>(d.field);
+}
+
+bool is_integer(const OptionDef& d) { return is_number(d) && !std::holds_alternative<double AuditOptions::*>(d.field); }
+
+std::string range_text(const OptionDef& d) {
+  auto num = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.0f", v);
+    return std::string(b);
+  };
+  return std::string(d.min_open ? "(" : "[") + num(d.min) + ", " + num(d.max) + "]";
+}
+
+[[noreturn]] void refuse(const OptionDef& d, const std::string& got) {
+  throw UsageError("audit: " + d.flag + " must be " + (is_integer(d) ? "an integer in " : "in ") + range_text(d) +
+                   (d.key == "call_timeout" ? " seconds" : "") + ", got " + got);
+}
+
+/// Parses `text` as the option's number and stores it; refuses text that is not one, or is out of range.
+void set_number(AuditOptions& o, const OptionDef& d, const std::string& text) {
+  if (is_integer(d)) {
+    const bool negative = !text.empty() && text[0] == '-';
+    const std::string digits = negative ? text.substr(1) : text;
+    if (digits.empty() || digits.size() > 20 || digits.find_first_not_of("0123456789") != std::string::npos) refuse(d, text);
+    long double v = std::stold(digits) * (negative ? -1 : 1);
+    if (v < d.min || v > d.max) refuse(d, text);
+    std::visit([&](auto m) {
+      using T = std::remove_reference_t<decltype(o.*m)>;
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        if constexpr (std::is_unsigned_v<T>) o.*m = T(std::stoull(digits));
+        else o.*m = T(std::stoll(text));
+      }
+    }, d.field);
+    return;
+  }
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v) || v > d.max || (d.min_open ? v <= d.min : v < d.min))
+    refuse(d, text);
+  o.*std::get<double AuditOptions::*>(d.field) = v;
+}
+
+std::string number_text(const AuditOptions& o, const OptionDef& d) {
+  return std::visit([&](auto m) -> std::string {
+    using T = std::remove_reference_t<decltype(o.*m)>;
+    if constexpr (std::is_same_v<T, double>) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%g", o.*m);
+      return b;
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return std::to_string(o.*m);
+    } else {
+      return "";
+    }
+  }, d.field);
+}
+
+}  // namespace
+
+const char* check_class_name(CheckClass c) {
+  switch (c) {
+    case CheckClass::kRejection: return "rejection";
+    case CheckClass::kExtreme: return "extreme";
+    case CheckClass::kProperty: return "property";
+    case CheckClass::kWidths: return "widths";
+    case CheckClass::kShapes: return "shapes";
+    case CheckClass::kDomain: return "domain";
+    case CheckClass::kPdl: return "pdl";
+  }
+  return "?";
+}
+
+std::optional<CheckClass> parse_check_class(const std::string& s) {
+  for (CheckClass c : kAllCheckClasses)
+    if (s == check_class_name(c)) return c;
+  return std::nullopt;
+}
+
+std::string check_class_list() {
+  std::string s;
+  for (CheckClass c : kAllCheckClasses) s += (s.empty() ? "" : ", ") + std::string(check_class_name(c));
+  return s;
+}
+
+const std::vector<OptionDef>& option_table() {
+  static const std::vector<OptionDef> table = build_table();
+  return table;
+}
+
+void add_options(CLI::App& sub, AuditOptions& o, std::vector<std::string>& numbers_text,
+                 std::function<std::vector<std::string>()>* given) {
+  const auto& table = option_table();
+  numbers_text.assign(table.size(), "");
+  for (size_t i = 0; i < table.size(); ++i) {
+    const OptionDef& d = table[i];
+    const std::string names = d.alias.empty() ? d.flag : d.flag + "," + d.alias;
+    if (auto* s = std::get_if<std::string AuditOptions::*>(&d.field)) {
+      sub.add_option(names, o.**s, d.help);
+    } else if (auto* b = std::get_if<bool AuditOptions::*>(&d.field)) {
+      // A default-true switch is cleared by its --no- flag; a default-false one is set by its flag.
+      sub.add_flag((AuditOptions().**b ? "!" : "") + names, o.**b, d.help);
+    } else {
+      sub.add_option(names, numbers_text[i], d.help);
+    }
+  }
+  *given = [&sub, &table] {
+    std::vector<std::string> keys;
+    for (const OptionDef& d : table)
+      if (sub.get_option(d.flag)->count() > 0) keys.push_back(d.key);
+    return keys;
+  };
+  (void)o;
+}
+
+std::vector<Shape> parse_shapes(const std::string& list) {
+  std::vector<Shape> out;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string item = list.substr(pos, comma - pos);
+    const size_t x = item.find('x');
+    auto number = [&](const std::string& t) -> int64_t {
+      if (t.empty() || t.size() > 12 || t.find_first_not_of("0123456789") != std::string::npos) return -1;
+      return std::stoll(t);
+    };
+    const int64_t rows = x == std::string::npos ? -1 : number(item.substr(0, x));
+    const int64_t width = x == std::string::npos ? -1 : number(item.substr(x + 1));
+    if (rows < 1 || width < 1)
+      throw UsageError("audit: --shapes entries must be ROWSxWIDTH with positive integers, got '" + item + "'");
+    out.push_back({rows, width, "--shapes"});
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::vector<Shape> model_shapes(const std::string& model) {
+  if (model == "wan2.2")
+    return {{32760, 5120, "wan2.2 5120-wide FFN (seed shape)"},
+            {32760, 13824, "wan2.2 FFN up, 32,760 tokens (seed shape)"},
+            {4096, 13824, "wan2.2 FFN up, 4,096 tokens (seed shape)"},
+            {75600, 13824, "wan2.2 FFN up, 81 frames at 720p: 75,600 tokens (seed shape)"}};
+  throw UsageError("audit: unknown --model " + model + " (known: wan2.2)");
+}
+
+void apply_cli_options(AuditOptions& o, const std::vector<std::string>& numbers,
+                       const std::vector<std::string>& given) {
+  const auto& table = option_table();
+  for (size_t i = 0; i < table.size() && i < numbers.size(); ++i)
+    if (is_number(table[i]) && std::find(given.begin(), given.end(), table[i].key) != given.end())
+      set_number(o, table[i], numbers[i]);
+  resolve_options(o);
+}
+
+void resolve_options(AuditOptions& o) {
+  o.dtypes.clear();
+  if (o.dtype == "all") {
+    o.dtypes = {ref::Dtype::kBf16, ref::Dtype::kFp16};
+  } else if (auto d = ref::parse_dtype(o.dtype)) {
+    o.dtypes = {*d};
+  } else {
+    throw UsageError("audit: unknown --dtype " + o.dtype + " (bf16, fp16, all)");
+  }
+  if (!o.backend.empty() && o.backend != "cuda" && o.backend != "emulated")
+    throw UsageError("audit: unknown --backend " + o.backend + " (cuda, emulated)");
+  o.only_class.reset();
+  if (!o.only.empty()) {
+    o.only_class = parse_check_class(o.only);
+    if (!o.only_class) throw UsageError("audit: unknown --only " + o.only + " (" + check_class_list() + ")");
+  }
+  if (!o.math_model.empty() && o.math_model != "cuda" && o.math_model != "libm" && o.math_model != "exact")
+    throw UsageError("audit: unknown --math-model " + o.math_model + " (cuda, libm, exact)");
+  o.extra_shapes.clear();
+  if (!o.shapes.empty()) o.extra_shapes = parse_shapes(o.shapes);
+  if (!o.model.empty()) {
+    const auto v = model_shapes(o.model);
+    o.extra_shapes.insert(o.extra_shapes.end(), v.begin(), v.end());
+  }
+  if (!o.default_shapes && o.extra_shapes.empty() && (!o.only_class || *o.only_class == CheckClass::kShapes))
+    throw UsageError("audit: --no-default-shapes leaves the shapes class empty; give --shapes or --model");
+}
+
+nlohmann::json options_to_json(const AuditOptions& o) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const OptionDef& d : option_table())
+    std::visit([&](auto m) { j[d.key] = o.*m; }, d.field);
+  j["command"] = o.command;
+  return j;
+}
+
+AuditOptions options_from_json(const nlohmann::json& j) {
+  AuditOptions o;
+  try {
+    for (const OptionDef& d : option_table())
+      if (j.contains(d.key))
+        std::visit([&](auto m) { j.at(d.key).get_to(o.*m); }, d.field);
+    o.command = j.value("command", "");
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(std::string("audit: malformed options: ") + e.what());
+  }
+  resolve_options(o);
+  return o;
+}
+
+void options_from_python(AuditOptions& o, const nlohmann::json& kwargs) {
+  const auto& table = option_table();
+  for (const auto& [key, v] : kwargs.items()) {
+    const auto it = std::find_if(table.begin(), table.end(), [&](const OptionDef& d) { return d.key == key; });
+    if (it == table.end()) {
+      std::string keys;
+      for (const OptionDef& d : table) keys += (keys.empty() ? "" : ", ") + d.key;
+      throw UsageError("fuseproof audit: unknown option " + key + " (" + keys + ")");
+    }
+    const OptionDef& d = *it;
+    if (auto* s = std::get_if<std::string AuditOptions::*>(&d.field)) {
+      if (!v.is_string()) throw UsageError("fuseproof audit: option " + key + " must be str, got " + v.dump());
+      o.**s = v.get<std::string>();
+    } else if (auto* b = std::get_if<bool AuditOptions::*>(&d.field)) {
+      if (!v.is_boolean()) throw UsageError("fuseproof audit: option " + key + " must be bool, got " + v.dump());
+      o.**b = v.get<bool>();
+    } else {
+      const bool ok = is_integer(d) ? v.is_number_integer() : v.is_number();
+      if (!ok || v.is_boolean())
+        throw UsageError("fuseproof audit: option " + key + " must be " + (is_integer(d) ? "int" : "a number") +
+                         ", got " + v.dump());
+      set_number(o, d, is_integer(d) ? v.dump() : std::to_string(v.get<double>()));
+    }
+  }
+}
+
+std::string reproduce_options(const AuditOptions& o, const std::vector<std::string>& except) {
+  const AuditOptions defaults;
+  std::string s;
+  for (const OptionDef& d : option_table()) {
+    if (!d.reproduce || std::find(except.begin(), except.end(), d.key) != except.end()) continue;
+    if (auto* str = std::get_if<std::string AuditOptions::*>(&d.field)) {
+      if (o.**str != defaults.**str) s += " " + d.flag + " " + o.**str;
+    } else if (auto* b = std::get_if<bool AuditOptions::*>(&d.field)) {
+      if (o.**b != defaults.**b) s += " " + d.flag;
+    } else if (number_text(o, d) != number_text(defaults, d)) {
+      s += " " + d.flag + " " + number_text(o, d);
+    }
+  }
+  return s;
+}
+
+nlohmann::json option_table_json() {
+  const AuditOptions defaults;
+  nlohmann::json a = nlohmann::json::array();
+  for (const OptionDef& d : option_table()) {
+    nlohmann::json e = {{"key", d.key}, {"flag", d.flag}, {"help", d.help}};
+    std::visit([&](auto m) { e["default"] = defaults.*m; }, d.field);
+    e["type"] = std::holds_alternative<std::string AuditOptions::*>(d.field) ? "str"
+                : std::holds_alternative<bool AuditOptions::*>(d.field)      ? "bool"
+                : is_integer(d)                                              ? "int"
+                                                                             : "float";
+    a.push_back(e);
+  }
+  return a;
+}
+
+}  // namespace fuseproof::audit

@@ -1,0 +1,39 @@
+// audit_protocol.h: the isolation protocol between the audit and its children: a JSON spec file in, a JSON result
+// file out, and what a child that ended without a result means.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "audit/audit_isolation.h"
+#include "audit/plugin_loader.h"
+
+namespace fuseproof::audit {
+
+/// A fresh /tmp/fuseproof-audit-XXXXXX folder; std::runtime_error when none can be made.
+std::string make_spec_dir();
+
+/// Writes `spec` to dir/name.json, runs `argv` + `--child-spec FILE`, returns the child's result JSON (null when it
+/// wrote none) and fills `outcome`.
+nlohmann::json run_isolated(const std::vector<std::string>& argv, const nlohmann::json& spec, const std::string& dir,
+                            const std::string& name, double call_timeout_s, ChildOutcome* outcome);
+
+/// Writes a child's result beside its spec (atomically: a parent never reads half a file).
+void write_child_result(const std::string& spec_path, const nlohmann::json& result);
+
+/// A child that ended without a result: the line a FAIL reports, from the heartbeat and its output.
+std::string fault_line(const ChildOutcome& co, double call_timeout_s);
+
+/// A child's setup error (exit 2, 3, 4 with one line on stderr) becomes the same error here.
+[[noreturn]] void rethrow_child_error(const ChildOutcome& co, const nlohmann::json& result);
+/// True when the child's exit status is a setup error (2, 3, 4) rather than a crash.
+bool is_setup_error(const ChildOutcome& co);
+
+nlohmann::json info_to_json(const PluginInfo& i);
+PluginInfo info_from_json(const nlohmann::json& j);
+
+/// A class that says nothing for this long outside any call is stuck.
+inline constexpr double kStallSeconds = 1800;
+
+}  // namespace fuseproof::audit

@@ -1,0 +1,84 @@
+// check_result.cpp: status names, the JSON codec of a check's result, the verdict of an audit.
+#include "audit/check_result.h"
+
+#include "common/exit_status.h"
+
+namespace fuseproof::audit {
+
+const char* check_status_name(CheckStatus s) {
+  switch (s) {
+    case CheckStatus::kPass: return "pass";
+    case CheckStatus::kFail: return "fail";
+    case CheckStatus::kSkipped: return "skipped";
+    case CheckStatus::kIncomplete: return "incomplete";
+  }
+  return "?";
+}
+
+std::optional<CheckStatus> parse_check_status(const std::string& s) {
+  for (CheckStatus c : {CheckStatus::kPass, CheckStatus::kFail, CheckStatus::kSkipped, CheckStatus::kIncomplete})
+    if (s == check_status_name(c)) return c;
+  return std::nullopt;
+}
+
+std::string check_status_upper(CheckStatus s) {
+  std::string u = check_status_name(s);
+  for (char& ch : u) ch = char(ch - 'a' + 'A');
+  return u;
+}
+
+nlohmann::json check_to_json(const CheckResult& c) {
+  nlohmann::json j = {{"class", check_class_name(c.cls)}, {"dtype", ref::dtype_name(c.dtype)},
+                      {"status", check_status_name(c.status)}, {"cases", c.cases}, {"mismatches", c.mismatches},
+                      {"stopped_early", c.stopped_early}, {"distinct_expected", c.distinct_expected},
+                      {"records", c.records}, {"fault", c.fault}, {"scope", c.scope}, {"note", c.note},
+                      {"reproduce", c.reproduce}, {"seconds", c.seconds}, {"ulp_vs_contract", c.vs_contract.json()},
+                      {"incomplete_when_passing", c.incomplete_when_passing}};
+  if (c.has_correct) {
+    j["ulp_vs_correctly_rounded"] = c.vs_correct.json();
+    j["contract_ulp_vs_correctly_rounded"] = c.contract_vs_correct.json();
+  }
+  return j;
+}
+
+CheckResult check_from_json(const nlohmann::json& j) {
+  CheckResult c;
+  const auto cls = parse_check_class(j.at("class"));
+  const auto dt = ref::parse_dtype(j.at("dtype").get<std::string>());
+  const auto st = parse_check_status(j.at("status"));
+  if (!cls || !dt || !st) throw UsageError("audit: malformed check result");
+  c.cls = *cls;
+  c.dtype = *dt;
+  c.status = *st;
+  c.cases = j.at("cases");
+  c.mismatches = j.at("mismatches");
+  c.stopped_early = j.at("stopped_early");
+  c.distinct_expected = j.at("distinct_expected");
+  c.records = j.at("records").get<std::vector<std::string>>();
+  c.fault = j.at("fault");
+  c.scope = j.at("scope");
+  c.note = j.at("note");
+  c.reproduce = j.value("reproduce", "");
+  c.seconds = j.at("seconds");
+  c.vs_contract = UlpHistogram::from_json(j.at("ulp_vs_contract"));
+  c.incomplete_when_passing = j.value("incomplete_when_passing", false);
+  if (j.contains("ulp_vs_correctly_rounded")) {
+    c.has_correct = true;
+    c.vs_correct = UlpHistogram::from_json(j["ulp_vs_correctly_rounded"]);
+    c.contract_vs_correct = UlpHistogram::from_json(j["contract_ulp_vs_correctly_rounded"]);
+  }
+  return c;
+}
+
+std::string AuditResult::verdict() const {
+  if (!passed || !load_fault.empty()) return "FAIL";
+  return complete ? "PASS" : "INCOMPLETE";
+}
+
+const CheckResult* AuditResult::killed_by() const {
+  for (const auto& c : checks)
+    if (c.status == CheckStatus::kFail) return &c;
+  return nullptr;
+}
+
+}  // namespace fuseproof::audit

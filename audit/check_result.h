@@ -1,0 +1,77 @@
+// check_result.h: what one check class found on one dtype, and what a whole audit found.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "audit/audit_options.h"
+#include "audit/plugin_loader.h"
+#include "audit/ulp_histogram.h"
+#include "reference/dtype.h"
+
+namespace fuseproof::audit {
+
+enum class CheckStatus : int {
+  kPass,        ///< every case equal, and the class could have failed (distinct expected outputs)
+  kFail,        ///< a mismatch, a guard write, a refused valid call, a fault or a hang
+  kSkipped,     ///< not run, for a stated reason (host memory has no PDL; --first-fail)
+  kIncomplete,  ///< ran zero cases, or could not run what it was asked to: never a pass
+};
+/// "pass", "fail", "skipped", "incomplete".
+const char* check_status_name(CheckStatus s);
+std::optional<CheckStatus> parse_check_status(const std::string& s);
+/// "PASS", "FAIL", "SKIPPED", "INCOMPLETE".
+std::string check_status_upper(CheckStatus s);
+
+/// One check class on one dtype.
+struct CheckResult {
+  CheckClass cls = CheckClass::kRejection;
+  ref::Dtype dtype = ref::Dtype::kBf16;
+  CheckStatus status = CheckStatus::kPass;
+  uint64_t cases = 0;                  ///< elements compared (rejection: probes)
+  uint64_t mismatches = 0;             ///< elements that differed, guard elements written, probes failed
+  bool stopped_early = false;          ///< stopped at stop_after mismatches
+  uint32_t distinct_expected = 0;      ///< distinct expected outputs: the guard against a check that cannot fail
+  std::vector<std::string> records;    ///< the first mismatch lines
+  std::string fault;                   ///< a crash, CUDA error or hang of the subject, with the call that caused it
+  std::string scope;                   ///< what was covered, in words (sizes stated)
+  std::string note;                    ///< e.g. the digest comparison, the reason for a skip
+  std::string reproduce;               ///< command rerunning just this check
+  double seconds = 0;
+  /// Distances of the subject's outputs from the contract's, over every compared element.
+  UlpHistogram vs_contract;
+  /// Distances from the correctly rounded value (MPFR), of the subject and of the contract itself (domain class).
+  UlpHistogram vs_correct, contract_vs_correct;
+  bool has_correct = false;            ///< the two histograms above were computed
+  bool incomplete_when_passing = false;  ///< something asked for did not run (a shape too large): never a pass
+};
+
+nlohmann::json check_to_json(const CheckResult& c);
+CheckResult check_from_json(const nlohmann::json& j);
+
+struct AuditResult {
+  PluginInfo plugin;
+  std::string op;
+  std::string contract;
+  std::string backend;
+  std::string hardware;
+  std::string golden;                  ///< "golden/sm_90"
+  std::vector<std::string> models;     ///< one line per dtype: the reference model and golden data
+  std::vector<CheckResult> checks;
+  bool passed = true;                  ///< no check failed
+  bool complete = true;                ///< no check ran zero cases
+  const CheckResult* killed_by() const;  ///< the first failing check, or nullptr
+  std::string verdict() const;         ///< "PASS", "FAIL" or "INCOMPLETE"
+  uint64_t seed = 0;
+  std::string command;
+  bool isolated = true;
+  double call_timeout_s = 0;
+  std::string load_fault;              ///< the subject crashed or hung while loading: FAIL, no class could run
+  double seconds = 0;
+};
+
+}  // namespace fuseproof::audit

@@ -1,0 +1,113 @@
+// kernel_runner.cpp: the parts every runner shares: the call's images and their checks, counter-filled buffers.
+#include "audit/kernel_runner.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "audit/counter_patterns.h"
+#include "kernels/fuseproof_kernel_abi.h"
+
+namespace fuseproof::audit {
+
+namespace {
+
+template <class Fn>
+void parallel_for(size_t n, Fn fn) {
+  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (size_t w = 0; w < threads; ++w) pool.emplace_back([&, w] { fn(w, n * w / threads, n * (w + 1) / threads); });
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace
+
+uint64_t LargeSpec::buffer_seed(int k) const { return k == 0 ? seed : seed ^ (kBiasSalt * uint64_t(k)); }
+
+size_t LargeSpec::buffer_elems(int k) const {
+  const int64_t per_row = op->buffer_row_elems(k, width);
+  return size_t(op->buffer_broadcast(k) ? per_row : rows * per_row);
+}
+
+uint16_t LargeSpec::input(int i, int64_t r, int64_t c) const {
+  const int k = op->buffer_of(i);
+  return counter_pattern(dtype == FUSEPROOF_DTYPE_BF16, buffer_seed(k), uint64_t(op->input_offset(i, r, c, width)));
+}
+
+CallImages::CallImages(const CallSpec& s) : out(s.out_elems, kPoison, s.out_misalign) {
+  for (size_t k = 0; k < s.buffers.size(); ++k) {
+    buffers.emplace_back(s.buffers[k].data(), s.buffers[k].size(), input_guard_fill(int(k)));
+    before.push_back(buffers.back().snapshot());
+  }
+}
+
+std::vector<uint8_t*> CallImages::buffer_data() {
+  std::vector<uint8_t*> v;
+  for (auto& b : buffers) v.push_back(b.data());
+  return v;
+}
+
+void CallImages::finish(const CallSpec& s, CallOutcome& o) const {
+  o.out.resize(s.out_elems);
+  if (s.out_elems) std::memcpy(o.out.data(), out.elems(), s.out_elems * 2);
+  o.guard_writes = out.guard_writes();
+  o.inputs_intact = true;
+  for (size_t k = 0; k < buffers.size(); ++k) o.inputs_intact = o.inputs_intact && buffers[k].equals(before[k]);
+}
+
+CallOutcome ImageRunner::call(const CallSpec& s) {
+  CallOutcome o;
+  if (const std::string why = inexpressible(s); !why.empty()) {
+    o.rc = 1;
+    o.not_applicable = true;
+    o.message = why;
+    o.out.assign(s.out_elems, kPoison);
+    return o;
+  }
+  CallImages im(s);
+  o.fault = run(s, im, &o);
+  if (o.fault.empty()) im.finish(s, o);
+  return o;
+}
+
+void fill_counter_buffers(const LargeSpec& s, std::vector<uint16_t*>& buffers) {
+  const bool bf16 = s.dtype == FUSEPROOF_DTYPE_BF16;
+  for (size_t k = 0; k < buffers.size(); ++k) {
+    uint16_t* p = buffers[k];
+    const uint64_t seed = s.buffer_seed(int(k));
+    parallel_for(s.buffer_elems(int(k)), [&](size_t, size_t lo, size_t hi) {
+      for (size_t i = lo; i < hi; ++i) p[i] = counter_pattern(bf16, seed, i);
+    });
+  }
+}
+
+uint64_t count_counter_changes(const LargeSpec& s, const std::vector<const uint16_t*>& buffers) {
+  const bool bf16 = s.dtype == FUSEPROOF_DTYPE_BF16;
+  uint64_t total = 0;
+  for (size_t k = 0; k < buffers.size(); ++k) {
+    const uint16_t* p = buffers[k];
+    const uint64_t seed = s.buffer_seed(int(k));
+    std::vector<uint64_t> changed(std::max(1u, std::thread::hardware_concurrency()), 0);
+    parallel_for(s.buffer_elems(int(k)), [&](size_t w, size_t lo, size_t hi) {
+      for (size_t i = lo; i < hi; ++i) changed[w] += p[i] != counter_pattern(bf16, seed, i);
+    });
+    for (uint64_t c : changed) total += c;
+  }
+  return total;
+}
+
+std::string host_cpu_description() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) model = line.substr(colon + 2);
+      break;
+    }
+  }
+  return model + " (" + std::to_string(std::thread::hardware_concurrency()) + " logical CPUs)";
+}
+
+}  // namespace fuseproof::audit

@@ -1,0 +1,92 @@
+// eval_command.cpp: the reference evaluated on records (the op's inputs in declared order, one little-endian uint16
+// each): how a user reproduces one case or checks a failing one by hand.
+#include "cli/eval_command.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/reference_options.h"
+#include "common/atomic_file.h"
+#include "common/exit_status.h"
+#include "common/testfloat_record.h"
+#include "reference/op_plan.h"
+
+namespace fuseproof::cli {
+
+namespace {
+
+struct EvalArgs {
+  std::string op;
+  std::string dtype;
+  std::string contract = "eager";
+  std::string in;
+  std::string out;
+  bool print = false;
+  ReferenceOptions ref_opts;
+};
+
+int run(EvalArgs& a) {
+  const ref::OpSpec* op = ref::find_op(a.op);
+  if (!op) throw UsageError("eval: unknown --op " + a.op + " (" + ref::op_names() + ")");
+  const auto contract = ref::parse_contract(a.contract);
+  if (!contract || !op->contract(*contract)) throw UsageError("eval: op " + a.op + " has no contract " + a.contract);
+  const ref::Dtype d = *ref::parse_dtype(a.dtype);
+  std::ifstream in(a.in, std::ios::binary);
+  if (!in) throw UsageError("eval: cannot read --in " + a.in + ": " + std::strerror(errno));
+  const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t n_in = op->inputs.size(), record = 2 * n_in;
+  if (raw.size() % record != 0)
+    throw UsageError("eval: --in " + a.in + " holds " + std::to_string(raw.size()) + " bytes, not a whole number of " +
+                     std::to_string(record) + "-byte records (" + op->name + " takes " + std::to_string(n_in) +
+                     " uint16 inputs each)");
+  const ref::MathConfig cfg = a.ref_opts.resolve();
+  const ref::OpPlan plan(*op, *contract, d, cfg);
+  std::vector<std::string> names;
+  for (const auto& i : op->inputs) names.push_back(i.name);
+  const size_t records = raw.size() / record;
+  std::string bytes(records * 2, '\0');
+  for (size_t k = 0; k < records; ++k) {
+    uint16_t v[8];
+    for (size_t i = 0; i < n_in; ++i)
+      v[i] = uint16_t(uint8_t(raw[k * record + 2 * i]) | (uint8_t(raw[k * record + 2 * i + 1]) << 8));
+    const uint16_t y = plan.eval_nodes(v);
+    bytes[2 * k] = char(y & 0xFF);
+    bytes[2 * k + 1] = char(y >> 8);
+    if (a.print) {
+      // The record line without a kernel's output: "<op> <dtype> [k] gate=0x.. up=0x.. => 0x.. expected 0x.."
+      std::printf("%s\n", testfloat_record_inputs(op->name, d, "k=" + std::to_string(k), names, v, y, y).c_str());
+    }
+  }
+  try {
+    write_file_atomically(a.out, bytes);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("eval: --out: ") + e.what());
+  }
+  std::fprintf(stderr, "eval: %zu records of %s %s, contract %s, %s -> %s\n", records, op->name.c_str(),
+               ref::dtype_name(d), a.contract.c_str(), a.ref_opts.describe().c_str(), a.out.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto a = std::make_shared<EvalArgs>();
+  CLI::App* cmd = app.add_subcommand("eval", "Evaluate the reference on records: the op's inputs, one uint16 each");
+  cmd->add_option("--op", a->op, "an op of `fuseproof ops`")->required();
+  cmd->add_option("--dtype", a->dtype, "bf16 or fp16")->required()->check(CLI::IsMember({"bf16", "fp16"}));
+  cmd->add_option("--contract", a->contract, "eager or fp32")->capture_default_str();
+  cmd->add_option("--in", a->in, "records: the op's inputs in declared order, little-endian uint16, one after the other")
+      ->required();
+  cmd->add_option("--out", a->out, "one little-endian uint16 output per record")->required();
+  cmd->add_flag("--print", a->print, "also print one line per record");
+  a->ref_opts.add_to(*cmd);
+  cmd->final_callback([a] { throw CLI::RuntimeError(run(*a)); });
+}
+
+}  // namespace fuseproof::cli

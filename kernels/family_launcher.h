@@ -1,0 +1,34 @@
+// family_launcher.h: validating launcher of the family's built-in kernels (bias_gelu_erf and the *_and_mul ops) on
+// CUDA or the CPU emulation, from the ABI's op-generic call.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "family_ops.h"
+#include "fuseproof_kernel_abi.h"
+
+namespace fuseproof {
+
+struct FamilyLaunch {
+  kernel::FamilyOp op;
+  bool fp32 = false;  ///< the fp32 contract (packed ops only)
+  bool cuda = false;  ///< device pointers and a stream; else host pointers and the emulation
+};
+
+/// Checks every rule of kernels/fuseproof_kernel_abi.h for `call` (dtype, input count, shape, the op's strides,
+/// alignment to 16 bytes, overflow, null pointers, out overlapping an input) without touching memory; "" when valid,
+/// else a one-line message naming argument, rule and value ("silu_and_mul: width must be a multiple of 8, got 12").
+std::string family_can_implement(const FamilyLaunch& l, const fuseproof_call_t& call);
+
+/// Validates, then runs: the CUDA kernel on call.stream, or the emulation on the host. Returns "" or the refusal.
+std::string family_launch(const FamilyLaunch& l, const fuseproof_call_t& call);
+
+namespace detail {
+/// The CUDA kernel for a validated call (family_kernel.cu); "" or the launch error.
+std::string family_launch_cuda(const FamilyLaunch& l, const fuseproof_call_t& call);
+/// The emulation for a validated call (family_emulation.cpp).
+void family_emulate(const FamilyLaunch& l, const fuseproof_call_t& call);
+}  // namespace detail
+
+}  // namespace fuseproof

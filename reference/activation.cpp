@@ -1,0 +1,60 @@
+// activation.cpp: activation names and the dispatch to each eager formula.
+#include "activation.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "erff_models.h"
+#include "expf_models.h"
+#include "gelu_erf_eager.h"
+#include "gelu_tanh_eager.h"
+#include "silu_eager.h"
+
+namespace fuseproof::ref {
+
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::kGeluTanh: return "gelu_tanh";
+    case Activation::kGeluErf: return "gelu_erf";
+    case Activation::kSilu: return "silu";
+  }
+  return "?";
+}
+
+std::optional<Activation> parse_activation(std::string_view s) {
+  for (Activation a : kAllActivations)
+    if (s == activation_name(a)) return a;
+  return std::nullopt;
+}
+
+const char* activation_torch(Activation a) {
+  switch (a) {
+    case Activation::kGeluTanh: return "F.gelu(x, approximate=\"tanh\")";
+    case Activation::kGeluErf: return "F.gelu(x)";
+    case Activation::kSilu: return "F.silu(x)";
+  }
+  return "?";
+}
+
+float activation_f32(Activation a, float x, const MathConfig& cfg) {
+  switch (a) {
+    case Activation::kGeluTanh: return gelu_tanh_eager_f32(x, cfg);
+    case Activation::kGeluErf: return gelu_erf_eager_f32(x, cfg);
+    case Activation::kSilu: return silu_eager_f32(x, cfg);
+  }
+  throw std::invalid_argument("activation_f32: unknown activation");
+}
+
+bool activation_needs_ex2_points(Activation a) { return a == Activation::kGeluErf || a == Activation::kSilu; }
+
+float activation_ex2_argument(Activation a, float x) {
+  float r;
+  switch (a) {
+    case Activation::kGeluErf: r = erff_cuda_ex2_argument(gelu_erf_argument(x)); break;
+    case Activation::kSilu: r = expf_cuda_ex2_argument(-x); break;
+    default: throw std::invalid_argument("activation_ex2_argument: gelu_tanh's ex2 arguments lie in [1, 32)");
+  }
+  return r != 0.0f && std::fabs(r) < 0x1p-126f ? std::copysign(0.0f, r) : r;
+}
+
+}  // namespace fuseproof::ref

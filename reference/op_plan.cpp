@@ -1,0 +1,128 @@
+// op_plan.cpp: compiling a composition into its tabulated form.
+#include "op_plan.h"
+
+#include <stdexcept>
+
+#include "domain_sweep.h"
+#include "half_codec.h"
+
+namespace fuseproof::ref {
+
+namespace {
+
+/// Bit i set when node n depends on declared input i.
+uint32_t depends(const std::vector<Node>& nodes, int n) {
+  const Node& node = nodes[size_t(n)];
+  if (node.op == NodeOp::kInput) return 1u << node.input;
+  uint32_t m = depends(nodes, node.a);
+  if (node.b >= 0) m |= depends(nodes, node.b);
+  return m;
+}
+
+}  // namespace
+
+uint16_t OpPlan::round_(float v) const { return f32_to_half(dtype_, v, cfg_.nan); }
+
+float OpPlan::node_raw(int n, const float* in, int override_node, float override_value) const {
+  const Node& node = nodes_[size_t(n)];
+  auto operand = [&](int k) { return node_value(k, in, override_node, override_value); };
+  switch (node.op) {
+    case NodeOp::kInput: return in[node.input];
+    case NodeOp::kActivation: return activation_f32(node.act, operand(node.a), cfg_);
+    case NodeOp::kAdd: return operand(node.a) + operand(node.b);
+    case NodeOp::kMul: return operand(node.a) * operand(node.b);
+  }
+  throw std::invalid_argument("op plan: unknown node");
+}
+
+float OpPlan::node_value(int n, const float* in, int override_node, float override_value) const {
+  if (n == override_node) return override_value;
+  const float v = node_raw(n, in, override_node, override_value);
+  return nodes_[size_t(n)].op != NodeOp::kInput && nodes_[size_t(n)].precision == Precision::kHalf
+             ? half_to_f32(dtype_, round_(v)) : v;
+}
+
+uint16_t OpPlan::eval_nodes(const uint16_t* in) const {
+  float wide[8];
+  for (size_t i = 0; i < op_->inputs.size(); ++i) wide[i] = half_to_f32(dtype_, in[i]);
+  const Node& out = nodes_.back();
+  if (out.op == NodeOp::kInput) return in[out.input];
+  // A kHalf output node's own rounding, or the final rounding of a binary32 one: round_T either way.
+  return round_(node_raw(int(nodes_.size()) - 1, wide, -1, 0));
+}
+
+float OpPlan::side_value(const Side& s, uint16_t pattern, bool unrounded) const {
+  float in[8] = {};
+  in[s.input] = half_to_f32(dtype_, pattern);
+  return unrounded ? node_raw(s.node, in, -1, 0) : node_value(s.node, in, -1, 0);
+}
+
+float OpPlan::a_unrounded(uint16_t in0) const { return side_value(side0_, in0, true); }
+
+float OpPlan::p_unrounded(uint16_t t) const {
+  // The chain after the binary step is unary: the last node's raw value with the step's value substituted.
+  float in[8] = {};
+  return node_raw(int(nodes_.size()) - 1, in, join_, half_to_f32(dtype_, t));
+}
+
+OpPlan::OpPlan(const OpSpec& op, Contract contract, Dtype d, const MathConfig& cfg)
+    : op_(&op), contract_(contract), dtype_(d), cfg_(cfg) {
+  const ContractSpec* cs = op.contract(contract);
+  if (!cs) throw std::invalid_argument(op.name + " has no contract " + contract_name(contract));
+  if (op.inputs.size() != 2)
+    throw std::invalid_argument(op.name + ": the tabulated form needs exactly 2 inputs, got " +
+                                std::to_string(op.inputs.size()));
+  nodes_ = cs->nodes;
+  for (int n = 0; n < int(nodes_.size()); ++n)
+    if (depends(nodes_, n) == 3u) {
+      join_ = n;
+      break;
+    }
+  if (join_ < 0) throw std::invalid_argument(op.name + ": no step joins the two inputs");
+  const Node& j = nodes_[size_t(join_)];
+  if (j.op != NodeOp::kAdd && j.op != NodeOp::kMul)
+    throw std::invalid_argument(op.name + ": the step that joins the inputs must be an add or a multiply");
+  combine_ = j.op == NodeOp::kAdd ? Combine::kAdd : Combine::kMul;
+  combine_precision_ = j.precision;
+  Side sa{j.a, depends(nodes_, j.a) == 1u ? 0 : 1}, sb{j.b, depends(nodes_, j.b) == 1u ? 0 : 1};
+  if (sa.input == sb.input) throw std::invalid_argument(op.name + ": both operands of the join read one input");
+  side0_ = sa.input == 0 ? sa : sb;
+  side1_ = sa.input == 0 ? sb : sa;  // the step is commutative in IEEE arithmetic: A always holds input 0's side
+  // Every node after the join must be a unary step on the one before it (so P is a table of T patterns).
+  for (int n = join_ + 1; n < int(nodes_.size()); ++n) {
+    const Node& node = nodes_[size_t(n)];
+    if (node.op != NodeOp::kActivation || node.a != n - 1)
+      throw std::invalid_argument(op.name + ": only unary steps may follow the join");
+  }
+  if (join_ + 1 < int(nodes_.size()) && combine_precision_ != Precision::kHalf)
+    throw std::invalid_argument(op.name + ": steps after a binary32 join have no table of T patterns");
+  const Node& n0 = nodes_[size_t(side0_.node)];
+  a_rounds_ = n0.op == NodeOp::kActivation && n0.precision == Precision::kHalf;
+  a_.resize(65536);
+  b_.resize(65536);
+  for (uint32_t p = 0; p < 65536; ++p) {
+    a_[p] = side_value(side0_, uint16_t(p), false);
+    b_[p] = side_value(side1_, uint16_t(p), false);
+  }
+  if (join_ + 1 < int(nodes_.size())) {
+    p_.resize(65536);
+    for (uint32_t t = 0; t < 65536; ++t) p_[t] = round_(p_unrounded(uint16_t(t)));
+  }
+  add_shortcuts_ = combine_ == Combine::kAdd && nodes_[size_t(side0_.node)].op == NodeOp::kInput &&
+                   nodes_[size_t(side1_.node)].op == NodeOp::kInput && combine_precision_ == Precision::kHalf;
+}
+
+void OpPlan::row(uint16_t in1, uint16_t* out) const {
+  if (add_shortcuts_) return sweep_row(dtype_, p_.empty() ? nullptr : p_.data(), cfg_.nan, in1, out);
+  const float bv = b_[in1];
+  const float* a = a_.data();
+  if (combine_ == Combine::kAdd) {
+    for (uint32_t x = 0; x < 65536; ++x) out[x] = round_(a[x] + bv);
+  } else {
+    for (uint32_t x = 0; x < 65536; ++x) out[x] = round_(a[x] * bv);
+  }
+  if (!p_.empty())
+    for (uint32_t x = 0; x < 65536; ++x) out[x] = p_[out[x]];
+}
+
+}  // namespace fuseproof::ref

@@ -1,0 +1,85 @@
+// op_plan.h: an op's contract compiled for one dtype: the composition evaluated node by node (the definition), and
+// the tabulated form every 2-input op reduces to, out = P[round_T(A[in0] (+|*) B[in1])], for the domain's rows.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "dtype.h"
+#include "math_model.h"
+#include "op_spec.h"
+
+namespace fuseproof::ref {
+
+/// The one binary step of a 2-input composition.
+enum class Combine : int { kAdd, kMul };
+
+class OpPlan {
+ public:
+  /// Compiles `contract` of `op` for dtype d under cfg (the cuda model needs cfg.mufu; cfg must outlive the plan).
+  /// Throws std::invalid_argument (one line) when the op has no such contract or its composition has no tabulated
+  /// form (it needs exactly one step that joins the two inputs, a unary chain of half tensors after it).
+  OpPlan(const OpSpec& op, Contract contract, Dtype d, const MathConfig& cfg);
+
+  const OpSpec& op() const { return *op_; }
+  Contract contract() const { return contract_; }
+  Dtype dtype() const { return dtype_; }
+  const MathConfig& config() const { return cfg_; }
+
+  /// The definition: every node in turn, in binary32, a kHalf node's result rounded to T (cfg.nan) and widened.
+  /// in[i] is the pattern of declared input i.
+  uint16_t eval_nodes(const uint16_t* in) const;
+  /// The tabulated form (equal to eval_nodes for every pair; property_tests/reference/op_plan_test.cpp).
+  uint16_t eval(uint16_t in0, uint16_t in1) const {
+    const float v = combine_ == Combine::kAdd ? a_[in0] + b_[in1] : a_[in0] * b_[in1];
+    const uint16_t r = round_(v);
+    return p_.empty() ? r : p_[r];
+  }
+  /// out[i0] = eval(i0, in1) for all 65,536 first-input patterns: one row of the domain in canonical order (the
+  /// second input outer). Rows of an add of two widened inputs take domain_sweep.h's proven shortcuts.
+  void row(uint16_t in1, uint16_t* out) const;
+
+  /// The pieces of the tabulated form, for the input generators.
+  float a(uint16_t in0) const { return a_[in0]; }
+  float b(uint16_t in1) const { return b_[in1]; }
+  Combine combine() const { return combine_; }
+  /// Whether the binary step's result is rounded to T before P (kHalf) or is the binary32 value rounded once at the
+  /// end (kFloat32, P the identity).
+  Precision combine_precision() const { return combine_precision_; }
+  /// P[t] for a T pattern t (identity when P is empty).
+  uint16_t p(uint16_t t) const { return p_.empty() ? t : p_[t]; }
+  bool has_p() const { return !p_.empty(); }
+  /// The binary32 value P's activation rounds, for a T pattern t of the binary step (has_p only).
+  float p_unrounded(uint16_t t) const;
+  /// Whether input 0's side ends in a kHalf activation (a rounding of its own), and the binary32 value it rounds.
+  bool a_rounds() const { return a_rounds_; }
+  float a_unrounded(uint16_t in0) const;
+  /// The rounding of a binary32 value to T under the plan's NaN policy.
+  uint16_t round(float v) const { return round_(v); }
+
+ private:
+  struct Side {
+    int node = -1;   // the operand node of the binary step on this side
+    int input = -1;  // the input it depends on
+  };
+  float side_value(const Side& s, uint16_t pattern, bool unrounded) const;
+  float node_raw(int node, const float* in, int override_node, float override_value) const;
+  float node_value(int node, const float* in, int override_node, float override_value) const;
+  uint16_t round_(float v) const;
+
+  const OpSpec* op_;
+  Contract contract_;
+  Dtype dtype_;
+  MathConfig cfg_;
+  std::vector<Node> nodes_;
+  int join_ = -1;  // the binary step
+  Side side0_, side1_;
+  Combine combine_ = Combine::kAdd;
+  Precision combine_precision_ = Precision::kHalf;
+  bool a_rounds_ = false;
+  bool add_shortcuts_ = false;  // A and B are plain widenings and the step is an add
+  std::vector<float> a_, b_;
+  std::vector<uint16_t> p_;
+};
+
+}  // namespace fuseproof::ref

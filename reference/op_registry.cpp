@@ -1,0 +1,200 @@
+// op_registry.cpp: every op of the family, declared once, and the helpers that read a declaration.
+#include "op_spec.h"
+
+#include <stdexcept>
+#include <utility>
+
+namespace fuseproof::ref {
+
+const char* layout_name(Layout l) {
+  switch (l) {
+    case Layout::kElementwise: return "elementwise";
+    case Layout::kRowBroadcast: return "row-broadcast";
+    case Layout::kPackedFirst: return "packed-first";
+    case Layout::kPackedSecond: return "packed-second";
+  }
+  return "?";
+}
+
+const char* contract_name(Contract c) { return c == Contract::kEager ? "eager" : "fp32"; }
+
+std::optional<Contract> parse_contract(std::string_view s) {
+  for (Contract c : kAllContracts)
+    if (s == contract_name(c)) return c;
+  return std::nullopt;
+}
+
+int Composition::push(Node n) {
+  nodes_.push_back(n);
+  return int(nodes_.size()) - 1;
+}
+int Composition::input(int i) {
+  Node n;
+  n.op = NodeOp::kInput;
+  n.input = i;
+  return push(n);
+}
+int Composition::activation(Activation act, int a, Precision p) {
+  Node n;
+  n.op = NodeOp::kActivation;
+  n.act = act;
+  n.a = a;
+  n.precision = p;
+  return push(n);
+}
+int Composition::add(int a, int b, Precision p) {
+  Node n;
+  n.op = NodeOp::kAdd;
+  n.a = a;
+  n.b = b;
+  n.precision = p;
+  return push(n);
+}
+int Composition::mul(int a, int b, Precision p) {
+  Node n;
+  n.op = NodeOp::kMul;
+  n.a = a;
+  n.b = b;
+  n.precision = p;
+  return push(n);
+}
+
+namespace {
+
+constexpr Precision kHalf = Precision::kHalf;
+constexpr Precision kF32 = Precision::kFloat32;
+
+/// out = act(round_T(x + bias)): eager's add rounds its tensor to T before the activation widens it again.
+/// Wan2.2's FFN up projection and its 5,120-wide second GEMM input, and one call above 2^31 elements.
+std::vector<ShapeSpec> wan_envelope() {
+  return {{32760, 5120, "wan2.2 5120-wide FFN (seed shape)"},
+          {32760, 13824, "wan2.2 FFN up, 32,760 tokens (seed shape)"},
+          {4096, 13824, "wan2.2 FFN up, 4,096 tokens (seed shape)"},
+          {75600, 13824, "wan2.2 FFN up, 81 frames at 720p: 75,600 tokens (seed shape)"},
+          // 2^31 / 13,824 = 155,344.6: one more row puts the call above 2^31 elements.
+          {155345, 13824, "above 2^31 elements (2,147,489,280)"}};
+}
+
+/// Gated MLPs of LLMs and DiTs (d = the intermediate size; x is [tokens, 2d]), and one output above 2^31 elements.
+std::vector<ShapeSpec> gated_envelope() {
+  return {{8192, 14336, "Llama-3-8B MLP, 8,192 tokens"},
+          {8192, 28672, "Llama-3-70B MLP, 8,192 tokens"},
+          {32768, 18432, "DeepSeek-V3 dense MLP, 32,768 tokens"},
+          {256, 28672, "decode batch of 256 tokens"},
+          // 2^31 / 28,672 = 74,898.3: one more row puts the output above 2^31 elements (x above 2^32).
+          {74899, 28672, "above 2^31 output elements (2,147,504,128)"}};
+}
+
+OpSpec bias_act(const char* name, Activation act, const char* formula, const char* users) {
+  // Each step on its own line: the order of the nodes is the order of evaluation (argument order is unspecified).
+  Composition eager;
+  const int x = eager.input(0), bias = eager.input(1);
+  eager.activation(act, eager.add(x, bias, kHalf), kHalf);
+  return {name, formula, {{"x", Layout::kElementwise}, {"bias", Layout::kRowBroadcast}},
+          {{Contract::kEager, eager.nodes(), "bit-exact with eager PyTorch on the device: x + bias rounded to T, then "
+                                             "the activation in binary32 rounded to T"}},
+          users, wan_envelope()};
+}
+
+/// out = act(gate) * up on vLLM's packed layout: eager rounds act(gate) to T, then the product; fp32 keeps the
+/// activation and the product in binary32 and rounds once.
+OpSpec act_and_mul(const char* name, Activation act, const char* formula, const char* users) {
+  Composition eager, fp32;
+  for (auto [c, p] : {std::pair<Composition*, Precision>{&eager, kHalf}, {&fp32, kF32}}) {
+    const int gate = c->input(0), up = c->input(1);
+    c->mul(c->activation(act, gate, p), up, p);
+  }
+  return {name, formula, {{"gate", Layout::kPackedFirst}, {"up", Layout::kPackedSecond}},
+          {{Contract::kEager, eager.nodes(),
+            "bit-exact with eager PyTorch on the device: act(gate) rounded to T, then the product rounded to T"},
+           {Contract::kFp32, fp32.nodes(),
+            "to_T(act(f32(gate)) * f32(up)) as PyTorch's float32 kernels compute it: one rounding to T"}},
+          users, gated_envelope()};
+}
+
+std::vector<OpSpec> build() {
+  return {
+      bias_act("bias_gelu_tanh", Activation::kGeluTanh, "out = gelu_tanh(round_T(x + bias))",
+               "Wan2.2 NVFP4 FFN (the seed kernel)"),
+      bias_act("bias_gelu_erf", Activation::kGeluErf, "out = gelu_erf(round_T(x + bias))  (F.gelu(x + bias))",
+               "DiT and ViT FFNs with exact GELU"),
+      act_and_mul("silu_and_mul", Activation::kSilu, "out = silu(gate) * up; gate = x[:, :d], up = x[:, d:]",
+                  "vLLM, FlashInfer, sgl-kernel, sglang diffusion, Liger (SwiGLU)"),
+      act_and_mul("gelu_tanh_and_mul", Activation::kGeluTanh,
+                  "out = gelu_tanh(gate) * up; gate = x[:, :d], up = x[:, d:]",
+                  "vLLM, FlashInfer, sgl-kernel, Liger (GeGLU, tanh)"),
+      act_and_mul("gelu_and_mul", Activation::kGeluErf, "out = gelu_erf(gate) * up; gate = x[:, :d], up = x[:, d:]",
+                  "vLLM, FlashInfer, sgl-kernel (GeGLU, exact)"),
+  };
+}
+
+}  // namespace
+
+const std::vector<OpSpec>& op_registry() {
+  static const std::vector<OpSpec> ops = build();
+  return ops;
+}
+
+const OpSpec* find_op(std::string_view name) {
+  for (const OpSpec& op : op_registry())
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+std::string op_names() {
+  std::string s;
+  for (const OpSpec& op : op_registry()) s += (s.empty() ? "" : ", ") + op.name;
+  return s;
+}
+
+const ContractSpec* OpSpec::contract(Contract c) const {
+  for (const ContractSpec& cs : contracts)
+    if (cs.contract == c) return &cs;
+  return nullptr;
+}
+
+std::vector<std::string> OpSpec::buffers() const {
+  std::vector<std::string> b;
+  for (const InputSpec& in : inputs) {
+    if (in.layout == Layout::kPackedSecond) continue;  // shares the first half's buffer
+    b.push_back(in.layout == Layout::kPackedFirst ? kPackedBufferName : in.name);
+  }
+  return b;
+}
+
+int OpSpec::buffer_of(int input) const {
+  int k = -1;
+  for (int i = 0; i <= input; ++i)
+    if (inputs[size_t(i)].layout != Layout::kPackedSecond) ++k;
+  return k;
+}
+
+int64_t OpSpec::buffer_row_elems(int buffer, int64_t width) const {
+  for (int i = 0; i < int(inputs.size()); ++i)
+    if (buffer_of(i) == buffer && inputs[size_t(i)].layout == Layout::kPackedFirst) return 2 * width;
+  return width;
+}
+
+bool OpSpec::buffer_broadcast(int buffer) const {
+  for (int i = 0; i < int(inputs.size()); ++i)
+    if (buffer_of(i) == buffer) return inputs[size_t(i)].layout == Layout::kRowBroadcast;
+  return false;
+}
+
+int64_t OpSpec::input_offset(int input, int64_t r, int64_t c, int64_t width) const {
+  switch (inputs[size_t(input)].layout) {
+    case Layout::kElementwise: return r * width + c;
+    case Layout::kRowBroadcast: return c;
+    case Layout::kPackedFirst: return r * 2 * width + c;
+    case Layout::kPackedSecond: return r * 2 * width + width + c;
+  }
+  throw std::invalid_argument("op spec: unknown layout");
+}
+
+int64_t OpSpec::bytes_per_element() const {
+  int64_t per = 1;  // the output
+  for (const InputSpec& in : inputs) per += in.layout == Layout::kRowBroadcast ? 0 : 1;
+  return 2 * per;
+}
+
+}  // namespace fuseproof::ref

@@ -1,0 +1,121 @@
+// op_spec.h: the op family's one description: each op's inputs with their layout, its contracts, and each contract's
+// composition with the rounding boundaries. Everything that names an op (the reference, the audit's model and
+// generators, the domain sweep and its digests, the golden capture, the CLI, the Python signature) reads it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "activation.h"
+
+namespace fuseproof::ref {
+
+/// Where a logical input element (r, c) of an op with output [rows, width] lives.
+enum class Layout : int {
+  kElementwise,   ///< its own contiguous [rows, width] tensor
+  kRowBroadcast,  ///< its own [width] tensor, shared by every row (a bias)
+  kPackedFirst,   ///< the first half of one contiguous [rows, 2 * width] tensor (vLLM's and sglang's gate)
+  kPackedSecond,  ///< the second half of that same tensor (up)
+};
+
+/// "elementwise", "row-broadcast", "packed-first", "packed-second".
+const char* layout_name(Layout l);
+
+/// The name of the [rows, 2 * width] tensor that the packed halves share (vLLM's `input`).
+inline constexpr const char* kPackedBufferName = "x";
+
+struct InputSpec {
+  std::string name;  ///< "x", "bias", "gate", "up"
+  Layout layout;
+};
+
+/// What a kernel promises to compute; the audit judges a kernel against the contract it claims.
+enum class Contract : int {
+  kEager,  ///< bit-exact with eager PyTorch's composition on the device: every intermediate tensor rounded to T
+  kFp32,   ///< the intermediate steps in binary32, one rounding to T at the end (FlashInfer's, sgl-kernel's claim)
+};
+
+inline constexpr Contract kAllContracts[] = {Contract::kEager, Contract::kFp32};
+
+/// "eager", "fp32".
+const char* contract_name(Contract c);
+std::optional<Contract> parse_contract(std::string_view s);
+
+/// One step of a composition.
+enum class NodeOp : int {
+  kInput,       ///< a declared input, widened exactly
+  kActivation,  ///< act(a), the activation's eager binary32 formula
+  kAdd,         ///< a + b in binary32
+  kMul,         ///< a * b in binary32
+};
+
+/// The tensor a node's result lives in: kHalf rounds it to the op's dtype (and widens it again for the next step).
+enum class Precision : int { kHalf, kFloat32 };
+
+struct Node {
+  NodeOp op = NodeOp::kInput;
+  int input = -1;                          ///< kInput: index into OpSpec::inputs
+  Activation act = Activation::kGeluTanh;  ///< kActivation
+  int a = -1, b = -1;                      ///< operands: indices of earlier nodes
+  Precision precision = Precision::kHalf;
+};
+
+struct ContractSpec {
+  Contract contract = Contract::kEager;
+  std::vector<Node> nodes;  ///< in evaluation order; the last is the output, rounded to T (once more if kFloat32)
+  std::string meaning;      ///< one line: what a kernel claiming it promises
+};
+
+/// A production shape of the op's output, for the audit's shapes class.
+struct ShapeSpec {
+  int64_t rows;
+  int64_t width;
+  std::string why;
+};
+
+struct OpSpec {
+  std::string name;                     ///< "silu_and_mul"
+  std::string formula;                  ///< "out = silu(gate) * up"
+  std::vector<InputSpec> inputs;        ///< declared order; the domain's canonical order has the last input outer
+  std::vector<ContractSpec> contracts;  ///< contracts[0] is kEager
+  std::string users;                    ///< who ships it, for `fuseproof ops` and docs/OPS.md
+  std::vector<ShapeSpec> envelope;      ///< the production envelope on a GPU (the last above 2^31 elements)
+
+  const ContractSpec* contract(Contract c) const;
+  /// The buffers a call allocates, in order: an input's own name, or kPackedBufferName once for a packed pair.
+  std::vector<std::string> buffers() const;
+  /// Index into buffers() of input i.
+  int buffer_of(int input) const;
+  /// Elements of buffer k for an output of [rows, width] (width per row: width, or 2 * width when packed).
+  int64_t buffer_row_elems(int buffer, int64_t width) const;
+  bool buffer_broadcast(int buffer) const;  ///< one row shared by every output row (kRowBroadcast)
+  /// The element offset of input i at (r, c) inside its buffer.
+  int64_t input_offset(int input, int64_t r, int64_t c, int64_t width) const;
+  /// Bytes of every buffer plus the output per element of the output (2 * (1 + elements read per output element)).
+  int64_t bytes_per_element() const;
+};
+
+/// Every op, in the order `fuseproof ops` lists them.
+const std::vector<OpSpec>& op_registry();
+/// The op named `name`, or nullptr.
+const OpSpec* find_op(std::string_view name);
+/// "bias_gelu_tanh, bias_gelu_erf, ..." for messages.
+std::string op_names();
+
+/// Builds a composition step by step (op_registry.cpp writes every entry with it).
+class Composition {
+ public:
+  int input(int i);
+  int activation(Activation act, int a, Precision p);
+  int add(int a, int b, Precision p);
+  int mul(int a, int b, Precision p);
+  std::vector<Node> nodes() const { return nodes_; }
+
+ private:
+  int push(Node n);
+  std::vector<Node> nodes_;
+};
+
+}  // namespace fuseproof::ref
