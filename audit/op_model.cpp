@@ -73,7 +73,12 @@ OpModel make_op_model(const ref::OpSpec& op, ref::Contract contract, ref::Dtype 
   ref::MathConfig cfg;
   cfg.math = math;
   if (math == ref::MathModel::kCuda) cfg.mufu = &golden.mufu();
-  m.plan = std::make_shared<const ref::OpPlan>(op, contract, d, cfg);
+  try {
+    m.plan = std::make_shared<const ref::OpPlan>(op, contract, d, cfg);
+  } catch (const std::domain_error& e) {  // the cuda model reached an ex2 argument the golden points lack
+    throw MissingDataError(std::string(e.what()) + " (" + golden.label() +
+                           "/ex2_points.tar.xz: capture_golden.py --add-ops --refresh-ex2-points)");
+  }
   const auto tables = compare_activation_tables(op, contract, d, cfg, golden);
   std::string table_words;
   for (const TableComparison& t : tables) {

@@ -1,4 +1,5 @@
-// fuseproof_module.cpp: the extension fuseproof._fuseproof: the C++ audit engine run on a Python subject.
+// fuseproof_module.cpp: the extension fuseproof._fuseproof: the C++ audit engine run on a Python subject, the op spec
+// and the audit's option table for the Python front end.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -6,7 +7,9 @@
 
 #include "audit/audit_cli.h"
 #include "audit/audit_engine.h"
+#include "audit/audit_options.h"
 #include "audit/audit_report.h"
+#include "audit/op_spec_json.h"
 #include "common/exit_status.h"
 #include "python/python_runner.h"
 #include "reference/dtype.h"
@@ -17,54 +20,14 @@ namespace fuseproof::python {
 
 namespace {
 
-template <typename T>
-void take(const py::dict& d, const char* key, T* field) {
-  if (d.contains(key) && !d[key].is_none()) *field = d[key].cast<T>();
-}
-
-audit::AuditOptions make_options(const py::dict& o) {
-  audit::AuditOptions opt;
-  take(o, "op", &opt.op);
-  take(o, "backend", &opt.backend);
-  take(o, "command", &opt.command);
-  take(o, "seed", &opt.seed);
-  take(o, "tanh_model", &opt.tanh_model);
-  take(o, "domain_biases", &opt.domain_biases);
-  take(o, "max_width", &opt.max_width);
-  take(o, "property_cases", &opt.property_cases);
-  take(o, "stop_after", &opt.stop_after);
-  take(o, "records", &opt.records);
-  take(o, "call_timeout", &opt.call_timeout_s);
-  take(o, "isolate", &opt.isolate);
-  take(o, "default_shapes", &opt.default_shapes);
-  if (opt.op != "bias_gelu_tanh")
-    throw UsageError("fuseproof audit: unknown op " + opt.op + " (known: bias_gelu_tanh)");
-  if (!opt.tanh_model.empty() && !ref::parse_math_model(opt.tanh_model))
-    throw UsageError("fuseproof audit: unknown tanh model " + opt.tanh_model + " (cuda, libm, exact)");
-  if (opt.domain_biases > 65536)
-    throw UsageError("fuseproof audit: domain_biases must be in 1..65536, got " + std::to_string(opt.domain_biases));
-  if (opt.call_timeout_s <= 0)
-    throw UsageError("fuseproof audit: call_timeout must be positive, got " + std::to_string(opt.call_timeout_s));
-  opt.dtypes.clear();
-  for (const auto& name : o["dtypes"].cast<std::vector<std::string>>()) opt.dtypes.push_back(*ref::parse_dtype(name));
-  if (o.contains("only") && !o["only"].is_none()) {
-    const std::string only = o["only"].cast<std::string>();
-    opt.only = audit::parse_check_class(only);
-    if (!opt.only) throw UsageError("fuseproof audit: unknown --only " + only + " (" + audit::check_class_list() + ")");
-  }
-  if (o.contains("shapes") && !o["shapes"].is_none()) opt.shapes = audit::parse_shapes(o["shapes"].cast<std::string>());
-  if (o.contains("model") && !o["model"].is_none())
-    for (const auto& s : audit::model_shapes(o["model"].cast<std::string>())) opt.shapes.push_back(s);
-  return opt;
-}
-
-audit::Subject make_subject(py::object bridge, const py::dict& s, const std::string& op) {
+audit::Subject make_subject(py::object bridge, const py::dict& s, const std::string& op, const std::string& contract) {
   audit::Subject subject;
   audit::PluginInfo& info = subject.info;
   info.kernel_name = s["name"].cast<std::string>();
   info.path = s["description"].cast<std::string>();
   info.sha256 = s["sha256"].cast<std::string>();
   info.op = op;
+  info.contract = contract;
   info.abi_version = 0;  // not a C-ABI plugin
   const bool cuda = s["cuda"].cast<bool>();
   info.memory = cuda ? FUSEPROOF_MEMORY_CUDA : FUSEPROOF_MEMORY_HOST;
@@ -84,17 +47,28 @@ audit::Subject make_subject(py::object bridge, const py::dict& s, const std::str
 }
 
 /// (exit status, JSON report text); in a fault-isolation child (child_spec set): (its exit status, "").
-py::tuple run(py::object bridge, const py::dict& subject, const py::dict& options, const std::string& report_md,
-              const std::string& report_json, const std::string& child_spec) {
-  audit::AuditOptions opt = make_options(options);
-  const audit::Subject s = make_subject(std::move(bridge), subject, opt.op);
+/// `options_json`: the keyword options (the option table's keys) as a JSON object.
+py::tuple run(py::object bridge, const py::dict& subject, const std::string& options_json,
+              const std::string& report_md, const std::string& report_json, const std::string& child_spec) {
+  audit::AuditOptions opt;
+  const nlohmann::json kwargs = nlohmann::json::parse(options_json, nullptr, false);
+  if (!kwargs.is_object()) throw UsageError("fuseproof audit: options must be a JSON object");
+  audit::options_from_python(opt, kwargs);
+  audit::resolve_options(opt);
+  const ref::OpSpec* op = ref::find_op(opt.op);
+  if (!op) throw UsageError("fuseproof audit: unknown op " + opt.op + " (" + ref::op_names() + ")");
+  if (opt.contract.empty()) opt.contract = "eager";
+  const auto contract = ref::parse_contract(opt.contract);
+  if (!contract || !op->contract(*contract))
+    throw UsageError("fuseproof audit: op " + opt.op + " has no contract " + opt.contract);
+  const audit::Subject s = make_subject(std::move(bridge), subject, opt.op, opt.contract);
   if (!child_spec.empty()) return py::make_tuple(audit::run_audit_child(child_spec, s), std::string());
   // Without a command that re-creates the subject (a lambda, a closure), the classes run in this process.
   if (s.child_command.empty()) opt.isolate = false;
   for (const auto& p : {report_md, report_json})
     if (!p.empty()) audit::ensure_writable(p);
   const audit::AuditResult r = audit::run_audit(opt, s);
-  const int status = audit::report_audit(r, report_md, report_json, "");
+  const int status = audit::report_audits({r}, report_md, report_json, "");
   return py::make_tuple(status, audit::report_json_of(r).dump());
 }
 
@@ -107,9 +81,12 @@ PYBIND11_MODULE(_fuseproof, m) {
   py::register_exception<fuseproof::UsageError>(m, "UsageError", PyExc_ValueError);
   py::register_exception<fuseproof::MissingDataError>(m, "MissingDataError", PyExc_RuntimeError);
   py::register_exception<fuseproof::CorruptDataError>(m, "CorruptDataError", PyExc_RuntimeError);
-  m.def("run", &fuseproof::python::run, py::arg("bridge"), py::arg("subject"), py::arg("options"),
+  m.def("run", &fuseproof::python::run, py::arg("bridge"), py::arg("subject"), py::arg("options_json"),
         py::arg("report_md") = "", py::arg("report_json") = "", py::arg("child_spec") = "",
         "Runs the audit on a fuseproof._bridge.Bridge; returns (exit status, JSON report text)");
   m.def("file_sha256", &fuseproof::audit::file_sha256, py::arg("path"),
         "SHA-256 of a file, hex; empty when unreadable");
+  m.def("op_spec", [] { return fuseproof::audit::op_spec_json().dump(); }, "The op spec as JSON (fuseproof ops --json)");
+  m.def("option_table", [] { return fuseproof::audit::option_table_json().dump(); },
+        "The audit's option table as JSON: key, flag, type, default, help");
 }

@@ -1,14 +1,12 @@
-// python_runner.cpp: the guarded host images, the bridge calls and the guard and input checks of a Python subject.
+// python_runner.cpp: the bridge calls of a Python subject, on the audit's guarded images.
 #include "python/python_runner.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <climits>
-#include <thread>
 
 #include "audit/call_watch.h"
-#include "audit/counter_patterns.h"
 #include "kernels/fuseproof_kernel_abi.h"
 
 namespace py = pybind11;
@@ -17,46 +15,7 @@ namespace fuseproof::python {
 
 namespace {
 
-using audit::kGuardElems;
-using audit::kPoison;
-
-/// kGuardElems of `fill`, `lead` more, then the data, then kGuardElems of `fill`: what the bridge wraps as a tensor.
-struct HostImage {
-  HostImage(size_t n, size_t lead, uint16_t fill)
-      : offset(kGuardElems + lead), elems(n), image(2 * kGuardElems + lead + n, fill) {}
-  HostImage(const uint16_t* data, size_t n, size_t lead, uint16_t fill) : HostImage(n, lead, fill) {
-    std::copy(data, data + n, image.begin() + long(offset));
-  }
-  uint16_t* data() { return image.data() + offset; }
-  py::memoryview view() {
-    return py::memoryview::from_memory(image.data(), py::ssize_t(image.size() * 2), /*readonly=*/false);
-  }
-  /// Bytes outside the data that are no longer `fill` (counted in bytes, as the plugin runners count).
-  uint64_t guard_writes(uint16_t fill) const {
-    const uint8_t* b = reinterpret_cast<const uint8_t*>(image.data());
-    const size_t lo = offset * 2, hi = lo + elems * 2;
-    uint64_t n = 0;
-    for (size_t i = 0; i < image.size() * 2; ++i)
-      if ((i < lo || i >= hi) && b[i] != ((i & 1) ? uint8_t(fill >> 8) : uint8_t(fill & 0xFF))) ++n;
-    return n;
-  }
-  size_t offset;
-  size_t elems;
-  std::vector<uint16_t> image;
-};
-
 const char* dtype_name(int32_t dtype) { return dtype == FUSEPROOF_DTYPE_BF16 ? "bf16" : "fp16"; }
-
-size_t thread_count() { return std::max(1u, std::thread::hardware_concurrency()); }
-
-/// Runs fn(worker, lo, hi) over [0, n) on every hardware thread.
-template <typename Fn>
-void parallel_for(size_t n, Fn fn) {
-  const size_t threads = thread_count();
-  std::vector<std::thread> pool;
-  for (size_t w = 0; w < threads; ++w) pool.emplace_back([&, w] { fn(w, n * w / threads, n * (w + 1) / threads); });
-  for (auto& t : pool) t.join();
-}
 
 std::string one_line(const py::error_already_set& e) {
   std::string s = e.what();
@@ -64,29 +23,23 @@ std::string one_line(const py::error_already_set& e) {
   return nl == std::string::npos ? s : s.substr(0, nl);
 }
 
-}  // namespace
-
-struct PythonRunner::Images {
-  HostImage x, bias, out;
-};
-
-std::string inexpressible_reason(const audit::CallSpec& s) {
-  if (s.dtype != FUSEPROOF_DTYPE_BF16 && s.dtype != FUSEPROOF_DTYPE_FP16)
-    return "dtype code " + std::to_string(s.dtype) + " (the front end calls a torch op at bf16 and fp16 only)";
-  if (s.rows < 0 || s.width < 0)
-    return "shape rows=" + std::to_string(s.rows) + ",width=" + std::to_string(s.width) + " (negative)";
-  if (s.width > 0 && s.rows > INT64_MAX / 2 / s.width) return "rows * width overflowing int64";
-  if (s.null_x || s.null_bias || s.null_out) return "a null pointer";
-  if ((s.x_misalign | s.bias_misalign | s.out_misalign) & 1u) return "a pointer to half an element";
-  const size_t n = size_t(s.rows * s.width);
-  if (s.x.size() < n || s.bias.size() < size_t(s.width) || s.out_elems < n)
-    return "buffers smaller than rows * width";
-  return "";
+py::memoryview view_of(audit::GuardedImage& im) {
+  return py::memoryview::from_memory(im.bytes(), py::ssize_t(im.size_bytes()), /*readonly=*/false);
 }
+
+/// The shape of buffer k as a tensor: [width] for a broadcast row, else [rows, elements per row].
+std::vector<int64_t> buffer_shape(const ref::OpSpec& op, int k, int64_t rows, int64_t width) {
+  const int64_t per_row = op.buffer_row_elems(k, width);
+  if (op.buffer_broadcast(k)) return {per_row};
+  return {rows, per_row};
+}
+
+}  // namespace
 
 PythonRunner::PythonRunner(py::object bridge, bool cuda) : bridge_(std::move(bridge)), cuda_(cuda) {
   py::gil_scoped_acquire gil;
   hardware_ = bridge_.attr("hardware")().cast<std::string>();
+  arch_ = bridge_.attr("arch")().cast<std::string>();
   if (!cuda_) hardware_ += "; host " + audit::host_cpu_description();
 }
 
@@ -95,75 +48,111 @@ PythonRunner::~PythonRunner() {
   bridge_ = py::object();
 }
 
-void PythonRunner::run(Images& im, int64_t rows, int64_t width, int32_t dtype, const std::string& call, int* rc,
-                       std::string* message, std::string* fault, bool* subject_fault) {
-  py::gil_scoped_acquire gil;
-  audit::watch_begin(call);
-  try {
-    const py::tuple t = bridge_.attr("call")(im.x.view(), im.x.offset, im.bias.view(), im.bias.offset, im.out.view(),
-                                             im.out.offset, rows, width, dtype_name(dtype), size_t(rows * width));
-    *rc = t[0].cast<int>();
-    *message = t[1].cast<std::string>();
-    *fault = t[2].cast<std::string>();
-    // A device error found after the subject's call (a sticky CUDA error) is the subject's.
-    *subject_fault = !fault->empty();
-  } catch (const py::error_already_set& e) {
-    *fault = "fuseproof._bridge: " + one_line(e);
+std::string PythonRunner::inexpressible(const audit::CallSpec& s) const {
+  std::string why;
+  if (s.dtype != FUSEPROOF_DTYPE_BF16 && s.dtype != FUSEPROOF_DTYPE_FP16)
+    why = "dtype code " + std::to_string(s.dtype) + " (the front end calls a torch op at bf16 and fp16 only)";
+  else if (s.rows < 0 || s.width < 0)
+    why = "shape rows=" + std::to_string(s.rows) + ",width=" + std::to_string(s.width) + " (negative)";
+  else if (s.width > 0 && s.rows > INT64_MAX / 4 / s.width)
+    why = "rows * width overflowing int64";
+  else if (s.null_out || std::find(s.null_input.begin(), s.null_input.end(), true) != s.null_input.end())
+    why = "a null pointer";
+  else if (s.n_inputs_override >= 0)
+    why = "another input count (a Python subject takes its buffers as arguments)";
+  else if (s.out_misalign & 1u)
+    why = "a pointer to half an element";
+  else {
+    for (int i = 0; i < int(s.input_misalign.size()); ++i) {
+      if (!s.input_misalign[size_t(i)]) continue;
+      const ref::Layout l = s.op->inputs[size_t(i)].layout;
+      if ((s.input_misalign[size_t(i)] & 1u) || l == ref::Layout::kPackedFirst || l == ref::Layout::kPackedSecond)
+        why = "a misaligned " + s.op->inputs[size_t(i)].name + " pointer (the subject takes whole buffers)";
+    }
+    for (size_t k = 0; why.empty() && k < s.buffers.size(); ++k)
+      if (s.rows >= 0 && s.buffers[k].size() < buffer_shape(*s.op, int(k), s.rows, s.width).back() *
+                                                   (s.op->buffer_broadcast(int(k)) ? 1 : s.rows))
+        why = "buffers smaller than the shape";
   }
-  audit::watch_end();
+  return why.empty() ? "" : "not applicable to a Python subject: " + why + " cannot be passed as torch tensors";
 }
 
-audit::CallOutcome PythonRunner::call(const audit::CallSpec& s) {
-  audit::CallOutcome o;
-  o.out.assign(s.out_elems, kPoison);
-  if (const std::string why = inexpressible_reason(s); !why.empty()) {
-    o.rc = 1;
-    o.not_applicable = true;
-    o.message = "not applicable to a Python subject: " + why + " cannot be passed as torch tensors";
-    return o;
+std::string PythonRunner::call_bridge(std::vector<audit::GuardedImage*>& buffers,
+                                      const std::vector<int64_t>& data_offsets,
+                                      const std::vector<std::vector<int64_t>>& shapes, audit::GuardedImage& out,
+                                      int64_t rows, int64_t width, int32_t dtype, const std::string& call, int* rc,
+                                      std::string* message) {
+  py::gil_scoped_acquire gil;
+  audit::watch_begin(call);
+  std::string fault;
+  try {
+    py::list bufs;
+    for (size_t k = 0; k < buffers.size(); ++k)
+      bufs.append(py::make_tuple(view_of(*buffers[k]), data_offsets[k], shapes[k]));
+    const py::tuple t = bridge_.attr("call")(bufs, py::make_tuple(view_of(out), out.data_offset() / 2), rows, width,
+                                             dtype_name(dtype));
+    *rc = t[0].cast<int>();
+    *message = t[1].cast<std::string>();
+    fault = t[2].cast<std::string>();
+  } catch (const py::error_already_set& e) {
+    fault = "fuseproof._bridge: " + one_line(e);
   }
-  Images im{HostImage(s.x.data(), s.x.size(), s.x_misalign / 2, kPoison ^ 0x1111),
-            HostImage(s.bias.data(), s.bias.size(), s.bias_misalign / 2, kPoison ^ 0x2222),
-            HostImage(s.out_elems, s.out_misalign / 2, kPoison)};
-  const std::vector<uint16_t> x_before = im.x.image, bias_before = im.bias.image;
-  run(im, s.rows, s.width, s.dtype, audit::describe_call(s), &o.rc, &o.message, &o.fault, &o.subject_fault);
-  std::copy(im.out.data(), im.out.data() + s.out_elems, o.out.begin());
-  o.guard_writes = im.out.guard_writes(kPoison);
-  o.inputs_intact = im.x.image == x_before && im.bias.image == bias_before;
-  return o;
+  audit::watch_end();
+  return fault;
+}
+
+std::string PythonRunner::run(const audit::CallSpec& s, audit::CallImages& im, audit::CallOutcome* o) {
+  std::vector<audit::GuardedImage*> bufs;
+  std::vector<int64_t> offsets;
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t k = 0; k < im.buffers.size(); ++k) {
+    bufs.push_back(&im.buffers[k]);
+    int64_t off = int64_t(im.buffers[k].data_offset() / 2);
+    for (int i = 0; i < int(s.inputs.size()); ++i)
+      if (s.inputs[size_t(i)].buffer == int(k)) off += s.misalign_of(i) / 2;  // an input with a buffer of its own
+    offsets.push_back(off);
+    shapes.push_back(buffer_shape(*s.op, int(k), s.rows, s.width));
+  }
+  const std::string fault = call_bridge(bufs, offsets, shapes, im.out, s.rows, s.width, s.dtype,
+                                        audit::describe_call(s), &o->rc, &o->message);
+  // A device error found after the subject's call (a sticky CUDA error) is the subject's.
+  o->subject_fault = !fault.empty() && fault.rfind("fuseproof._bridge", 0) != 0;
+  return fault;
 }
 
 audit::LargeOutcome PythonRunner::large_call(const audit::LargeSpec& s, const audit::ChunkCheck& check) {
   audit::LargeOutcome o;
-  const bool bf16 = s.dtype == FUSEPROOF_DTYPE_BF16;
   const size_t n = size_t(s.rows) * size_t(s.width);
-  Images im{HostImage(n, 0, kPoison ^ 0x1111), HostImage(size_t(s.width), 0, kPoison ^ 0x2222),
-            HostImage(n, 0, kPoison)};
-  uint16_t* x = im.x.data();
-  uint16_t* b = im.bias.data();
-  parallel_for(n, [&](size_t, size_t lo, size_t hi) {
-    for (size_t i = lo; i < hi; ++i) x[i] = audit::counter_pattern(bf16, s.seed, i);
-  });
-  for (size_t c = 0; c < size_t(s.width); ++c) b[c] = audit::counter_pattern(bf16, s.seed ^ audit::kBiasSalt, c);
-  run(im, s.rows, s.width, s.dtype,
-      "rows=" + std::to_string(s.rows) + ",width=" + std::to_string(s.width) + ",dtype=" + std::to_string(s.dtype) +
-          ",x+0,bias+0,out+0",
-      &o.rc, &o.message, &o.fault, &o.subject_fault);
-  o.guard_writes = im.out.guard_writes(kPoison);
-  // Inputs: regenerated rather than kept twice; the guards of x and bias must keep their fills.
-  std::vector<uint64_t> changed(thread_count(), 0);
-  parallel_for(n, [&](size_t w, size_t lo, size_t hi) {
-    for (size_t i = lo; i < hi; ++i) changed[w] += x[i] != audit::counter_pattern(bf16, s.seed, i);
-  });
-  for (uint64_t k : changed) o.inputs_changed += k;
-  for (size_t c = 0; c < size_t(s.width); ++c)
-    o.inputs_changed += b[c] != audit::counter_pattern(bf16, s.seed ^ audit::kBiasSalt, c);
-  o.inputs_changed += (im.x.guard_writes(kPoison ^ 0x1111) + im.bias.guard_writes(kPoison ^ 0x2222) + 1) / 2;
+  std::vector<audit::GuardedImage> images;
+  std::vector<uint16_t*> data;
+  for (int k = 0; k < int(s.op->buffers().size()); ++k) {
+    images.emplace_back(s.buffer_elems(k), audit::input_guard_fill(k));
+    data.push_back(reinterpret_cast<uint16_t*>(images.back().data()));
+  }
+  audit::fill_counter_buffers(s, data);
+  audit::GuardedImage out(n, audit::kPoison);
+  std::vector<audit::GuardedImage*> bufs;
+  std::vector<int64_t> offsets;
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t k = 0; k < images.size(); ++k) {
+    bufs.push_back(&images[k]);
+    offsets.push_back(int64_t(images[k].data_offset() / 2));
+    shapes.push_back(buffer_shape(*s.op, int(k), s.rows, s.width));
+  }
+  audit::CallSpec view = audit::make_call(*s.op, 0, s.width, s.dtype);
+  view.rows = s.rows;
+  o.fault = call_bridge(bufs, offsets, shapes, out, s.rows, s.width, s.dtype, audit::describe_call(view), &o.rc,
+                        &o.message);
+  o.subject_fault = !o.fault.empty() && o.fault.rfind("fuseproof._bridge", 0) != 0;
+  o.guard_writes = out.guard_writes();
+  std::vector<const uint16_t*> cdata(data.begin(), data.end());
+  o.inputs_changed = audit::count_counter_changes(s, cdata);
+  for (const auto& im : images) o.inputs_changed += (im.guard_writes() + 1) / 2;
   if (o.rc != 0 || !o.fault.empty()) return o;
-  const uint16_t* out = im.out.data();
+  const uint16_t* result = out.elems();
   const int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 24) / s.width);
   for (int64_t r0 = 0; r0 < s.rows; r0 += chunk)
-    if (!check(r0, std::min(chunk, s.rows - r0), out + size_t(r0) * size_t(s.width))) break;
+    if (!check(r0, std::min(chunk, s.rows - r0), result + size_t(r0) * size_t(s.width))) break;
   return o;
 }
 
@@ -178,32 +167,6 @@ uint64_t PythonRunner::memory_available() const {
   } catch (const py::error_already_set&) {
     return host;
   }
-}
-
-audit::DomainBlock PythonRunner::domain_block(int32_t dtype, const std::vector<uint16_t>& biases) {
-  audit::DomainBlock d;
-  d.out_canonical.assign(size_t(65536) * biases.size(), kPoison);
-  std::vector<uint16_t> b(biases);
-  py::gil_scoped_acquire gil;
-  audit::watch_begin("rows=65536,width=" + std::to_string(b.size()) + ",dtype=" + std::to_string(dtype) +
-                     ",x+0,bias+0,out+0");
-  try {
-    auto bv = py::memoryview::from_memory(b.data(), py::ssize_t(b.size() * 2), /*readonly=*/false);
-    auto ov = py::memoryview::from_memory(d.out_canonical.data(), py::ssize_t(d.out_canonical.size() * 2), false);
-    const py::tuple t = bridge_.attr("domain")(bv, ov, dtype_name(dtype));
-    d.rc = t[0].cast<int>();
-    d.message = t[1].cast<std::string>();
-    d.fault = t[2].cast<std::string>();
-    d.subject_fault = !d.fault.empty();
-  } catch (const py::error_already_set& e) {
-    d.fault = "fuseproof._bridge: " + one_line(e);
-  }
-  audit::watch_end();
-  if (b != biases && d.fault.empty() && d.rc == 0) {
-    d.rc = 1;
-    d.message = "subject modified bias";
-  }
-  return d;
 }
 
 }  // namespace fuseproof::python

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # prepare_gpu_deps.sh: run on the dev machine: copies what the GPU image lacks (GoogleTest sources, rapidcheck, nlohmann,
-# CLI11 and OpenSSL headers) into the ignored .deps/ folder, to be carried to the GPU machine with the tree.
+# CLI11, MPFR, GMP and OpenSSL headers) into the ignored .deps/ folder, to be carried to the GPU machine with the tree.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 deps="$root/.deps"
@@ -20,6 +20,9 @@ copy /usr/lib/x86_64-linux-gnu/librapidcheck.a "$deps/rapidcheck/lib/"
 rm -rf "$deps/include/nlohmann" "$deps/include/CLI"
 copy /usr/include/nlohmann "$deps/include/nlohmann"
 copy /usr/include/CLI "$deps/include/CLI"
+# MPFR and GMP headers: the GPU image has GCC's libmpfr.so.6 and libgmp.so.10 but not their headers.
+copy /usr/include/mpfr.h "$deps/include/"
+copy /usr/include/x86_64-linux-gnu/gmp.h "$deps/include/"
 # OpenSSL 3 headers: the generic ones plus the multiarch configuration.h / opensslconf.h, merged into one folder.
 rm -rf "$deps/openssl/include/openssl"
 copy /usr/include/openssl "$deps/openssl/include/openssl"
@@ -27,7 +30,7 @@ cp -a /usr/include/x86_64-linux-gnu/openssl/. "$deps/openssl/include/openssl/"
 
 {
   echo "# .deps/ prepared $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release; echo "$PRETTY_NAME")"
-  dpkg-query -W -f '${Package} ${Version}\n' googletest librapidcheck-dev nlohmann-json3-dev libcli11-dev libssl-dev 2>/dev/null
+  dpkg-query -W -f '${Package} ${Version}\n' googletest librapidcheck-dev nlohmann-json3-dev libcli11-dev libssl-dev libmpfr-dev libgmp-dev 2>/dev/null
 } > "$deps/MANIFEST"
 du -sh "$deps"
 cat "$deps/MANIFEST"

@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git xz-utils
   libgtest-dev librapidcheck-dev libtorch-dev
   libopencv-dev libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
-  nlohmann-json3-dev libcli11-dev libssl-dev
+  nlohmann-json3-dev libcli11-dev libssl-dev libmpfr-dev
   python3-dev pybind11-dev python3-torch
   clang libclang-rt-14-dev
 )

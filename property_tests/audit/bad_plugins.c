@@ -1,14 +1,37 @@
-/* bad_plugins.c: plugins the loader must refuse, one per -DBAD_<kind>; also proves the ABI header compiles as C. */
+/* bad_plugins.c: plugins the loader must refuse, one per -DBAD_<kind>, and a valid version-1 plugin (-DV1_OK) the
+ * shim must load; also proves the ABI header compiles as C. */
 #include "kernels/fuseproof_kernel_abi.h"
 
-static int entry(void* out, const void* x, const void* bias, int64_t rows, int64_t width, int32_t dtype, void* stream,
-                 char* error, size_t error_size) {
-  (void)out, (void)x, (void)bias, (void)rows, (void)width, (void)dtype, (void)stream, (void)error, (void)error_size;
+#include <stdio.h>
+
+static int call(const fuseproof_call_t* c) {
+  if (c->error && c->error_size) snprintf(c->error, c->error_size, "bad plugin: refuses every call");
   return 1;
 }
 
+static int entry(void* out, const void* x, const void* bias, int64_t rows, int64_t width, int32_t dtype, void* stream,
+                 char* error, size_t error_size) {
+  (void)x, (void)bias, (void)rows, (void)width, (void)dtype, (void)stream;
+  if (!out) {
+    if (error && error_size) snprintf(error, error_size, "v1 plugin: out must not be null");
+    return 1;
+  }
+  return 0;
+}
+
 #if defined(BAD_NO_SYMBOL)
-FUSEPROOF_PLUGIN_EXPORT int not_a_descriptor(void) { return entry(0, 0, 0, 0, 0, 0, 0, 0, 0); }
+FUSEPROOF_PLUGIN_EXPORT int not_a_descriptor(void) { return entry(0, 0, 0, 0, 0, 0, 0, 0, 0) + call(0); }
+#elif defined(BAD_V1_OP) || defined(V1_OK)
+static const fuseproof_kernel_descriptor_v1_t kDescriptor = {
+    FUSEPROOF_KERNEL_ABI_VERSION_1, sizeof(fuseproof_kernel_descriptor_v1_t), "v1 plugin",
+#if defined(BAD_V1_OP)
+    "silu_and_mul",
+#else
+    "bias_gelu_tanh",
+#endif
+    FUSEPROOF_MEMORY_HOST, 16, &entry,
+};
+FUSEPROOF_DEFINE_PLUGIN(&kDescriptor)
 #else
 static const fuseproof_kernel_descriptor_t kDescriptor = {
 #if defined(BAD_ABI_VERSION)
@@ -27,6 +50,11 @@ static const fuseproof_kernel_descriptor_t kDescriptor = {
 #else
     "bias_gelu_tanh",
 #endif
+#if defined(BAD_CONTRACT)
+    "fp32",
+#else
+    "eager",
+#endif
 #if defined(BAD_MEMORY)
     7,
 #else
@@ -37,7 +65,7 @@ static const fuseproof_kernel_descriptor_t kDescriptor = {
 #else
     16,
 #endif
-    &entry,
+    &call,
 };
 FUSEPROOF_DEFINE_PLUGIN(&kDescriptor)
 #endif

@@ -1,5 +1,5 @@
-// plugin_loader_test.cpp: the loader refuses missing, non-ELF, symbol-less, wrong-ABI, wrong-size, wrong-memory and
-// malformed plugins in one line.
+// plugin_loader_test.cpp: the loader refuses missing, non-ELF, symbol-less, wrong-ABI, wrong-size, wrong-memory,
+// wrong-op and wrong-contract plugins in one line, and loads version-1 plugins through its shim.
 #include "audit/plugin_loader.h"
 
 #include <gtest/gtest.h>
@@ -39,31 +39,73 @@ TEST(Audit_PluginLoader, RefusesMissingDescriptorSymbol) {
 }
 
 TEST(Audit_PluginLoader, RefusesWrongAbiVersion) {
-  expect_refused(lib("bad_abi_version"), "speaks kernel ABI version 99, this audit speaks version 1");
+  expect_refused(lib("bad_abi_version"), "speaks kernel ABI version 99, this audit speaks versions 1 and 2");
 }
 
 TEST(Audit_PluginLoader, RefusesWrongDescriptorSize) {
   expect_refused(lib("bad_struct_size"), "descriptor size must be " + std::to_string(sizeof(fuseproof_kernel_descriptor_t)) +
-                                             ", got " + std::to_string(sizeof(fuseproof_kernel_descriptor_t) - 8));
+                                             " for ABI version 2, got " +
+                                             std::to_string(sizeof(fuseproof_kernel_descriptor_t) - 8));
+}
+
+TEST(Audit_PluginLoader, RefusesAContractTheOpLacks) {
+  expect_refused(lib("bad_contract"), "claims contract fp32, which op bias_gelu_tanh does not have");
+}
+
+TEST(Audit_PluginLoader, RefusesAVersion1PluginOfAnotherOp) {
+  expect_refused(lib("bad_v1_op"), "speaks ABI version 1, which has op bias_gelu_tanh only, not silu_and_mul");
+}
+
+TEST(Audit_PluginLoader, RefusesAPluginAuditedAsAnotherOp) {
+  try {
+    Plugin::load(std::string(FUSEPROOF_PLUGIN_DIR) + "/libsilu_and_mul_emulated.so", "bias_gelu_tanh");
+    ADD_FAILURE() << "loaded a silu_and_mul plugin as bias_gelu_tanh";
+  } catch (const PluginError& e) {
+    EXPECT_NE(std::string(e.what()).find("implements op silu_and_mul, not bias_gelu_tanh"), std::string::npos) << e.what();
+  }
+}
+
+/// The shim: a version-1 plugin loads, is called with (out, x, bias) for the v1 layout and refused for another.
+TEST(Audit_PluginLoader, LoadsAVersion1PluginThroughTheShim) {
+  const Plugin p = Plugin::load(lib("v1_ok"), "bias_gelu_tanh");
+  EXPECT_EQ(p.info().abi_version, FUSEPROOF_KERNEL_ABI_VERSION_1);
+  EXPECT_EQ(p.info().contract, "eager");
+  std::string message;
+  uint16_t out[8], x[8], b[8];
+  EXPECT_EQ(p.call_with_bias(out, x, b, 1, 8, FUSEPROOF_DTYPE_BF16, nullptr, &message), 0);
+  EXPECT_NE(p.call_with_bias(nullptr, x, b, 1, 8, FUSEPROOF_DTYPE_BF16, nullptr, &message), 0);
+  EXPECT_EQ(message, "v1 plugin: out must not be null");
+  fuseproof_call_t c{};
+  c.dtype = FUSEPROOF_DTYPE_BF16;
+  c.shape[0] = 1;
+  c.shape[1] = 8;
+  c.out = out;
+  c.n_inputs = 2;
+  c.inputs[0] = {x, {16, 1}};  // a row stride v1 cannot take
+  c.inputs[1] = {b, {0, 1}};
+  EXPECT_NE(p.call(c, &message), 0);
+  EXPECT_NE(message.find("ABI version 1 takes x {width, 1} and bias {0, 1} only"), std::string::npos) << message;
 }
 
 TEST(Audit_PluginLoader, RefusesUnknownMemoryKind) {
   expect_refused(lib("bad_memory"), "memory must be host (0) or cuda (1), got 7");
 }
 
-TEST(Audit_PluginLoader, RefusesWrongOp) { expect_refused(lib("bad_op"), "implements op softmax, not bias_gelu_tanh"); }
+TEST(Audit_PluginLoader, RefusesAnOpNotInTheSpec) {
+  expect_refused(lib("bad_op"), "implements op softmax, which is not in the op spec");
+}
 
 TEST(Audit_PluginLoader, RefusesBadVectorWidth) { expect_refused(lib("bad_vector"), "vector_bytes must be a power of two"); }
 
 TEST(Audit_PluginLoader, LoadsTheControlPlugin) {
   const Plugin p = Plugin::load(std::string(FUSEPROOF_PLUGIN_DIR) + "/libcontrol_host.so", "bias_gelu_tanh");
-  EXPECT_EQ(p.info().abi_version, FUSEPROOF_KERNEL_ABI_VERSION);
+  EXPECT_EQ(p.info().abi_version, FUSEPROOF_KERNEL_ABI_VERSION_1);
   EXPECT_EQ(p.info().memory, FUSEPROOF_MEMORY_HOST);
   EXPECT_EQ(p.info().vector_bytes, 16);
   EXPECT_EQ(p.info().sha256.size(), 64u);
   // A rejection comes back as a non-zero return with a one-line message.
   std::string message;
-  EXPECT_NE(p.call(nullptr, nullptr, nullptr, 1, 8, FUSEPROOF_DTYPE_BF16, nullptr, &message), 0);
+  EXPECT_NE(p.call_with_bias(nullptr, nullptr, nullptr, 1, 8, FUSEPROOF_DTYPE_BF16, nullptr, &message), 0);
   EXPECT_EQ(message, "bias_gelu_tanh: out must not be null");
 }
 

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/golden_digests.h"
+#include "common/golden_library.h"
 #include "common/sha256.h"
 #include "property_tests/kernels/bias_gelu_tanh_testbed.h"
 #include "property_tests/kernels/cuda_test_kernels.h"
@@ -104,7 +104,7 @@ void every_valid_width_32(ScalarType t) {
 }
 
 std::string golden_digest(ScalarType t) {
-  return require_golden_digest(golden_dir() + "/sm_90/digests.json", "bias_gelu_tanh", ref_dtype(t));
+  return test::golden().require_digest("bias_gelu_tanh", ref_dtype(t));
 }
 
 /// Runs the kernel over the domain (x: 65,536 x 65,536, bias: 65,536) into `out` and waits; the seconds it took.

@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include "common/golden_verify.h"
+#include "common/golden_library.h"
 #include "property_tests/support/golden_paths.h"
 #include "property_tests/support/mismatch_log.h"
 #include "reference/activation_table.h"
+#include "reference/gelu_tanh_eager.h"
+#include "reference/tanh_models.h"
 #include "reference/half_codec.h"
 
 namespace fuseproof::ref {
@@ -17,9 +19,8 @@ namespace {
 MathConfig cuda_cfg() { return MathConfig{MathModel::kCuda, Contraction::kFma, NanPolicy::kCudaCvtRn, &test::arch_mufu()}; }
 
 std::vector<uint16_t> golden_table(Dtype d) {
-  const std::string path = test::golden_dir() + "/sm_90/gelu_tanh_" + dtype_name(d) + ".bin";
-  fuseproof::verify_golden_file(path);  // refuses a table whose SHA-256 differs from provenance.json
-  return read_u16_table(path);
+  // Verified against provenance.json first: a table whose SHA-256 differs is refused.
+  return test::golden().u16_table(golden_table_file(Activation::kGeluTanh, d, false));
 }
 
 /// Compares two tables entry by entry; returns the log.

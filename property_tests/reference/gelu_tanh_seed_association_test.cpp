@@ -7,6 +7,7 @@
 
 #include "property_tests/support/golden_paths.h"
 #include "reference/gelu_tanh_eager.h"
+#include "reference/tanh_models.h"
 #include "reference/half_codec.h"
 
 namespace fuseproof::ref {

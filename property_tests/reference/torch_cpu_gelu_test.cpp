@@ -8,6 +8,7 @@
 
 #include "property_tests/support/mismatch_log.h"
 #include "reference/activation_table.h"
+#include "reference/gelu_tanh_eager.h"
 #include "reference/half_codec.h"
 
 namespace fuseproof::ref {

@@ -37,8 +37,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto get = reinterpret_cast<fuseproof_kernel_descriptor_fn>(dlsym(h, FUSEPROOF_KERNEL_DESCRIPTOR_SYMBOL));
-  const fuseproof_kernel_descriptor_t* d = get ? get() : nullptr;
-  if (!d || d->abi_version != FUSEPROOF_KERNEL_ABI_VERSION || d->memory != FUSEPROOF_MEMORY_CUDA) {
+  // The control and the mutants speak ABI version 1 (the audit's shim takes them; this helper calls them directly).
+  const auto* d = get ? reinterpret_cast<const fuseproof_kernel_descriptor_v1_t*>(get()) : nullptr;
+  if (!d || d->abi_version != FUSEPROOF_KERNEL_ABI_VERSION_1 || d->memory != FUSEPROOF_MEMORY_CUDA) {
     std::fprintf(stderr, "sanitizer_plugin_exact_call: %s is not a CUDA plugin of ABI version 1\n", argv[1]);
     return 2;
   }
