@@ -370,7 +370,6 @@ void validate_shapes(const ref::OpSpec& op, const std::vector<Shape>& shapes, in
 }
 
 void check_shapes(const CheckContext& ctx, CheckResult& r) {
-  const ref::Dtype d = ctx.model.dtype;
   const ref::OpSpec& op = *ctx.model.op;
   const int64_t v = ctx.info.vector_elems();
   std::vector<Shape> shapes;

@@ -19,7 +19,7 @@ const char* name_of(kernel::FamilyOp op) {
 
 bool packed(kernel::FamilyOp op) { return op != kernel::FamilyOp::kBiasGeluErf; }
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+bool aligned(const void* p, int vector_elems) { return (reinterpret_cast<uintptr_t>(p) & uintptr_t(2 * vector_elems - 1)) == 0; }
 
 bool overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
   const uintptr_t pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
@@ -39,18 +39,18 @@ std::string family_can_implement(const FamilyLaunch& l, const fuseproof_call_t& 
   const int64_t rows = c.shape[0], w = c.shape[1];
   if (rows < 1) return op + "rows must be >= 1, got " + std::to_string(rows);
   if (w < 1) return op + "width must be >= 1, got " + std::to_string(w);
-  if (w % kernel::kFamilyVectorElems != 0)
-    return op + "width must be a multiple of " + std::to_string(kernel::kFamilyVectorElems) + ", got " +
-           std::to_string(w);
+  if (w % l.vector_elems != 0)
+    return op + "width must be a multiple of " + std::to_string(l.vector_elems) + ", got " + std::to_string(w);
   const int64_t in_row = packed(l.op) ? 2 * w : w;
   if (in_row > INT64_MAX / 2 / rows)
     return op + "rows * width overflows int64 bytes, got " + std::to_string(rows) + " x " + std::to_string(w);
   if (!c.out) return op + "out must not be null";
   for (int i = 0; i < 2; ++i)
     if (!c.inputs[i].data) return op + "input " + std::to_string(i) + " must not be null";
-  if (!aligned16(c.out)) return op + "out must be aligned to 16 bytes";
+  const std::string bytes = std::to_string(2 * l.vector_elems) + " bytes";
+  if (!aligned(c.out, l.vector_elems)) return op + "out must be aligned to " + bytes;
   for (int i = 0; i < 2; ++i)
-    if (!aligned16(c.inputs[i].data)) return op + "input " + std::to_string(i) + " must be aligned to 16 bytes";
+    if (!aligned(c.inputs[i].data, l.vector_elems)) return op + "input " + std::to_string(i) + " must be aligned to " + bytes;
   const fuseproof_input_t &a = c.inputs[0], &b = c.inputs[1];
   if (packed(l.op)) {
     if (a.stride[0] != 2 * w || a.stride[1] != 1 || b.stride[0] != 2 * w || b.stride[1] != 1)

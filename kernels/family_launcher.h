@@ -14,6 +14,7 @@ struct FamilyLaunch {
   kernel::FamilyOp op;
   bool fp32 = false;  ///< the fp32 contract (packed ops only)
   bool cuda = false;  ///< device pointers and a stream; else host pointers and the emulation
+  int vector_elems = kernel::kFamilyVectorElems;  ///< the width rule and the alignment (a mutant may take any width)
 };
 
 /// Checks every rule of kernels/fuseproof_kernel_abi.h for `call` (dtype, input count, shape, the op's strides,

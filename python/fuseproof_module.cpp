@@ -51,8 +51,12 @@ audit::Subject make_subject(py::object bridge, const py::dict& s, const std::str
 py::tuple run(py::object bridge, const py::dict& subject, const std::string& options_json,
               const std::string& report_md, const std::string& report_json, const std::string& child_spec) {
   audit::AuditOptions opt;
-  const nlohmann::json kwargs = nlohmann::json::parse(options_json, nullptr, false);
+  nlohmann::json kwargs = nlohmann::json::parse(options_json, nullptr, false);
   if (!kwargs.is_object()) throw UsageError("fuseproof audit: options must be a JSON object");
+  if (kwargs.contains("command")) {
+    opt.command = kwargs["command"].get<std::string>();
+    kwargs.erase("command");
+  }
   audit::options_from_python(opt, kwargs);
   audit::resolve_options(opt);
   const ref::OpSpec* op = ref::find_op(opt.op);

@@ -70,8 +70,8 @@ std::string PythonRunner::inexpressible(const audit::CallSpec& s) const {
         why = "a misaligned " + s.op->inputs[size_t(i)].name + " pointer (the subject takes whole buffers)";
     }
     for (size_t k = 0; why.empty() && k < s.buffers.size(); ++k)
-      if (s.rows >= 0 && s.buffers[k].size() < buffer_shape(*s.op, int(k), s.rows, s.width).back() *
-                                                   (s.op->buffer_broadcast(int(k)) ? 1 : s.rows))
+      if (s.rows >= 0 && int64_t(s.buffers[k].size()) < buffer_shape(*s.op, int(k), s.rows, s.width).back() *
+                                                             (s.op->buffer_broadcast(int(k)) ? 1 : s.rows))
         why = "buffers smaller than the shape";
   }
   return why.empty() ? "" : "not applicable to a Python subject: " + why + " cannot be passed as torch tensors";

@@ -48,13 +48,11 @@ float activation_f32(Activation a, float x, const MathConfig& cfg) {
 bool activation_needs_ex2_points(Activation a) { return a == Activation::kGeluErf || a == Activation::kSilu; }
 
 float activation_ex2_argument(Activation a, float x) {
-  float r;
   switch (a) {
-    case Activation::kGeluErf: r = erff_cuda_ex2_argument(gelu_erf_argument(x)); break;
-    case Activation::kSilu: r = expf_cuda_ex2_argument(-x); break;
+    case Activation::kGeluErf: return erff_cuda_ex2_argument(gelu_erf_argument(x));
+    case Activation::kSilu: return expf_cuda_ex2_argument(-x);
     default: throw std::invalid_argument("activation_ex2_argument: gelu_tanh's ex2 arguments lie in [1, 32)");
   }
-  return r != 0.0f && std::fabs(r) < 0x1p-126f ? std::copysign(0.0f, r) : r;
 }
 
 }  // namespace fuseproof::ref

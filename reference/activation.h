@@ -29,8 +29,8 @@ float activation_f32(Activation a, float x, const MathConfig& cfg);
 /// (mufu_model.h): silu (expf) and gelu_erf (erff); gelu_tanh's ex2 arguments lie in [1, 32).
 bool activation_needs_ex2_points(Activation a);
 
-/// The argument ex2.approx.ftz receives in the cuda model of `a` for input x (activation_needs_ex2_points only):
-/// subnormal arguments flushed to a zero of their sign, as .ftz does before the unit computes.
+/// The argument the cuda model of `a` hands to ex2.approx.ftz for input x, before the unit's .ftz flushes a subnormal
+/// one (activation_needs_ex2_points only).
 float activation_ex2_argument(Activation a, float x);
 
 }  // namespace fuseproof::ref

@@ -212,6 +212,7 @@ void sweep_domain(const RowFn& row, const SweepConsumer& consume, const SweepOpt
   std::atomic<uint32_t> next{0};
   uint32_t consumed = 0;
   bool failed = false;
+  std::exception_ptr worker_error;
 
   auto work = [&] {
     for (;;) {
@@ -225,7 +226,15 @@ void sweep_domain(const RowFn& row, const SweepConsumer& consume, const SweepOpt
       }
       const uint32_t b0 = options.bias_first + k * per_block;
       const uint32_t n = std::min(per_block, end - b0);
-      for (uint32_t i = 0; i < n; ++i) row(uint16_t(b0 + i), buffers[slot].data() + size_t(i) * 65536);
+      try {
+        for (uint32_t i = 0; i < n; ++i) row(uint16_t(b0 + i), buffers[slot].data() + size_t(i) * 65536);
+      } catch (...) {  // the row function failed: the consumer rethrows it
+        std::lock_guard<std::mutex> lock(mu);
+        if (!worker_error) worker_error = std::current_exception();
+        failed = true;
+        cv.notify_all();
+        return;
+      }
       {
         std::lock_guard<std::mutex> lock(mu);
         ready[slot] = k;
@@ -240,7 +249,8 @@ void sweep_domain(const RowFn& row, const SweepConsumer& consume, const SweepOpt
     const uint32_t slot = k % ring;
     {
       std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return ready[slot] == int64_t(k); });
+      cv.wait(lock, [&] { return ready[slot] == int64_t(k) || worker_error; });
+      if (worker_error) break;
     }
     const uint32_t b0 = options.bias_first + k * per_block;
     try {
@@ -258,7 +268,13 @@ void sweep_domain(const RowFn& row, const SweepConsumer& consume, const SweepOpt
     cv.notify_all();
     if (error) break;
   }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    failed = true;  // the workers still waiting for a free slot stop
+  }
+  cv.notify_all();
   for (auto& t : pool) t.join();
+  if (worker_error) std::rethrow_exception(worker_error);
   if (error) std::rethrow_exception(error);
 }
 

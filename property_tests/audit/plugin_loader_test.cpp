@@ -67,7 +67,7 @@ TEST(Audit_PluginLoader, RefusesAPluginAuditedAsAnotherOp) {
 
 /// The shim: a version-1 plugin loads, is called with (out, x, bias) for the v1 layout and refused for another.
 TEST(Audit_PluginLoader, LoadsAVersion1PluginThroughTheShim) {
-  const Plugin p = Plugin::load(lib("v1_ok"), "bias_gelu_tanh");
+  const Plugin p = Plugin::load(lib("bad_v1_ok"), "bias_gelu_tanh");
   EXPECT_EQ(p.info().abi_version, FUSEPROOF_KERNEL_ABI_VERSION_1);
   EXPECT_EQ(p.info().contract, "eager");
   std::string message;

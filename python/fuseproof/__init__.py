@@ -1,7 +1,7 @@
 """fuseproof: bit-exactness audit of fused ops written in Python (torch ops, Triton kernels, torch.compile).
 
     import fuseproof
-    verdict = fuseproof.audit(my_op, op="bias_gelu_tanh", dtype="bf16", device="cuda")
+    verdict = fuseproof.audit(my_silu_and_mul, op="silu_and_mul", dtype="bf16", device="cuda")
     assert verdict, verdict.summary()
 
 The checks, the reference, the reports and the exit statuses are the C++ audit's (audit/), reached through the
@@ -62,17 +62,21 @@ class Verdict:
         return "Verdict(%s, %d checks, %d mismatches)" % (self.verdict.upper(), len(self.checks), self.mismatches)
 
 
-def audit(fn, op="bias_gelu_tanh", dtype="all", device=None, report=None, json=None, out_arg=None, **options):
-    """Audits fn(x, bias) -> out (or fn(x, bias, out) -> None) on torch tensors; returns the Verdict.
+def audit(fn, op="bias_gelu_tanh", dtype="all", device=None, report=None, json=None, out_arg=None, contract=None,
+          **options):
+    """Audits fn on torch tensors; returns the Verdict. fn takes the op's buffers (`fuseproof ops` lists them):
+    fn(x, bias) -> out for the bias ops, fn(x) -> out for the packed *_and_mul ops (x = [rows, 2d]); or the same with
+    out as a last argument, filled in place.
 
-    dtype: "bf16", "fp16" or "all". device: "cuda" (the CUDA eager model) or "cpu" (the emulated model); default cuda
-    when available. report / json: paths of the Markdown and JSON reports. options: seed, only, tanh_model,
-    domain_biases, max_width, property_cases, stop_after, records (as the command line's --seed ...).
-    Raises ValueError (one line) for bad arguments and Unavailable when the subject cannot run here.
+    contract: "eager" or "fp32" (default: fn.fuseproof_contract, else eager). dtype: "bf16", "fp16" or "all".
+    device: "cuda" (the CUDA eager model) or "cpu" (the emulated model); default cuda when available. report / json:
+    paths of the Markdown and JSON reports. options: the audit's option table (seed, only, math_model,
+    domain_biases, max_width, property_cases, stop_after, records, shapes, call_timeout, isolate, ...: the command
+    line's --seed ..., with underscores). Raises ValueError (one line) for bad arguments.
     """
     from fuseproof import _engine  # the extension loads with the first audit
 
-    status, report_text = _engine.run_callable(fn, op=op, dtype=dtype, device=device, report=report, json_path=json,
-                                               out_arg=out_arg, options=options,
+    status, report_text = _engine.run_callable(fn, op=op, contract=contract, dtype=dtype, device=device,
+                                               report=report, json_path=json, out_arg=out_arg, options=options,
                                                command="fuseproof.audit(%s)" % getattr(fn, "__qualname__", repr(fn)))
     return Verdict(status, _json.loads(report_text) if report_text else {})

@@ -1,15 +1,15 @@
 """_bridge.py: places the audit's guarded host images as torch tensors on the subject's device and calls the subject.
 
-How tensors cross from C++ to Python: the C++ runner (python/python_runner.cpp) owns every buffer as a host image
-(guard + data + guard, poisoned) and hands it over as a writable memoryview; torch.frombuffer wraps it without a copy
-(torch 1.10 and later). On a CUDA device the whole image, guards included, is copied to one device allocation, the
-subject runs on views into it, and the image is copied back, so guard writes and input changes are seen on the host.
+How tensors cross from C++ to Python: the C++ runner (python/python_runner.cpp) owns every buffer of the op (x, bias;
+or the packed x of a *_and_mul op) and out as a host image (guard + data + guard, poisoned) and hands each over as a
+writable memoryview with the data's offset and shape; torch.frombuffer wraps it without a copy (torch 1.10 and
+later). On a CUDA device the whole image, guards included, is copied to one device allocation, the subject runs on
+views into it, and the image is copied back, so guard writes and input changes are seen on the host.
 """
 
 import torch
 
 _DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
-_POISON = 0xFFA5 - 0x10000  # audit::kPoison as an int16
 
 
 def _one_line(e):
@@ -33,7 +33,7 @@ def check_result(result, rows, width, dtype, device):
 
 
 class Bridge:
-    """One subject: fn(x, bias) -> out, or fn(x, bias, out) -> None when out_arg."""
+    """One subject: fn(*buffers) -> out, or fn(*buffers, out) -> None when out_arg (buffers in the op's order)."""
 
     def __init__(self, fn, device, out_arg):
         self.fn = fn
@@ -50,19 +50,26 @@ class Bridge:
                                                         torch.version.cuda)
         return torch_line + " (CPU)"
 
+    def arch(self):
+        """The GPU architecture ("sm_90") the subject runs on; "" on the CPU."""
+        if not self.cuda:
+            return ""
+        major, minor = torch.cuda.get_device_capability(self.device)
+        return "sm_%d%d" % (major, minor)
+
     def device_free_bytes(self):
         return torch.cuda.mem_get_info(self.device)[0] if self.cuda else 0
 
-    def _run(self, x, bias, out, rows, width):
+    def _run(self, args, out, rows, width):
         """Calls the subject; (rc, message): rc 1 when it raised or returned a wrong tensor."""
         try:
             if self.out_arg:
-                self.fn(x, bias, out)
+                self.fn(*args, out)
                 return 0, ""
-            result = self.fn(x, bias)
+            result = self.fn(*args)
         except Exception as e:  # a raise is the subject's rejection of the call
             return 1, _one_line(e)
-        why = check_result(result, rows, width, x.dtype, x.device)
+        why = check_result(result, rows, width, out.dtype, out.device)
         if why:
             return 1, why
         try:
@@ -71,43 +78,28 @@ class Bridge:
             return 1, "subject's output cannot be copied into out: " + _one_line(e)
         return 0, ""
 
-    def call(self, x_img, x_off, b_img, b_off, o_img, o_off, rows, width, dtype, n):
-        hx, hb, ho = (torch.frombuffer(m, dtype=torch.int16) for m in (x_img, b_img, o_img))
-        dx, db, do = (h.to(self.device) if self.cuda else h for h in (hx, hb, ho))
+    def call(self, buffers, out_image, rows, width, dtype):
+        """buffers: [(memoryview of the image, data offset in elements, shape)]; out_image: (memoryview, offset)."""
         dt = _DTYPES[dtype]
-        x = dx[x_off:x_off + n].view(dt).view(rows, width)
-        bias = db[b_off:b_off + width].view(dt)
-        out = do[o_off:o_off + n].view(dt).view(rows, width)
-        rc, message = self._run(x, bias, out, rows, width)
+        hosts, devs, args = [], [], []
+        for image, offset, shape in buffers:
+            h = torch.frombuffer(image, dtype=torch.int16)
+            d = h.to(self.device) if self.cuda else h
+            n = 1
+            for s in shape:
+                n *= s
+            hosts.append(h)
+            devs.append(d)
+            args.append(d[offset:offset + n].view(dt).view(*shape))
+        ho = torch.frombuffer(out_image[0], dtype=torch.int16)
+        do = ho.to(self.device) if self.cuda else ho
+        out = do[out_image[1]:out_image[1] + rows * width].view(dt).view(rows, width)
+        rc, message = self._run(args, out, rows, width)
         try:
             if self.cuda:
                 torch.cuda.synchronize(self.device)
-                for h, d in ((hx, dx), (hb, db), (ho, do)):
+                for h, d in list(zip(hosts, devs)) + [(ho, do)]:
                     h.copy_(d)
         except Exception as e:  # the device is broken (a sticky CUDA error): the backend cannot go on
             return rc, message, "after the call: " + _one_line(e)
-        return rc, message, ""
-
-    def domain(self, b_img, o_img, dtype):
-        """x[r, c] = r for all 65,536 patterns r, bias[c] = biases[c]; writes out[c * 65536 + r] (bias-major)."""
-        dt = _DTYPES[dtype]
-        hb = torch.frombuffer(b_img, dtype=torch.int16)
-        ho = torch.frombuffer(o_img, dtype=torch.int16)
-        n = hb.numel()
-        rows = torch.arange(65536, dtype=torch.int32, device=self.device).to(torch.int16)  # wraps: the bit patterns
-        x = rows.view(65536, 1).expand(65536, n).contiguous().view(dt)
-        bias = hb.to(self.device).view(dt)
-        out = torch.full((65536, n), _POISON, dtype=torch.int16, device=self.device).view(dt)
-        rc, message = self._run(x, bias, out, 65536, n)
-        try:
-            if rc == 0 and not torch.equal(x.view(torch.int16), rows.view(65536, 1).expand(65536, n)):
-                rc, message = 1, "subject modified x"
-            if self.cuda:
-                hb.copy_(bias.view(torch.int16))  # the runner compares the biases after the call
-            if rc == 0:
-                ho.copy_(out.view(torch.int16).t().contiguous().view(-1))
-            if self.cuda:
-                torch.cuda.synchronize(self.device)
-        except Exception as e:
-            return rc, message, "after the domain call: " + _one_line(e)
         return rc, message, ""

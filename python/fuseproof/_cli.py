@@ -1,8 +1,10 @@
 """_cli.py: the command line: python3 -m fuseproof audit (--callable MODULE:FUNCTION | --subject NAME) [options].
 
-Exit status as `fuseproof audit`: 0 pass, 1 a check failed (a mismatch, a fault, a hang), 2 bad input or a setup error
-(one line on stderr), 3 incomplete (golden data missing, or a built-in subject unavailable here: no torch.compile, no
-Triton; said so on stdout and in the reports), 4 a corrupt data file.
+The audit's options are the C++ audit's option table (audit/audit_options.cpp, through the extension): the same
+names, types, ranges and help as `fuseproof audit`. Exit status as `fuseproof audit`: 0 pass, 1 a check failed (a
+mismatch, a fault, a hang), 2 bad input or a setup error (one line on stderr), 3 incomplete (golden data missing, or a
+built-in subject unavailable here: no torch.compile, no Triton; said so on stdout and in the reports), 4 a corrupt
+data file.
 """
 
 import argparse
@@ -21,44 +23,57 @@ class _Parser(argparse.ArgumentParser):
         raise _Refusal("fuseproof audit: " + message)
 
 
-def _parser():
+def _extension():
+    try:
+        from fuseproof import _fuseproof
+    except ImportError as e:
+        from fuseproof import _build_info
+        raise _Refusal("fuseproof audit: %s cannot load the package (%s); it was built for %s (Python %s): run that "
+                       "interpreter" % (sys.executable, str(e).strip().splitlines()[0], _build_info.PYTHON,
+                                         _build_info.PYTHON_VERSION))
+    return _fuseproof
+
+
+# Options of the table that a Python subject's command line handles itself, or that name no Python subject's need.
+_NOT_FROM_TABLE = {"plugin", "backend", "dtype", "op", "contract", "golden_dir", "golden_build_dir", "arch"}
+
+
+def _parser(table):
     p = _Parser(prog="python3 -m fuseproof", description="Audit a fused op written in Python against the reference")
     sub = p.add_subparsers(dest="command")
     a = sub.add_parser("audit", help="run the audit's check battery on a Python subject")
     a.error = p.error
     who = a.add_mutually_exclusive_group()
-    who.add_argument("--callable", metavar="MODULE:FUNCTION", help="fn(x, bias) -> out or fn(x, bias, out) -> None")
+    who.add_argument("--callable", metavar="MODULE:FUNCTION",
+                     help="fn(*buffers) -> out or fn(*buffers, out) -> None (fuseproof ops lists each op's buffers)")
     who.add_argument("--subject", help="built-in subject: eager, torch-compile, torch-compile-emulated, triton")
-    a.add_argument("--op", default="bias_gelu_tanh", help="op to audit (bias_gelu_tanh)")
+    a.add_argument("--op", default="bias_gelu_tanh", help="op to audit (fuseproof ops lists them)")
+    a.add_argument("--contract", help="the contract to judge against: eager or fp32 (default: the callable's "
+                                      "fuseproof_contract attribute, else eager)")
     a.add_argument("--dtype", default="all", help="bf16, fp16 or all")
     a.add_argument("--backend", help="cuda (CUDA tensors, CUDA eager model) or emulated (CPU tensors, emulated model); "
                                      "default cuda when torch sees a GPU")
     a.add_argument("--report", help="write a Markdown report")
     a.add_argument("--json", help="write a JSON report")
-    a.add_argument("--only", help="run one check class: rejection, extreme, property, widths, domain, pdl")
-    a.add_argument("--seed", type=int)
-    a.add_argument("--tanh-model", help="reference tanh: cuda, libm, exact (default: by backend)")
-    a.add_argument("--domain-biases", type=int, help="biases in the domain class (65536 = all 2^32 pairs)")
-    a.add_argument("--max-width", type=int, help="every valid width up to this")
-    a.add_argument("--property-cases", type=int, help="random shapes per dtype")
-    a.add_argument("--stop-after", type=int, help="stop a check class after this many mismatches (0: never)")
-    a.add_argument("--records", type=int, help="mismatch lines kept per check")
-    a.add_argument("--shapes", help="more shapes for the shapes class: ROWSxWIDTH[,ROWSxWIDTH...]")
-    a.add_argument("--model", help="a named catalogue of production shapes for the shapes class (wan2.2)")
-    a.add_argument("--no-default-shapes", dest="default_shapes", action="store_false", default=None,
-                   help="the shapes class runs only --shapes and --model")
-    a.add_argument("--call-timeout", dest="call_timeout", type=float,
-                   help="seconds one call into the subject may take before it is a hang (default 120)")
-    a.add_argument("--no-isolation", dest="isolate", action="store_false", default=None,
-                   help="run every class in this process (a crash ends the audit)")
+    for o in table:
+        if o["key"] in _NOT_FROM_TABLE:
+            continue
+        flags = [o["flag"]] + (["--tanh-model"] if o["key"] == "math_model" else [])
+        if o["type"] == "bool":
+            # A default-true switch is cleared by its --no- flag; a default-false one set by its flag.
+            a.add_argument(*flags, dest=o["key"], action="store_false" if o["default"] else "store_true",
+                           default=None, help=o["help"])
+        else:
+            a.add_argument(*flags, dest=o["key"], type={"int": int, "float": float, "str": str}[o["type"]],
+                           help=o["help"])
     a.add_argument("--no-reference", action="store_true",
                    help="accepted for the C++ command's reproduce lines; the Python front end runs no reference "
                         "self-audit (fuseproof reference-audit does)")
     out = a.add_mutually_exclusive_group()
     out.add_argument("--out-arg", dest="out_arg", action="store_const", const=True,
-                     help="the callable is fn(x, bias, out) -> None (default: from its signature)")
+                     help="the callable takes out as its last argument (default: from its signature)")
     out.add_argument("--no-out-arg", dest="out_arg", action="store_const", const=False,
-                     help="the callable is fn(x, bias) -> out")
+                     help="the callable returns out")
     a.add_argument("--child-spec", help=argparse.SUPPRESS)  # set by the engine in its fault-isolation children
     return p
 
@@ -80,29 +95,30 @@ def _unavailable(args, name, why):
 
 
 def run(argv):
-    args = _parser().parse_args(argv)
+    ext = _extension()
+    table = json.loads(ext.option_table())
+    args = _parser(table).parse_args(argv)
     if args.command != "audit":
         raise _Refusal("fuseproof: a command is required: audit")
     if not args.callable and not args.subject:
         raise _Refusal("fuseproof audit: --callable MODULE:FUNCTION or --subject NAME is required")
     if args.backend not in (None, "cuda", "emulated"):
         raise _Refusal("fuseproof audit: unknown --backend %s (cuda, emulated)" % args.backend)
-    # torch and the extension load only now: a usage error stays fast.
+    # torch loads only now: a usage error stays fast.
+    from fuseproof import _engine, subjects
     try:
-        from fuseproof import _engine, subjects
-    except ImportError as e:
-        from fuseproof import _build_info
-        raise _Refusal("fuseproof audit: %s cannot load the package (%s); it was built for %s (Python %s): run that "
-                       "interpreter" % (sys.executable, str(e).strip().splitlines()[0], _build_info.PYTHON,
-                                         _build_info.PYTHON_VERSION))
-    options = {k: getattr(args, k) for k in _engine._OPTION_TYPES if getattr(args, k, None) is not None}
+        op = _engine.find_op(args.op)
+    except ValueError as e:
+        raise _Refusal(str(e))
+    options = {o["key"]: getattr(args, o["key"]) for o in table
+               if o["key"] not in _NOT_FROM_TABLE and getattr(args, o["key"], None) is not None}
     device = None if args.backend is None else ("cuda" if args.backend == "cuda" else "cpu")
     if args.subject:
         if args.subject not in subjects.BUILTIN:
             raise _Refusal("fuseproof audit: unknown --subject %s (%s)" % (args.subject, ", ".join(subjects.BUILTIN)))
         name = args.subject
         try:
-            description, fn = subjects.builtin(args.subject)
+            description, fn = subjects.builtin(args.subject, op)
         except subjects.Unavailable as e:
             return _unavailable(args, name, str(e))
         subject_args = ["--subject", args.subject]
@@ -115,14 +131,14 @@ def run(argv):
         subject_args = ["--callable", args.callable]
     command = "python3 -m fuseproof audit " + " ".join(a for a in argv if a is not None)
     try:
-        status, _ = _engine.run_callable(fn, op=args.op, dtype=args.dtype, device=device, report=args.report,
-                                         json_path=args.json, out_arg=args.out_arg, options=options, command=command,
-                                         name=name, description=description, subject_args=subject_args,
-                                         child_spec=args.child_spec)
+        status, _ = _engine.run_callable(fn, op=args.op, contract=args.contract, dtype=args.dtype, device=device,
+                                         report=args.report, json_path=args.json, out_arg=args.out_arg,
+                                         options=options, command=command, name=name, description=description,
+                                         subject_args=subject_args, child_spec=args.child_spec)
     except ValueError as e:
         raise _Refusal(str(e) if str(e).startswith(("fuseproof", "audit")) else "fuseproof audit: " + str(e))
-    except _fuseproof_errors() as e:  # golden data missing (3) or corrupt (4): the C++ command's statuses
-        missing = type(e).__name__ == "MissingDataError"
+    except (ext.MissingDataError, ext.CorruptDataError) as e:  # golden data missing (3) or corrupt (4)
+        missing = isinstance(e, ext.MissingDataError)
         if missing:
             print("\nverdict: INCOMPLETE (%s)" % _line(e))
         raise _Refusal(_line(e), 3 if missing else 4)
@@ -134,11 +150,6 @@ def run(argv):
 def _line(e):
     text = str(e).strip().splitlines()
     return text[0] if text else "fuseproof audit: " + type(e).__name__
-
-
-def _fuseproof_errors():
-    from fuseproof import _fuseproof
-    return (_fuseproof.MissingDataError, _fuseproof.CorruptDataError)
 
 
 def main(argv):

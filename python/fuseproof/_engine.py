@@ -1,4 +1,4 @@
-"""_engine.py: turns a subject and its options into the C++ audit's AuditOptions and Subject (extension _fuseproof)."""
+"""_engine.py: turns a subject and its options into the C++ audit's options and Subject (extension _fuseproof)."""
 
 import inspect
 import json
@@ -12,14 +12,22 @@ from fuseproof import _fuseproof
 from fuseproof._bridge import Bridge
 from fuseproof.subjects import importable_name, takes_out
 
-_OPTION_TYPES = {"seed": int, "only": str, "tanh_model": str, "domain_biases": int, "max_width": int,
-                 "property_cases": int, "stop_after": int, "records": int, "shapes": str, "model": str,
-                 "default_shapes": bool, "call_timeout": (int, float), "isolate": bool}
-
 # Every width is valid for a torch op (2-byte "vectors"), so the widths class makes 8 times the calls it makes for the
-# built-in plugin's 8-element vectors; these defaults keep it at the plugin's number of calls (8,192 on CUDA, 2,048 on
-# the host). --max-width raises them.
+# built-in plugins' 8-element vectors; these defaults keep it at the plugins' number of calls (8,192 on CUDA, 2,048 on
+# the host). max_width raises them.
 _PYTHON_MAX_WIDTH = {"cuda": 8192, "cpu": 2048}
+
+
+def op_spec():
+    """The op spec (reference/op_registry.cpp) as `fuseproof ops --json` prints it."""
+    return json.loads(_fuseproof.op_spec())
+
+
+def find_op(name):
+    for op in op_spec()["ops"]:
+        if op["name"] == name:
+            return op
+    raise ValueError("fuseproof audit: unknown op %s (%s)" % (name, ", ".join(o["name"] for o in op_spec()["ops"])))
 
 
 def resolve_device(device):
@@ -55,44 +63,43 @@ def _source_sha256(fn):
     return (path or "", _fuseproof.file_sha256(path) if path else "")
 
 
-def run_callable(fn, op="bias_gelu_tanh", dtype="all", device=None, report=None, json_path=None, out_arg=None,
-                 options=None, command="", name=None, description=None, subject_args=None, child_spec=""):
+def run_callable(fn, op="bias_gelu_tanh", contract=None, dtype="all", device=None, report=None, json_path=None,
+                 out_arg=None, options=None, command="", name=None, description=None, subject_args=None,
+                 child_spec=""):
     """Runs the audit on fn; returns (exit status, JSON report text). ValueError (one line) for bad arguments."""
     if dtype not in ("bf16", "fp16", "all"):
         raise ValueError("fuseproof audit: dtype must be bf16, fp16 or all, got %s" % dtype)
+    spec = find_op(op)
+    if contract is None:
+        contract = getattr(fn, "fuseproof_contract", "eager")
     options = dict(options or {})
-    for k, v in options.items():
-        if k not in _OPTION_TYPES:
-            raise ValueError("fuseproof audit: unknown option %s (%s)" % (k, ", ".join(sorted(_OPTION_TYPES))))
-        want = _OPTION_TYPES[k]
-        if not isinstance(v, want) or (isinstance(v, bool) and want is not bool):
-            raise ValueError("fuseproof audit: option %s must be %s, got %r"
-                             % (k, "a number" if isinstance(want, tuple) else want.__name__, v))
     d = resolve_device(device)
     options.setdefault("max_width", _PYTHON_MAX_WIDTH[d.type])
+    n_buffers = len(spec["buffers"])
     if out_arg is None:
-        out_arg = takes_out(fn)
+        out_arg = takes_out(fn, n_buffers)
     if name is None:
         name = importable_name(fn) or getattr(fn, "__qualname__", repr(fn))
     source, sha = _source_sha256(fn)
     if subject_args is None:
         importable = importable_name(fn)
         subject_args = ["--callable", importable] if importable else []
-    ident = list(subject_args)
-    if ident and out_arg != takes_out(fn):
+    ident = list(subject_args) + ["--op", op, "--contract", contract]
+    if subject_args and out_arg != takes_out(fn, n_buffers):
         ident.append("--out-arg" if out_arg else "--no-out-arg")
     backend = "cuda" if d.type == "cuda" else "emulated"
+    args = ", ".join(spec["buffers"])
     subject = {
         "name": name,
         "description": (description or "Python callable") + (" (" + source + ")" if source else "") +
-                       ", " + ("fn(x, bias, out)" if out_arg else "fn(x, bias) -> out") +
+                       ", " + ("fn(%s, out)" % args if out_arg else "fn(%s) -> out" % args) +
                        ", torch " + torch.__version__,
         "sha256": sha,
         "cuda": d.type == "cuda",
-        "child_command": child_command(ident + ["--backend", backend]) if ident else [],
+        "child_command": child_command(ident + ["--backend", backend]) if subject_args else [],
         "reproduce_prefix": "python3 -m fuseproof audit " + " ".join(shlex.quote(a) for a in ident)
-                            if ident else "fuseproof.audit(%s, ...) (an in-process callable)" % name,
+                            if subject_args else "fuseproof.audit(%s, ...) (an in-process callable)" % name,
     }
-    opts = dict(options, op=op, dtypes=["bf16", "fp16"] if dtype == "all" else [dtype],
-                backend=backend, command=command)
-    return _fuseproof.run(Bridge(fn, d, out_arg), subject, opts, report or "", json_path or "", child_spec or "")
+    opts = dict(options, op=op, contract=contract, dtype=dtype, backend=backend, command=command)
+    return _fuseproof.run(Bridge(fn, d, out_arg), subject, json.dumps(opts), report or "", json_path or "",
+                          child_spec or "")

@@ -1,17 +1,28 @@
-"""subjects.py: the built-in subjects (--subject NAME) and the loader of --callable MODULE:FUNCTION."""
+"""subjects.py: the built-in subjects (--subject NAME) of every op, and the loader of --callable MODULE:FUNCTION.
+
+Every built-in subject takes the op's buffers, as a user's callable does: fn(x, bias) for the bias ops, fn(x) for the
+packed *_and_mul ops (x = [rows, 2d], gate = x[:, :d], up = x[:, d:]).
+"""
 
 import importlib
 import inspect
 
 import torch
-import torch.nn.functional as F
 
 from fuseproof import Unavailable
+from fuseproof.composition import composition_fn, find_contract, logical_inputs
 
 
-def eager(x, bias):
-    """PyTorch's own eager op: one bf16/fp16 add (rounds the sum), then GELU(tanh)."""
-    return F.gelu(x + bias, approximate="tanh")
+def eager_subject(op, contract="eager"):
+    """The op's contract run as eager PyTorch (composition.py), on the op's buffers."""
+    fn = composition_fn(find_contract(op, contract))
+
+    def subject(*buffers):
+        width = buffers[0].shape[-1] // 2 if op["inputs"][0]["layout"] == "packed-first" else buffers[0].shape[-1]
+        return fn(*logical_inputs(op, buffers, width))
+
+    subject.__qualname__ = "eager_" + op["name"]
+    return subject
 
 
 def _raise_recompile_limit():
@@ -24,7 +35,7 @@ def _raise_recompile_limit():
             setattr(dc, name, max(getattr(dc, name), 4096))
 
 
-def _compiled(emulate_precision_casts):
+def _compiled(op, emulate_precision_casts, mode=None):
     if not hasattr(torch, "compile"):
         raise Unavailable("torch %s has no torch.compile (PyTorch 2.0 or later)" % torch.__version__)
     try:
@@ -36,35 +47,35 @@ def _compiled(emulate_precision_casts):
             raise Unavailable("torch %s has no torch._inductor.config.emulate_precision_casts" % torch.__version__)
         ic.emulate_precision_casts = True
     _raise_recompile_limit()
-
-    def bias_gelu_tanh(x, bias):
-        return F.gelu(x + bias, approximate="tanh")
-
-    return torch.compile(bias_gelu_tanh)
+    return torch.compile(eager_subject(op), **({"mode": mode} if mode else {}))
 
 
-def _triton():
+def _triton(op):
     try:
         import triton  # noqa: F401
     except ImportError:
         raise Unavailable("Triton is not installed")
-    from fuseproof.triton_bias_gelu import bias_gelu_tanh
-    return bias_gelu_tanh
+    from fuseproof import triton_ops
+    return triton_ops.subject(op)
 
 
+# name: (what it is, a factory of the op spec's entry)
 BUILTIN = {
-    "eager": ("eager gelu(x + bias, approximate=\"tanh\")", lambda: eager),
-    "torch-compile": ("torch.compile of gelu(x + bias), Inductor default settings", lambda: _compiled(False)),
-    "torch-compile-emulated": ("torch.compile of gelu(x + bias), torch._inductor.config.emulate_precision_casts = True",
-                               lambda: _compiled(True)),
-    "triton": ("the Triton kernel python/fuseproof/triton_bias_gelu.py (rounds the sum)", _triton),
+    "eager": ("eager PyTorch: the op's eager contract run op by op (python/fuseproof/composition.py)",
+              lambda op: eager_subject(op)),
+    "torch-compile": ("torch.compile of the eager composition, Inductor default settings",
+                      lambda op: _compiled(op, False)),
+    "torch-compile-emulated": ("torch.compile of the eager composition, "
+                               "torch._inductor.config.emulate_precision_casts = True",
+                               lambda op: _compiled(op, True)),
+    "triton": ("a Triton kernel of the op that rounds where eager rounds (python/fuseproof/triton_ops.py)", _triton),
 }
 
 
-def builtin(name):
-    """(description, fn) of a built-in subject; raises Unavailable, or KeyError for an unknown name."""
+def builtin(name, op):
+    """(description, fn) of a built-in subject for the op (its spec entry); raises Unavailable, or KeyError."""
     description, make = BUILTIN[name]
-    return description, make()
+    return description, make(op)
 
 
 def load_callable(spec):
@@ -86,15 +97,15 @@ def load_callable(spec):
     return obj
 
 
-def takes_out(fn):
-    """True for fn(x, bias, out) -> None (three required positional parameters), False for fn(x, bias) -> out."""
+def takes_out(fn, n_buffers=2):
+    """True for fn(*buffers, out) -> None (one required positional parameter more than the op's buffers)."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return False
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     required = [p for p in sig.parameters.values() if p.kind in positional and p.default is inspect.Parameter.empty]
-    return len(required) == 3
+    return len(required) == n_buffers + 1
 
 
 def importable_name(fn):

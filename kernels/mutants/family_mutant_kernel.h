@@ -1,0 +1,88 @@
+// family_mutant_kernel.h: the family's element functions with one switchable bug, for device and host (the mutant
+// plugins' CUDA kernel and host loop run the same code).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/activation_math.h"
+#include "kernels/family_ops.h"
+#include "kernels/mutants/family_bugs.h"
+
+namespace fuseproof::mutants {
+
+using kernel::Act;
+using kernel::FamilyOp;
+using kernel::FamilyTraits;
+using kernel::Half;
+
+/// The fast-math versions the bugs put in: __expf / tanh.approx on the device; on the host a 2^x form (exp2f of
+/// x * log2(e)) and 1 - 2 / (exp(2x) + 1).
+FUSEPROOF_HD float fast_silu(float x) {
+#if defined(__CUDA_ARCH__)
+  return x / (1.0f + __expf(-x));
+#else
+  return x / (1.0f + ::exp2f(-x * 1.4426950408889634f));
+#endif
+}
+FUSEPROOF_HD float fast_tanh(float a) {
+#if defined(__CUDA_ARCH__)
+  float t;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(a));
+  return t;
+#else
+  return 1.0f - 2.0f / (::expf(2.0f * a) + 1.0f);
+#endif
+}
+FUSEPROOF_HD float fast_gelu_tanh(float x) {
+  constexpr float kBeta = float(1.41421356237309504880 * 1.12837916709551257390 * 0.5);
+  const float inner = kernel::mul_rn(kBeta, kernel::fma_rn(0.044715f, kernel::mul_rn(kernel::mul_rn(x, x), x), x));
+  return kernel::mul_rn(kernel::mul_rn(0.5f, x), kernel::add_rn(1.0f, fast_tanh(inner)));
+}
+
+template <FamilyOp Op, FamilyBug B>
+FUSEPROOF_HD float mutant_act(float x) {
+  if constexpr (B == FamilyBug::kFastExpf && FamilyTraits<Op>::kAct == Act::kSilu) return fast_silu(x);
+  else if constexpr (B == FamilyBug::kFastTanh && FamilyTraits<Op>::kAct == Act::kGeluTanh) return fast_gelu_tanh(x);
+  else return kernel::activation<FamilyTraits<Op>::kAct>(x);
+}
+
+/// One element with the bug; `fp32`: the contract the mutant's arithmetic follows (before the bug).
+template <FamilyOp Op, Half D, FamilyBug B, bool kFp32>
+FUSEPROOF_HD uint16_t mutant_element(uint16_t a, uint16_t b) {
+  using kernel::float_to_half_rn;
+  using kernel::half_to_float;
+  if constexpr (B == FamilyBug::kGateUpSwapped) {
+    const uint16_t t = a;
+    a = b;
+    b = t;
+  }
+  const float fa = half_to_float<D>(a), fb = half_to_float<D>(b);
+  uint16_t y;
+  if constexpr (!FamilyTraits<Op>::kPacked) {
+    const float sum = kernel::add_rn(fa, fb);
+    const float s = B == FamilyBug::kSumUnrounded ? sum : half_to_float<D>(float_to_half_rn<D>(sum));
+    y = float_to_half_rn<D>(mutant_act<Op, B>(s));
+    if (B == FamilyBug::kZeroSignLost && (y & 0x7FFFu) == 0) y = 0;
+  } else {
+    const float up = B == FamilyBug::kZeroSignLost ? kernel::add_rn(fb, 0.0f) : fb;  // act * (up + 0)
+    const float act = mutant_act<Op, B>(fa);
+    const bool round_act = (!kFp32 && B != FamilyBug::kActUnrounded) || B == FamilyBug::kFp32ActRounded;
+    const float a_used = round_act ? half_to_float<D>(float_to_half_rn<D>(act)) : act;
+    y = float_to_half_rn<D>(kernel::mul_rn(a_used, up));
+  }
+  return y;
+}
+
+/// Where element (r, c)'s second input sits for the bug: the tail past the last whole vector of a packed row reads up
+/// at the padded width instead of `w`.
+template <FamilyOp Op, FamilyBug B>
+FUSEPROOF_HD int64_t mutant_in1(int64_t r, int64_t c, int64_t w) {
+  if constexpr (B == FamilyBug::kWrongHalfTail && FamilyTraits<Op>::kPacked) {
+    const int64_t padded = (w + 7) / 8 * 8;
+    if (c >= w / 8 * 8) return r * 2 * w + (padded - w) + c;  // relative to up's pointer (x + w)
+  }
+  return kernel::family_in1<Op>(r, c, w);
+}
+
+}  // namespace fuseproof::mutants
