@@ -90,7 +90,7 @@ bool outcome_ok(const CheckContext& ctx, Tally& t, const CallSpec& spec, const C
     return false;
   }
   if (o.guard_writes) t.failure(head + " wrote " + std::to_string(o.guard_writes) + " guard bytes outside out", o.guard_writes);
-  if (!o.inputs_intact) t.failure(head + " modified an input");
+  if (!o.inputs_intact) t.failure(head + " modified its input " + o.modified + " (or its guards)");
   return true;
 }
 
@@ -274,7 +274,7 @@ void check_rejection(const CheckContext& ctx, CheckResult& r) {
       why += "rejection message must be one non-empty line; ";
     if (written) why += "wrote " + std::to_string(written) + " of " + std::to_string(o.out.size()) + " out elements; ";
     if (o.guard_writes) why += "wrote " + std::to_string(o.guard_writes) + " guard bytes; ";
-    if (!o.inputs_intact) why += "modified an input; ";
+    if (!o.inputs_intact) why += "modified its input " + o.modified + "; ";
     if (!why.empty()) t.failure(head + why.substr(0, why.size() - 2));
   }
   r.distinct_expected = 0;

@@ -53,7 +53,12 @@ void CallImages::finish(const CallSpec& s, CallOutcome& o) const {
   if (s.out_elems) std::memcpy(o.out.data(), out.elems(), s.out_elems * 2);
   o.guard_writes = out.guard_writes();
   o.inputs_intact = true;
-  for (size_t k = 0; k < buffers.size(); ++k) o.inputs_intact = o.inputs_intact && buffers[k].equals(before[k]);
+  o.modified.clear();
+  for (size_t k = 0; k < buffers.size(); ++k) {
+    if (buffers[k].equals(before[k])) continue;
+    o.inputs_intact = false;
+    o.modified += (o.modified.empty() ? "" : ", ") + (k < s.buffer_names.size() ? s.buffer_names[k] : "buffer " + std::to_string(k));
+  }
 }
 
 CallOutcome ImageRunner::call(const CallSpec& s) {

@@ -20,6 +20,7 @@ struct CallOutcome {
   std::vector<uint16_t> out;    ///< out_elems elements read back
   uint64_t guard_writes = 0;    ///< guard bytes of out no longer kPoison
   bool inputs_intact = true;    ///< every input buffer and its guards unchanged
+  std::string modified;         ///< the buffers that changed, by name ("x, bias"), when !inputs_intact
   std::string fault;            ///< non-empty when the backend failed (a CUDA error): the class cannot go on
   bool subject_fault = false;   ///< the fault arose in or after the subject's call (a defect of the subject)
   bool not_applicable = false;  ///< the runner cannot express this probe to its subject (a Python subject takes no

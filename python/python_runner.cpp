@@ -87,8 +87,11 @@ std::string PythonRunner::call_bridge(std::vector<audit::GuardedImage*>& buffers
   std::string fault;
   try {
     py::list bufs;
-    for (size_t k = 0; k < buffers.size(); ++k)
-      bufs.append(py::make_tuple(view_of(*buffers[k]), data_offsets[k], shapes[k]));
+    for (size_t k = 0; k < buffers.size(); ++k) {
+      py::tuple shape(shapes[k].size());
+      for (size_t i = 0; i < shapes[k].size(); ++i) shape[i] = py::int_(shapes[k][i]);
+      bufs.append(py::make_tuple(view_of(*buffers[k]), data_offsets[k], shape));
+    }
     const py::tuple t = bridge_.attr("call")(bufs, py::make_tuple(view_of(out), out.data_offset() / 2), rows, width,
                                              dtype_name(dtype));
     *rc = t[0].cast<int>();
@@ -96,6 +99,8 @@ std::string PythonRunner::call_bridge(std::vector<audit::GuardedImage*>& buffers
     fault = t[2].cast<std::string>();
   } catch (const py::error_already_set& e) {
     fault = "fuseproof._bridge: " + one_line(e);
+  } catch (const py::cast_error& e) {  // the bridge's answer was not (int, str, str)
+    fault = std::string("fuseproof._bridge: ") + e.what();
   }
   audit::watch_end();
   return fault;

@@ -15,7 +15,7 @@ namespace fuseproof::mutants {
   X(kFastTanh, "fast_tanh", 4, "eager", "tanh.approx.f32 (fast math) in GELU(tanh)")                                  \
   X(kZeroSignLost, "zero_sign_lost", 15, "eager", "-0 lost: act * (up + 0) (vLLM's form), or -0 written as +0")       \
   X(kGateUpSwapped, "gate_up_swapped", 14, "eager", "act(up) * gate: the halves of the packed input swapped")        \
-  X(kWrongHalfTail, "wrong_half_tail", 14, "eager", "any width accepted; the tail past the last 8-element vector reads up at the padded width")
+  X(kWrongHalfTail, "wrong_half_tail", 14, "eager", "declares vector 1 (any width); the tail past the last 8-element vector reads up at the padded width")
 
 enum class FamilyBug : int {
 #define FUSEPROOF_FAMILY_BUG_ENUM(e, name, ops, contract, what) e,

@@ -1,9 +1,9 @@
 # expect_audit.cmake: runs `fuseproof-audit` on one plugin and checks the verdict in its JSON report.
 #   -DAUDIT=<exe> -DPLUGIN=<.so> -DJSON=<out.json> -DEXPECT=pass|<check class> [-DEXPECT_DTYPE=bf16|fp16]
 #   [-DEXPECT_FAULT=<text the killing class's fault must contain>]
-# A kill must be a reported FAIL: exit 1, a report that lists every class of both dtypes, a reproduce command.
+# The op and contract are the plugin's own (its descriptor). A kill must be a reported FAIL: exit 1, a report that lists every class of both dtypes, a reproduce command.
 file(REMOVE ${JSON})
-execute_process(COMMAND ${AUDIT} --op bias_gelu_tanh --plugin ${PLUGIN} --backend emulated --json ${JSON}
+execute_process(COMMAND ${AUDIT} --plugin ${PLUGIN} --backend emulated --json ${JSON}
                         --no-reference --call-timeout 5
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")

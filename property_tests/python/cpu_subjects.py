@@ -84,3 +84,31 @@ def hangs(x, bias):
         import time
         time.sleep(3600)
     return correct(x, bias)
+
+
+# silu_and_mul (the packed [rows, 2 * width] input: gate, then up), CPU forms of the two contracts the family ships.
+def _silu_f32(g):
+    """SiLU in binary32 as x / (1 + e), e = exp(-x) from binary64 rounded once (the reference's exact expf model)."""
+    e = torch.exp((-g).double()).float()
+    return g / (1.0 + e)
+
+
+def _halves(packed):
+    w = packed.shape[-1] // 2
+    return packed[..., :w].float(), packed[..., w:].float()
+
+
+def silu_and_mul_eager(packed):
+    """Eager torch's F.silu(gate) * up: the activation rounded to the dtype before the product."""
+    gate, up = _halves(packed)
+    act = _narrow(_silu_f32(gate), packed.dtype).float()
+    return _narrow(act * up, packed.dtype)
+
+
+def silu_and_mul_fp32(packed):
+    """vLLM's and FlashInfer's form: the activation kept in binary32, one rounding of the product."""
+    gate, up = _halves(packed)
+    return _narrow(_silu_f32(gate) * up, packed.dtype)
+
+
+silu_and_mul_fp32.fuseproof_contract = "fp32"
