@@ -96,7 +96,7 @@ void set_number(AuditOptions& o, const OptionDef& d, const std::string& text) {
     long double v = std::stold(digits) * (negative ? -1 : 1);
     if (v < d.min || v > d.max) refuse(d, text);
     std::visit([&](auto m) {
-      using T = std::remove_reference_t<decltype(o.*m)>;
+      using T = std::remove_cv_t<std::remove_reference_t<decltype(o.*m)>>;
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
         if constexpr (std::is_unsigned_v<T>) o.*m = T(std::stoull(digits));
         else o.*m = T(std::stoll(text));
@@ -113,7 +113,7 @@ void set_number(AuditOptions& o, const OptionDef& d, const std::string& text) {
 
 std::string number_text(const AuditOptions& o, const OptionDef& d) {
   return std::visit([&](auto m) -> std::string {
-    using T = std::remove_reference_t<decltype(o.*m)>;
+    using T = std::remove_cv_t<std::remove_reference_t<decltype(o.*m)>>;
     if constexpr (std::is_same_v<T, double>) {
       char b[32];
       std::snprintf(b, sizeof b, "%g", o.*m);

@@ -47,7 +47,7 @@ std::string unknown_command_message(const CLI::App& app, const std::string& arg)
   bool found = false;
   for (const CLI::App* sub : app.get_subcommands({})) {
     known += (known.empty() ? "" : ", ") + sub->get_name();
-    found = found || sub->get_name() == arg;
+    found = found || sub->check_name(arg);  // the name or an alias ("gelu-table")
   }
   return found ? "" : "fuseproof: unknown command " + arg + " (known: " + known + ")";
 }

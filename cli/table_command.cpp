@@ -58,6 +58,7 @@ int run(TableArgs& a) {
 void add_table_command(CLI::App& app) {
   auto args = std::make_shared<TableArgs>();
   CLI::App* cmd = app.add_subcommand("table", "Tabulate an activation of the reference over all 65,536 inputs");
+  cmd->alias("gelu-table");  // the command's name before the family: `fuseproof gelu-table` keeps working
   cmd->alias("gelu-table");
   cmd->add_option("--act", args->act, "gelu_tanh, gelu_erf or silu")->capture_default_str();
   cmd->add_option("--dtype", args->dtype, "bf16 or fp16")->required()->check(CLI::IsMember({"bf16", "fp16"}));

@@ -1,5 +1,5 @@
 // fuzz_golden_json.cpp: the golden JSON loaders on mutated files: golden/<arch>/digests.json and provenance.json
-// through audit/golden_store.h (the input signed into the provenance, so that verification passes and the parser is
+// through common/golden_library.h (GoldenArch::digest, the key of every op and contract) (the input signed into the provenance, so that verification passes and the parser is
 // reached; then the input as the provenance itself), and the e2e golden (golden/e2e/<arch>.json) and run manifest
 // through e2e/golden_check.h. Every input gives a digest, nothing, or a one-line error; the e2e gates never PASS a
 // golden that is not the run's.
@@ -12,10 +12,12 @@
 #include <exception>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "audit/golden_store.h"
+#include "common/golden_library.h"
+#include "reference/op_spec.h"
 #include "common/sha256.h"
 #include "golden_check.h"
 #include "run_manifest.h"
@@ -48,10 +50,17 @@ void write(const std::string& path, const void* data, size_t size) {
 }
 
 void read_digests() {
-  for (const char* op : {"bias_gelu_tanh", "add_round"}) {
+  const fuseproof::GoldenArch g(g_golden_dir, g_golden_dir + "/build", "sm_90");
+  std::vector<std::string> keys = {"add_round", "add_round_tree"};
+  for (const auto& op : fuseproof::ref::op_registry())
+    for (const auto& c : op.contracts) {
+      keys.push_back(fuseproof::golden_digest_key(op.name, c.contract));
+      keys.push_back(keys.back() + "_tree");
+    }
+  for (const std::string& key : keys) {
     for (auto d : {fuseproof::ref::Dtype::kBf16, fuseproof::ref::Dtype::kFp16}) {
       try {
-        (void)fuseproof::audit::golden_digest(g_golden_dir, "sm_90", op, d);
+        (void)g.digest(key, d);
       } catch (const std::exception& e) {
         one_line(e);
       }

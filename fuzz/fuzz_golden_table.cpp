@@ -1,6 +1,7 @@
-// fuzz_golden_table.cpp: the golden GELU table loaders on any file: reference/activation_table.h read_u16_table, and
-// audit/golden_store.h read_golden_gelu_table with the input signed into a valid provenance (so that the size check
-// after verification is reached). Exactly 131,072 bytes load, little-endian; anything else is refused in one line.
+// fuzz_golden_table.cpp: the golden activation table loaders on any file: reference/activation_table.h read_u16_table,
+// and common/golden_library.h GoldenArch::u16_table / u32_table with the input signed into a valid provenance (so that
+// the size check after verification is reached). Exactly 131,072 bytes load as a uint16 table and 262,144 as a uint32
+// one, little-endian; anything else is refused in one line.
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -12,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "audit/golden_store.h"
+#include "common/golden_library.h"
 #include "common/sha256.h"
 #include "fuzz/fuzz_input.h"
 #include "reference/activation_table.h"
@@ -27,9 +28,18 @@ void check_table(const std::vector<uint16_t>& table, const uint8_t* data, size_t
     if (table[i] != uint16_t(data[2 * i] | data[2 * i + 1] << 8)) __builtin_trap();  // little-endian entries
 }
 
-void check_refusal(const std::exception& e, size_t size) {
+void check_table32(const std::vector<uint32_t>& table, const uint8_t* data, size_t size) {
+  if (size != 262144 || table.size() != 65536) __builtin_trap();
+  for (size_t i = 0; i < 65536; ++i) {
+    const uint32_t want = uint32_t(data[4 * i]) | uint32_t(data[4 * i + 1]) << 8 | uint32_t(data[4 * i + 2]) << 16 |
+                          uint32_t(data[4 * i + 3]) << 24;
+    if (table[i] != want) __builtin_trap();
+  }
+}
+
+void check_refusal(const std::exception& e, size_t size, size_t valid_size = 131072) {
   const std::string m = e.what();
-  if (size == 131072 || m.empty() || m.find('\n') != std::string::npos) __builtin_trap();
+  if (size == valid_size || m.empty() || m.find('\n') != std::string::npos) __builtin_trap();
 }
 
 }  // namespace
@@ -50,16 +60,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_refusal(e, size);
   }
   const std::string dir = g_golden_dir + "/sm_90";
-  std::ofstream(dir + "/gelu_tanh_bf16.bin", std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(data), std::streamsize(size));
-  const nlohmann::json prov = {{"arch", "sm_90"},
-                               {"files", {{"gelu_tanh_bf16.bin", fuseproof::Sha256::of(data, size)}}}};
+  for (const char* name : {"gelu_tanh_bf16.bin", "silu_f32_fp16.bin"})
+    std::ofstream(dir + "/" + name, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(data), std::streamsize(size));
+  const std::string sha = fuseproof::Sha256::of(data, size);
+  const nlohmann::json prov = {{"arch", "sm_90"}, {"files", {{"gelu_tanh_bf16.bin", sha}, {"silu_f32_fp16.bin", sha}}}};
   std::ofstream(dir + "/provenance.json", std::ios::trunc) << prov.dump();
+  const fuseproof::GoldenArch g(g_golden_dir, g_golden_dir + "/build", "sm_90");
   try {
-    check_table(fuseproof::audit::read_golden_gelu_table(g_golden_dir, "sm_90", fuseproof::ref::Dtype::kBf16), data,
-                size);
+    check_table(g.u16_table("gelu_tanh_bf16.bin"), data, size);
   } catch (const fuseproof::CorruptDataError& e) {
     check_refusal(e, size);
+  }
+  try {
+    check_table32(g.u32_table("silu_f32_fp16.bin"), data, size);
+  } catch (const fuseproof::CorruptDataError& e) {
+    check_refusal(e, size, 262144);
   }
   return 0;
 }

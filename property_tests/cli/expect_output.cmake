@@ -1,10 +1,10 @@
-# expect_output.cmake: runs a command (ARGS) and requires exit status CODE and stdout matching MATCH.
+# expect_output.cmake: runs a command (ARGS) and requires exit status CODE and its stdout, then stderr, to match MATCH.
 separate_arguments(args UNIX_COMMAND "${ARGS}")
 execute_process(COMMAND ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}exit ${rc}")
 if(NOT rc EQUAL CODE)
   message(FATAL_ERROR "expected exit ${CODE}, got ${rc}")
 endif()
-if(DEFINED MATCH AND NOT out MATCHES "${MATCH}")
-  message(FATAL_ERROR "stdout does not match '${MATCH}'")
+if(DEFINED MATCH AND NOT "${out}${err}" MATCHES "${MATCH}")
+  message(FATAL_ERROR "stdout and stderr do not match '${MATCH}'")
 endif()
