@@ -112,3 +112,31 @@ def silu_and_mul_fp32(packed):
 
 
 silu_and_mul_fp32.fuseproof_contract = "fp32"
+
+
+# The other ops, faithful to the CUDA eager formulas in binary32 (the reference's exact math model: each special
+# function from binary64, rounded once to binary32; every other step in binary32, as eager's opmath does).
+_SQRT1_2_F32 = torch.tensor(0.7071067811865476, dtype=torch.float32)  # M_SQRT1_2 narrowed: 0x3F3504F3
+
+
+def _gelu_erf_f32(s):
+    e = torch.erf((s * _SQRT1_2_F32).double()).float()
+    return (s * 0.5) * (1.0 + e)
+
+
+def bias_gelu_erf_correct(x, bias):
+    """F.gelu(x + bias) as eager CUDA computes it: the sum rounded to the dtype, exact GELU in binary32."""
+    return _narrow(_gelu_erf_f32((x + bias).float()), x.dtype)
+
+
+def _act_and_mul_eager(act):
+    def fn(packed):
+        gate, up = _halves(packed)
+        return _narrow(_narrow(act(gate), packed.dtype).float() * up, packed.dtype)
+    return fn
+
+
+gelu_tanh_and_mul_eager = _act_and_mul_eager(_gelu_f32)
+gelu_tanh_and_mul_eager.__qualname__ = "gelu_tanh_and_mul_eager"
+gelu_and_mul_eager = _act_and_mul_eager(_gelu_erf_f32)
+gelu_and_mul_eager.__qualname__ = "gelu_and_mul_eager"
