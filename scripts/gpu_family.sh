@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# gpu_family.sh: the op family on a CUDA machine, in bounded steps; everything it writes goes into OUT/family.tar.xz.
+#   OUT=<dir> BUDGET=560 scripts/gpu_family.sh [steps...]   (default: build capture audit+mutants)
+# Steps joined by "+" run side by side. Each step runs under `timeout` and starts only while the budget leaves it time:
+#   build       the gpu preset for sm_90: fuseproof, fuseproof-audit, plugins, mutants, the Python module
+#   capture     capture_golden.py --add-ops --refresh-ex2-points over a copy of golden/sm_90: the ex2 arguments of
+#               expf and erff and the device's ex2 of each, captured again; the new ex2_points.tar.xz and
+#               provenance.json replace golden/sm_90's on this machine (configured again to unpack them) and come
+#               back in the archive (family/golden_sm_90/)
+#   audit       every op's built-in CUDA kernel, eager contract (AUDIT_OPS picks), and
+#   audit_fp32  every fp32-contract kernel: every class at the production envelope (widths to 65,536, the default
+#               shapes with one call above 2^31 elements, the whole 2^32 domain), both dtypes, one process each
+#   mutants     every CUDA mutant (bias_gelu_tanh's and the family's) on gpu_audit.sh's budget scope, the kill check
+#               (each family mutant killed by `extreme`), and the family's controls on the same scope
+#   subjects    the Python subjects of every op: eager, torch-compile and triton on the eager contract, torch-compile
+#               on the fp32 contract of the *_and_mul ops; the domain class over all 2^32 pairs, --stop-after 0
+#               (exact counts, ULP and correctly rounded histograms); SUBJECT_OPS, SUBJECTS, SUBJECT_JOBS (12)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:?OUT must name the folder that comes back}
+BUDGET=${BUDGET:-560}
+BUILD=${BUILD_DIR:-build-gpu}
+# For a smoke test without a GPU: BUILD_DIR=build BACKEND=emulated DOMAIN_BIASES=16 ... subjects
+BACKEND=${BACKEND:-cuda}
+DOMAIN_BIASES=${DOMAIN_BIASES:-65536}
+W=$OUT/family
+mkdir -p "$W"
+start=$SECONDS
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(build capture audit+mutants)
+FAMILY_OPS=(bias_gelu_erf silu_and_mul gelu_tanh_and_mul gelu_and_mul bias_gelu_tanh)
+PACKED_OPS=(silu_and_mul gelu_tanh_and_mul gelu_and_mul)
+PY=${PY:-$(command -v python3)}
+pack() {
+  tar -C "$OUT" -cJf "$OUT/family.tar.xz" family 2>/dev/null && rm -rf "$W"
+  echo "gpu_family: packed $OUT/family.tar.xz after $((SECONDS - start)) s"
+}
+trap pack EXIT
+exec > >(tee -a "$W/gpu_family.log") 2>&1
+left() { echo $((BUDGET - (SECONDS - start))); }
+need() {  # need NAME SECONDS: true when the budget leaves the step that long
+  if [ "$(left)" -lt "$2" ]; then
+    echo "gpu_family: skipping $1: $(left) s left, needs $2"
+    return 1
+  fi
+}
+export FUSEPROOF_GOLDEN_DIR=$PWD/golden
+export FUSEPROOF_GOLDEN_BUILD_DIR=$PWD/$BUILD/golden
+AUDIT=$BUILD/bin/fuseproof-audit
+nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader > "$W/gpu.txt" 2>&1
+cat "$W/gpu.txt"
+
+build() {
+  env OUT="$W/build" BUILD_DIR="$BUILD" ARCHS=90 TARGETS="fuseproof fuseproof_audit_all fuseproof_python" \
+    EXTRA_CMAKE_ARGS="-DPython_EXECUTABLE=$PY" timeout -k 5 "$(($(left) - 20))" scripts/gpu_run.sh build
+}
+
+capture() {
+  local g=$W/capture
+  mkdir -p "$g" && cp -r golden/sm_90 "$g/"
+  "$BUILD/bin/fuseproof" ops --json > "$W/ops.json" || return 1
+  timeout -k 5 240 "$PY" scripts/capture_golden.py --out "$g" --add-ops --refresh-ex2-points --spec "$W/ops.json" \
+    > "$W/capture.log" 2>&1
+  local rc=$?
+  tail -n 40 "$W/capture.log"
+  [ $rc -eq 0 ] || return $rc
+  mkdir -p "$W/golden_sm_90"
+  cp "$g/sm_90/ex2_points.tar.xz" "$g/sm_90/provenance.json" "$W/golden_sm_90/"
+  cp "$g/sm_90/ex2_points.tar.xz" "$g/sm_90/provenance.json" golden/sm_90/
+  rm -rf "$g"
+  # The new points are unpacked into the build tree by configuring again (cmake/golden.cmake).
+  cmake "$BUILD" > "$W/reconfigure.log" 2>&1 || { tail -n 20 "$W/reconfigure.log"; return 1; }
+  echo "gpu_family: ex2 points captured again and unpacked into $BUILD/golden"
+}
+
+audit() {  # audit eager|fp32: every op's built-in CUDA kernel of that contract, side by side
+  local pids=() t0=$SECONDS names=()
+  if [ "$1" = eager ]; then
+    for op in ${AUDIT_OPS:-${FAMILY_OPS[@]}}; do
+      names+=("$op")
+      timeout -k 10 "$(($(left) - 10))" "$AUDIT" audit --op "$op" --backend cuda --dtype all --no-reference \
+        --report "$W/audit_$op.md" --json "$W/audit_$op.json" > "$W/audit_$op.log" 2>&1 &
+      pids+=("$!")
+    done
+  else
+    for op in "${PACKED_OPS[@]}"; do
+      names+=("${op}_fp32")
+      timeout -k 10 "$(($(left) - 10))" "$AUDIT" audit --backend cuda --dtype all --no-reference \
+        --plugin "$BUILD/lib/plugins/lib${op}_fp32_cuda.so" \
+        --report "$W/audit_${op}_fp32.md" --json "$W/audit_${op}_fp32.json" > "$W/audit_${op}_fp32.log" 2>&1 &
+      pids+=("$!")
+    done
+  fi
+  local bad=0 i
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"
+    local rc=$?
+    echo "gpu_family: audit ${names[$i]} exit $rc after $((SECONDS - t0)) s"
+    grep -E "^verdict" "$W/audit_${names[$i]}.log" | tail -n 1
+    [ $rc -eq 0 ] || bad=1
+  done
+  return $bad
+}
+
+# gpu_audit.sh's budget scope: each mutant stops at its first failing class.
+MUTANT_SCOPE=(--domain-biases 2048 --max-width 16384 --no-default-shapes --shapes 65537x64,155345x13824
+              --call-timeout 10 --first-fail)
+mutants() {
+  local t0=$SECONDS rc
+  timeout -k 5 "$(($(left) - 60))" "$AUDIT" audit --backend cuda --dtype all "${MUTANT_SCOPE[@]}" \
+    --mutants "$BUILD/lib/mutants/cuda" --mutant-timeout 120 \
+    --report "$W/mutation_cuda.md" --json "$W/mutation_cuda.json" > "$W/mutation_cuda.log" 2>&1
+  rc=$?
+  echo "gpu_family: mutation run exit $rc in $((SECONDS - t0)) s"
+  "$PY" - "$W/mutation_cuda.json" <<'PY' || rc=1
+import json, sys
+# bias_gelu_tanh's mutants as gpu_audit.sh expects them; every family mutant ("<op> <bug>") by the extreme class.
+expected = {
+    "gelu_unrounded_sum": ("extreme", None), "add_truncates": ("extreme", None), "fast_tanh": ("extreme", None),
+    "gelu_erf": ("extreme", None), "bias_off_by_one": ("extreme", None), "bias_by_row": ("extreme", None),
+    "skip_last_vector": ("extreme", None), "tail_overread": ("rejection", None), "nan_pattern": ("extreme", None),
+    "zero_sign_lost": ("extreme", None), "fp16_subnormal_ftz": ("extreme", None),
+    "no_width_rejection": ("rejection", None), "no_alignment_check": ("rejection", None),
+    "pdl_wait_removed": ("pdl", None), "bias_cache_8192": ("widths", None),
+    "rows_over_65535_skipped": ("shapes", None), "int32_index": ("shapes", None),
+    "hang_on_empty": ("rejection", "hang: the call did not return"),
+    "misaligned_vector_load": ("extreme", "misaligned address"),
+    "illegal_address": ("widths", "illegal memory access"),
+}
+m = json.load(open(sys.argv[1]))
+bad, family = 0, 0
+for o in m["mutants"]:
+    name = o["kernel"].replace("mutant cuda ", "")
+    want = ("extreme", None) if " " in name else expected.pop(name, None)
+    family += " " in name
+    ok = want is not None and o["status"] == "killed" and o["killed_by"] == want[0] and \
+        (want[1] is None or want[1] in o.get("fault", ""))
+    print(f"  {'ok ' if ok else 'BAD'} {name:36s} {o['status']:8s} {o['killed_by']:10s} {o.get('first_record', '')[:120]}")
+    bad += not ok
+for name in sorted(expected):
+    print(f"  BAD {name}: not in the run")
+    bad += 1
+print(f"  {len(m['mutants'])} CUDA mutants, {family} of the family; {bad} not as expected")
+sys.exit(1 if bad or family == 0 else 0)
+PY
+  for op in "${FAMILY_OPS[@]::4}"; do
+    timeout -k 5 120 "$AUDIT" audit --backend cuda --dtype all "${MUTANT_SCOPE[@]}" --no-reference \
+      --plugin "$BUILD/lib/plugins/libcontrol_cuda_$op.so" --json "$W/control_cuda_$op.json" \
+      > "$W/control_cuda_$op.log" 2>&1
+    local c=$?
+    echo "gpu_family: control $op exit $c"
+    [ $c -eq 0 ] || rc=1
+  done
+  return $rc
+}
+
+subjects() {
+  export PYTHONPATH=$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}
+  local ops=(${SUBJECT_OPS:-${FAMILY_OPS[@]}}) subs=(${SUBJECTS:-eager torch-compile triton}) jobs=() t0=$SECONDS
+  local op s c dt j n
+  for op in "${ops[@]}"; do
+    for s in "${subs[@]}"; do jobs+=("$op:$s:eager"); done
+    [[ " ${PACKED_OPS[*]} " == *" $op "* ]] && [[ " ${subs[*]} " == *" torch-compile "* ]] && jobs+=("$op:torch-compile:fp32")
+  done
+  local d=$W/subjects
+  mkdir -p "$d"
+  local pids=()
+  for j in "${jobs[@]}"; do
+    IFS=: read -r op s c <<< "$j"
+    for dt in bf16 fp16; do
+      n="${op}.${s}.${c}.${dt}"
+      (
+        t=$SECONDS
+        timeout -k 10 "$(($(left) - 15))" "$PY" -m fuseproof audit --subject "$s" --op "$op" --contract "$c" \
+          --backend "$BACKEND" --dtype "$dt" --only domain --stop-after 0 --domain-biases "$DOMAIN_BIASES" \
+          --report "$d/$n.md" --json "$d/$n.json" > "$d/$n.log" 2>&1
+        echo "$? $((SECONDS - t))" > "$d/$n.status"
+      ) &
+      pids+=($!)
+      # (a bare `wait` would also wait for the log's tee: name the jobs)
+      while [ "$(jobs -rp | wc -l)" -ge "${SUBJECT_JOBS:-12}" ]; do wait -n "${pids[@]}" 2>/dev/null; done
+    done
+  done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  echo "gpu_family: ${#jobs[@]} subject audits x 2 dtypes in $((SECONDS - t0)) s"
+  for f in "$d"/*.status; do printf '%-50s %s\n' "$(basename "$f" .status)" "$(cat "$f")"; done
+}
+
+run_step() {  # run_step NAME: one step; its exit status
+  case "$1" in
+    build) need build 150 || return 0; build || { echo "gpu_family: build failed"; return 2; } ;;
+    capture) need capture 60 || return 0; capture ;;
+    audit) need audit 200 || return 0; audit eager ;;
+    audit_fp32) need audit_fp32 200 || return 0; audit fp32 ;;
+    mutants) need mutants 120 || return 0; mutants ;;
+    subjects) need subjects 120 || return 0; subjects ;;
+    *) echo "gpu_family: unknown step $1"; return 2 ;;
+  esac
+}
+
+# Steps joined by "+" run side by side (audit+mutants); the others one after the other.
+status=0
+for s in "${steps[@]}"; do
+  IFS=+ read -r -a group <<< "$s"
+  if [ ${#group[@]} -eq 1 ]; then
+    run_step "$s"
+    rc=$?
+    [ "$s" = build ] && [ $rc -eq 2 ] && exit 2
+    [ $rc -eq 0 ] || status=1
+  else
+    gp=()
+    for g in "${group[@]}"; do run_step "$g" & gp+=($!); done
+    for p in "${gp[@]}"; do wait "$p" || status=1; done
+  fi
+  echo "gpu_family: after $s: $((SECONDS - start)) s"
+done
+exit $status
