@@ -72,7 +72,10 @@ OpModel make_op_model(const ref::OpSpec& op, ref::Contract contract, ref::Dtype 
   m.golden_label = golden.label();
   ref::MathConfig cfg;
   cfg.math = math;
-  if (math == ref::MathModel::kCuda) cfg.mufu = &golden.mufu();
+  if (math == ref::MathModel::kCuda) {
+    m.mufu = golden.mufu_shared();  // the GoldenArch may go; the plan evaluates through cfg.mufu long after
+    cfg.mufu = m.mufu.get();
+  }
   try {
     m.plan = std::make_shared<const ref::OpPlan>(op, contract, d, cfg);
   } catch (const std::domain_error& e) {  // the cuda model reached an ex2 argument the golden points lack

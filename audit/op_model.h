@@ -19,6 +19,7 @@ struct OpModel {
   ref::Dtype dtype = ref::Dtype::kBf16;
   ref::MathModel math = ref::MathModel::kCuda;
   std::shared_ptr<const ref::OpPlan> plan;
+  std::shared_ptr<const ref::MufuModel> mufu;  ///< the MUFU data the plan's cuda math points into (kept alive here)
   std::string description;              ///< one line for the report
   std::string digest_key;               ///< digests.json key of (op, contract)
   std::optional<std::string> golden_flat, golden_tree;  ///< the 2^32 digests of eager on the device (cuda model only)

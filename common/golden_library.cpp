@@ -182,6 +182,11 @@ bool GoldenArch::has_mufu() const {
   return fs::is_regular_file(build_dir_ + "/" + arch_ + "/mufu_ex2_approx_ftz.bin", ec);
 }
 
+std::shared_ptr<const ref::MufuModel> GoldenArch::mufu_shared() const {
+  mufu();
+  return mufu_;
+}
+
 const ref::MufuModel& GoldenArch::mufu() const {
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);

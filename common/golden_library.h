@@ -80,6 +80,8 @@ class GoldenArch {
   /// The MUFU model of this architecture: the unpacked tables and ex2 points verified against provenance.json, loaded
   /// once. MissingDataError when the tables are not there (configure with cmake to unpack them).
   const ref::MufuModel& mufu() const;
+  /// The same model, shared: for what must outlive this object (a plan's MathConfig points into it).
+  std::shared_ptr<const ref::MufuModel> mufu_shared() const;
   /// True when the MUFU tables are unpacked (mufu() would not throw MissingDataError for their absence).
   bool has_mufu() const;
 

@@ -8,7 +8,7 @@
 #               provenance.json replace golden/sm_90's on this machine (configured again to unpack them) and come
 #               back in the archive (family/golden_sm_90/)
 #   audit       every op's built-in CUDA kernel, eager contract (AUDIT_OPS picks), and
-#   audit_fp32  every fp32-contract kernel: every class at the production envelope (widths to 65,536, the default
+#   audit_fp32  every fp32-contract kernel (AUDIT_FP32_ARGS: more options, e.g. --max-width 16384): every class at the production envelope (widths to 65,536, the default
 #               shapes with one call above 2^31 elements, the whole 2^32 domain), both dtypes, one process each
 #   mutants     every CUDA mutant (bias_gelu_tanh's and the family's) on gpu_audit.sh's budget scope, the kill check
 #               (each family mutant killed by `extreme`), and the family's controls on the same scope
@@ -85,7 +85,7 @@ audit() {  # audit eager|fp32: every op's built-in CUDA kernel of that contract,
   else
     for op in "${PACKED_OPS[@]}"; do
       names+=("${op}_fp32")
-      timeout -k 10 "$(($(left) - 10))" "$AUDIT" audit --backend cuda --dtype all --no-reference \
+      timeout -k 10 "$(($(left) - 10))" "$AUDIT" audit --backend cuda --dtype all --no-reference ${AUDIT_FP32_ARGS:-} \
         --plugin "$BUILD/lib/plugins/lib${op}_fp32_cuda.so" \
         --report "$W/audit_${op}_fp32.md" --json "$W/audit_${op}_fp32.json" > "$W/audit_${op}_fp32.log" 2>&1 &
       pids+=("$!")
