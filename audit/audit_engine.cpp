@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "audit/audit_isolation.h"
 #include "audit/audit_protocol.h"
 #include "audit/check_classes.h"
 #include "audit/op_model.h"
@@ -345,6 +346,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
 }
 
 int run_audit_child(const std::string& spec_path, const Subject& subject) {
+  die_with_parent();
   json out;
   int status = kExitPass;
   try {

@@ -5,10 +5,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -19,6 +21,10 @@
 extern char** environ;
 
 namespace fuseproof::audit {
+
+namespace {
+constexpr const char* kParentPidEnv = "FUSEPROOF_AUDIT_PARENT_PID";
+}  // namespace
 
 namespace {
 
@@ -57,8 +63,11 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("audit: cannot create a pipe: " + std::string(std::strerror(errno)));
   std::vector<std::string> env_s;
   for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, kProgressFdEnv, std::strlen(kProgressFdEnv)) != 0) env_s.emplace_back(*e);
+    if (std::strncmp(*e, kProgressFdEnv, std::strlen(kProgressFdEnv)) != 0 &&
+        std::strncmp(*e, kParentPidEnv, std::strlen(kParentPidEnv)) != 0)
+      env_s.emplace_back(*e);
   env_s.push_back(std::string(kProgressFdEnv) + "=" + std::to_string(kChildFd));
+  env_s.push_back(std::string(kParentPidEnv) + "=" + std::to_string(getpid()));
   std::vector<char*> envp, args;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -154,6 +163,13 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
   else if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
   o.output_tail = tail_of(log_path, 4);
   return o;
+}
+
+void die_with_parent() {
+  const char* parent = std::getenv(kParentPidEnv);  // set by run_child only
+  if (!parent) return;
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (std::to_string(getppid()) != parent) _exit(128 + SIGKILL);  // the parent ended before prctl took effect
 }
 
 }  // namespace fuseproof::audit

@@ -27,4 +27,8 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
 /// "signal 11 (SIGSEGV)", "signal 6 (SIGABRT)", ...
 std::string signal_description(int sig);
 
+/// In a child run by run_child: SIGKILL to this process when the parent that started it ends, so that an auditor
+/// killed from outside (a timeout, ^C) does not leave its class running; exits at once when the parent is gone already.
+void die_with_parent();
+
 }  // namespace fuseproof::audit

@@ -227,6 +227,14 @@ Shape shape_of(const ref::OpSpec& op) {
   return s;
 }
 
+/// act(a) * b for an infinite b: act(a) is exactly zero only at a = +-0 and a = -inf (its limit -0), so NaN there
+/// (0 * inf); elsewhere an infinity of sign(a) * sign(b) (each activation has its argument's sign). Neither binary64
+/// nor MPFR's exponent range holds every act(a) (gelu_erf(-38656) is about 2^-1.08e9), so the sign decides.
+uint16_t times_infinity(ref::Dtype d, double a, double b) {
+  if (a == 0 || a == -INFINITY) return kNan;
+  return bits_of_exact(d, std::signbit(a) != std::signbit(b) ? -INFINITY : INFINITY);
+}
+
 }  // namespace
 
 struct CorrectRounding::Impl {
@@ -285,8 +293,9 @@ uint16_t CorrectRounding::value_mpfr(uint16_t in0, uint16_t in1) const {
     if (mpfr_zero_p(t.v)) mpfr_set_zero(t, (std::signbit(a) && std::signbit(b)) ? -1 : 1);  // IEEE: -0 + -0 only
     mpfr_activation(impl_->shape.act, main, deficit, t);
   } else {
+    if (std::isinf(b)) return times_infinity(dtype_, a, b);
     mpfr_activation(impl_->shape.act, main, deficit, x);
-    mpfr_mul(main, main, y, MPFR_RNDN);        // exact at 320 bits for a finite main; 0 * inf is NaN, as in IEEE
+    mpfr_mul(main, main, y, MPFR_RNDN);        // exact at 320 bits
     mpfr_mul(deficit, deficit, y, MPFR_RNDN);
   }
   return mpfr_zero_p(deficit.v) ? mpfr_to_half(dtype_, main) : mpfr_to_half(dtype_, main, deficit);
@@ -312,8 +321,9 @@ uint16_t CorrectRounding::value(uint16_t in0, uint16_t in1) const {
   if (impl_->shape.act_times) {
     const double hi = impl_->act_hi[in0], lo = impl_->act_lo[in0];
     const double p = hi * b;
+    if (std::isinf(b)) return times_infinity(dtype_, a, b);  // even where binary64's act(a) underflowed
     // Infinities, and exact zeros: IEEE's signs decide.
-    if (std::isinf(b) || std::isinf(hi) || p == 0) return std::isnan(p) ? kNan : bits_of_exact(dtype_, p);
+    if (std::isinf(hi) || p == 0) return std::isnan(p) ? kNan : bits_of_exact(dtype_, p);
     // An activation below 2^-800 times any finite half value lies far below the dtype's smallest subnormal: a zero
     // of the product's sign (hi carries act's sign even where binary64 keeps few of its bits).
     if (std::fabs(hi) < 0x1p-800) return bits_of_exact(dtype_, std::signbit(hi) != std::signbit(b) ? -0.0 : 0.0);
