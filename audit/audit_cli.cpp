@@ -54,7 +54,7 @@ int run_mutation(CliState& s) {
   if (!s.report_md.empty()) write_text_file(s.report_md, mutation_markdown(m));
   if (!s.report_json.empty()) write_text_file(s.report_json, mutation_json(m).dump(2) + "\n");
   for (const auto& mo : m.mutants)
-    if (mo.status == "error") usage_error("audit: mutant " + mo.plugin + " could not be audited: " + mo.first_record);
+    if (mo.status == MutantStatus::kError) usage_error("audit: mutant " + mo.plugin + " could not be audited: " + mo.first_record);
   if (m.total == 0) usage_error("audit: no " + m.backend + " mutant plugins in " + s.mutants);
   return m.killed == m.total ? kExitPass : kExitFail;
 }

@@ -274,7 +274,9 @@ AuditOptions options_from_json(const nlohmann::json& j) {
 
 void options_from_python(AuditOptions& o, const nlohmann::json& kwargs) {
   const auto& table = option_table();
-  for (const auto& [key, v] : kwargs.items()) {
+  for (const auto& item : kwargs.items()) {
+    const std::string key = item.key();  // (not a structured binding: clang 14 cannot capture one)
+    const nlohmann::json& v = item.value();
     const auto it = std::find_if(table.begin(), table.end(), [&](const OptionDef& d) { return d.key == key; });
     if (it == table.end()) {
       std::string keys;

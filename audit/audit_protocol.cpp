@@ -60,7 +60,7 @@ std::string fault_line(const ChildOutcome& co, double call_timeout_s) {
   } else {
     what = "crash: exit " + std::to_string(co.exit_code) + " without a result";
   }
-  what += co.last_call.empty() ? " (outside any call into the subject)" : " in call " + co.last_call;
+  what += co.last_call.empty() ? std::string(" ") + kOutsideAnyCall : " in call " + co.last_call;
   if (!co.output_tail.empty()) what += "; last output: " + co.output_tail;
   return what;
 }

@@ -11,6 +11,9 @@
 
 namespace fuseproof::audit {
 
+/// The words a fault line carries when the class died outside any call into the subject (fault_line).
+inline constexpr const char* kOutsideAnyCall = "(outside any call into the subject)";
+
 /// A fresh /tmp/fuseproof-audit-XXXXXX folder; std::runtime_error when none can be made.
 std::string make_spec_dir();
 

@@ -1,6 +1,8 @@
 // mutation_driver.cpp: one child process per mutant (a crash or a hung CUDA context cannot take the driver down).
 #include "audit/mutation_driver.h"
 
+#include "audit/audit_protocol.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -22,6 +24,16 @@
 extern char** environ;
 
 namespace fuseproof::audit {
+
+const char* mutant_status_name(MutantStatus s) {
+  switch (s) {
+    case MutantStatus::kKilled: return "killed";
+    case MutantStatus::kSurvived: return "survived";
+    case MutantStatus::kTimeout: return "timeout";
+    case MutantStatus::kError: return "error";
+  }
+  return "error";
+}
 
 namespace fs = std::filesystem;
 
@@ -66,7 +78,7 @@ MutationResult run_mutants(const AuditOptions& base, const std::string& dir, int
     } catch (const PluginError& e) {
       MutantOutcome o;
       o.plugin = p;
-      o.status = "error";
+      o.status = MutantStatus::kError;
       o.first_record = e.what();
       m.mutants.push_back(o);
       continue;
@@ -107,16 +119,16 @@ MutationResult run_mutants(const AuditOptions& base, const std::string& dir, int
     if (jin) o.report = nlohmann::json::parse(jin, nullptr, false);
     // Killed only by a reported FAIL: a mutant whose audit crashed, hung or wrote no report was not judged.
     if (timed_out) {
-      o.status = "timeout";
+      o.status = MutantStatus::kTimeout;
       o.first_record = "the whole audit of this mutant ran past --mutant-timeout " + std::to_string(timeout_s) + " s";
     } else if (WIFSIGNALED(status)) {
-      o.status = "error";
+      o.status = MutantStatus::kError;
       o.first_record = "the audit itself died of signal " + std::to_string(WTERMSIG(status));
     } else if (WEXITSTATUS(status) == 0) {
-      o.status = "survived";
+      o.status = MutantStatus::kSurvived;
     } else if (WEXITSTATUS(status) == 1 && o.report.is_object() && o.report["killed_by"].is_object()) {
       const auto& k = o.report["killed_by"];
-      o.status = "killed";
+      o.status = MutantStatus::kKilled;
       o.killed_by = k.value("class", "");
       o.dtype = k.value("dtype", "");
       o.mismatches = k.value("mismatches", uint64_t(0));
@@ -125,19 +137,26 @@ MutationResult run_mutants(const AuditOptions& base, const std::string& dir, int
       o.first_record = k.value("first_record", "");
       for (const auto& c : o.report["checks"])
         if (c.value("status", "") == "fail") o.failing_classes.push_back(c.value("class", "") + " " + c.value("dtype", ""));
+      // A class that died outside any call into the mutant says nothing about the mutant (the auditor's own crash,
+      // H200 run 31, "killed" every CUDA mutant): not a kill.
+      if (o.fault.find(kOutsideAnyCall) != std::string::npos) {
+        o.status = MutantStatus::kError;
+        o.first_record = "not judged: its first failing class (" + o.killed_by + " " + o.dtype + ") died outside any "
+                         "call into it: " + o.fault;
+      }
     } else if (WEXITSTATUS(status) == 1) {
-      o.status = "error";
+      o.status = MutantStatus::kError;
       o.first_record = "exit 1 without a JSON report naming the failing class";
     } else {
-      o.status = "error";
+      o.status = MutantStatus::kError;
       std::ifstream lin(log);
       std::string line, last;
       while (std::getline(lin, line))
         if (!line.empty()) last = line;
       o.first_record = "exit " + std::to_string(WEXITSTATUS(status)) + ": " + last;
     }
-    std::printf("  %-40s %-8s %s %s %llu%s mismatches%s (%.1f s)\n", fs::path(p).filename().c_str(), o.status.c_str(),
-                o.killed_by.c_str(), o.dtype.c_str(), (unsigned long long)o.mismatches, o.stopped_early ? "+" : "",
+    std::printf("  %-40s %-8s %s %s %llu%s mismatches%s (%.1f s)\n", fs::path(p).filename().c_str(),
+                mutant_status_name(o.status), o.killed_by.c_str(), o.dtype.c_str(), (unsigned long long)o.mismatches, o.stopped_early ? "+" : "",
                 o.fault.empty() ? "" : ", a fault", o.seconds);
     if (!o.first_record.empty()) std::printf("      %s\n", o.first_record.substr(0, 300).c_str());
     std::fflush(stdout);
@@ -145,9 +164,9 @@ MutationResult run_mutants(const AuditOptions& base, const std::string& dir, int
   }
   remove_tree(work);
   for (const auto& o : m.mutants) {
-    if (o.status == "error") continue;
+    if (o.status == MutantStatus::kError) continue;
     ++m.total;
-    m.killed += o.status == "killed";
+    m.killed += o.status == MutantStatus::kKilled;
   }
   return m;
 }
@@ -161,7 +180,7 @@ nlohmann::json mutation_json(const MutationResult& m) {
   j["score"] = m.total ? double(m.killed) / double(m.total) : 0.0;
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& o : m.mutants)
-    arr.push_back({{"plugin", o.plugin}, {"kernel", o.kernel_name}, {"status", o.status}, {"killed_by", o.killed_by},
+    arr.push_back({{"plugin", o.plugin}, {"kernel", o.kernel_name}, {"status", mutant_status_name(o.status)}, {"killed_by", o.killed_by},
                    {"dtype", o.dtype}, {"mismatches", o.mismatches}, {"stopped_early", o.stopped_early},
                    {"first_record", o.first_record}, {"fault", o.fault}, {"failing_classes", o.failing_classes},
                    {"seconds", o.seconds}, {"report", o.report}});
@@ -182,7 +201,7 @@ std::string mutation_markdown(const MutationResult& m) {
     for (char& ch : rec)
       if (ch == '|') ch = '/';
     md << "| " << (o.kernel_name.empty() ? fs::path(o.plugin).filename().string() : o.kernel_name) << " | "
-       << o.status << " | " << o.killed_by << " | " << o.dtype << " | " << o.mismatches << (o.stopped_early ? "+" : "")
+       << mutant_status_name(o.status) << " | " << o.killed_by << " | " << o.dtype << " | " << o.mismatches << (o.stopped_early ? "+" : "")
        << " | " << classes << " | `" << rec << "` | " << o.seconds << " |\n";
   }
   md << "\n`+`: the check class stopped at --stop-after mismatches.\n";

@@ -10,10 +10,19 @@
 
 namespace fuseproof::audit {
 
+/// What became of one mutant.
+enum class MutantStatus {
+  kKilled,    ///< its audit reported a FAIL in a class, by mismatches or by a fault inside a call into it
+  kSurvived,  ///< its audit passed
+  kTimeout,   ///< its whole audit ran past --mutant-timeout
+  kError,     ///< not judged: the audit could not run, or failed only by a crash outside any call into the mutant
+};
+const char* mutant_status_name(MutantStatus s);  ///< "killed", "survived", "timeout", "error"
+
 struct MutantOutcome {
   std::string plugin;
   std::string kernel_name;
-  std::string status;       ///< "killed", "survived", "timeout", "error" (the audit could not run)
+  MutantStatus status = MutantStatus::kError;
   std::string killed_by;    ///< the first failing check class (a reported FAIL; nothing else kills)
   std::string dtype;
   uint64_t mismatches = 0;

@@ -64,9 +64,15 @@ int run(EvalArgs& a) {
     const uint16_t y = plan.eval_nodes(v);
     bytes[2 * k] = char(y & 0xFF);
     bytes[2 * k + 1] = char(y >> 8);
-    if (a.print) {
-      // The record line without a kernel's output: "<op> <dtype> [k] gate=0x.. up=0x.. => 0x.. expected 0x.."
-      std::printf("%s\n", testfloat_record_inputs(op->name, d, "k=" + std::to_string(k), names, v, y, y).c_str());
+    if (a.print) {  // "<op> <dtype> [k=N] gate=0x.. up=0x.. => 0x..": a record's inputs and the reference's output
+      std::string line = op->name + " " + ref::dtype_name(d) + " [k=" + std::to_string(k) + "]";
+      char b[48];
+      for (size_t i = 0; i < n_in; ++i) {
+        std::snprintf(b, sizeof b, " %s=0x%04X", names[i].c_str(), v[i]);
+        line += b;
+      }
+      std::snprintf(b, sizeof b, " => 0x%04X", y);
+      std::printf("%s%s\n", line.c_str(), b);
     }
   }
   try {

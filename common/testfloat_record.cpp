@@ -7,8 +7,10 @@ namespace fuseproof {
 
 namespace {
 
-/// "NaN pattern", "sign of zero" or "N ulp" for two patterns on the sign-magnitude line (ulp_distance's order).
+/// "equal", "NaN pattern", "sign of zero" or "N ulp" for two patterns on the sign-magnitude line (ulp_distance's
+/// order).
 std::string distance(bool either_nan, uint64_t a, uint64_t b, uint64_t sign_bit) {
+  if (a == b) return "equal";
   if (either_nan) return "NaN pattern";
   auto line = [sign_bit](uint64_t h) { return (h & sign_bit) ? -int64_t(h & (sign_bit - 1)) : int64_t(h); };
   const int64_t d = line(a) - line(b);

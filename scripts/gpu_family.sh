@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# gpu_family.sh: the op family on a CUDA machine, in bounded steps; everything it writes goes into OUT/family.tar.xz.
-#   OUT=<dir> BUDGET=560 scripts/gpu_family.sh [steps...]   (default: build capture audit+mutants)
+# gpu_family.sh: the op family on a CUDA machine, in bounded steps; everything it writes goes into OUT/family.tar.gz.
+#   OUT=<dir> BUDGET=480 scripts/gpu_family.sh [steps...]   (default: build audit+mutants)
+# On an H200 (run 31): build ~50 s; one production-envelope audit ~175 s alone, five side by side ~400 s (the domain
+# class is CPU-bound: 16 s per dtype alone, 155 s with eight audits beside it). Two calls fit a session:
+#   scripts/gpu_family.sh build audit+mutants            then      scripts/gpu_family.sh audit_fp32+subjects
+# with AUDIT_FP32_ARGS="--max-width 16384" DOMAIN_BIASES=4096 for the second. BUDGET bounds every step; keep it
+# 60 s under the call's limit for the archive.
 # Steps joined by "+" run side by side. Each step runs under `timeout` and starts only while the budget leaves it time:
 #   build       the gpu preset for sm_90: fuseproof, fuseproof-audit, plugins, mutants, the Python module
-#   capture     capture_golden.py --add-ops --refresh-ex2-points over a copy of golden/sm_90: the ex2 arguments of
-#               expf and erff and the device's ex2 of each, captured again; the new ex2_points.tar.xz and
-#               provenance.json replace golden/sm_90's on this machine (configured again to unpack them) and come
-#               back in the archive (family/golden_sm_90/)
+#   capture     (done in run 31; for a new capture kernel) capture_golden.py --add-ops --refresh-ex2-points over a
+#               copy of golden/sm_90: the ex2 arguments of expf and erff and the device's ex2 of each; the new
+#               ex2_points.tar.xz and provenance.json replace golden/sm_90's on this machine (configured again to
+#               unpack them) and come back in the archive (family/golden_sm_90/)
 #   audit       every op's built-in CUDA kernel, eager contract (AUDIT_OPS picks), and
-#   audit_fp32  every fp32-contract kernel (AUDIT_FP32_ARGS: more options, e.g. --max-width 16384): every class at the production envelope (widths to 65,536, the default
-#               shapes with one call above 2^31 elements, the whole 2^32 domain), both dtypes, one process each
+#   audit_fp32  every fp32-contract kernel (AUDIT_FP32_ARGS: more options): every class at the production envelope
+#               (widths to 65,536, the default shapes with one call above 2^31 elements, the whole 2^32 domain),
+#               both dtypes, one process each
 #   mutants     every CUDA mutant (bias_gelu_tanh's and the family's) on gpu_audit.sh's budget scope, the kill check
 #               (each family mutant killed by `extreme`), and the family's controls on the same scope
 #   subjects    the Python subjects of every op: eager, torch-compile and triton on the eager contract, torch-compile
@@ -18,7 +24,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:?OUT must name the folder that comes back}
-BUDGET=${BUDGET:-560}
+BUDGET=${BUDGET:-480}
 BUILD=${BUILD_DIR:-build-gpu}
 # For a smoke test without a GPU: BUILD_DIR=build BACKEND=emulated DOMAIN_BIASES=16 ... subjects
 BACKEND=${BACKEND:-cuda}
@@ -27,13 +33,17 @@ W=$OUT/family
 mkdir -p "$W"
 start=$SECONDS
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(build capture audit+mutants)
+[ ${#steps[@]} -eq 0 ] && steps=(build audit+mutants)
 FAMILY_OPS=(bias_gelu_erf silu_and_mul gelu_tanh_and_mul gelu_and_mul bias_gelu_tanh)
 PACKED_OPS=(silu_and_mul gelu_tanh_and_mul gelu_and_mul)
 PY=${PY:-$(command -v python3)}
 pack() {
-  tar -C "$OUT" -cJf "$OUT/family.tar.xz" family 2>/dev/null && rm -rf "$W"
-  echo "gpu_family: packed $OUT/family.tar.xz after $((SECONDS - start)) s"
+  # Whatever a step left running (an audit past its timeout) goes first; then one archive, as at most 8 files come
+  # back (gzip: xz of a busy machine's logs once ran past the call's limit, and nothing came back, run 31).
+  pkill -KILL -f "$BUILD/bin/fuseproof-audit" 2>/dev/null
+  pkill -KILL -f "python3 -m fuseproof" 2>/dev/null
+  tar -C "$OUT" -czf "$OUT/family.tar.gz" family 2>/dev/null && rm -rf "$W"
+  echo "gpu_family: packed $OUT/family.tar.gz after $((SECONDS - start)) s"
 }
 trap pack EXIT
 exec > >(tee -a "$W/gpu_family.log") 2>&1
