@@ -117,6 +117,7 @@ MutationResult run_mutants(const AuditOptions& base, const std::string& dir, int
     o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::ifstream jin(json);
     if (jin) o.report = nlohmann::json::parse(jin, nullptr, false);
+    if (o.report.is_discarded()) o.report = nullptr;  // unreadable: null (a discarded value dumps as invalid JSON)
     // Killed only by a reported FAIL: a mutant whose audit crashed, hung or wrote no report was not judged.
     if (timed_out) {
       o.status = MutantStatus::kTimeout;

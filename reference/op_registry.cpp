@@ -42,22 +42,18 @@ int Composition::activation(Activation act, int a, Precision p) {
   n.precision = p;
   return push(n);
 }
-int Composition::add(int a, int b, Precision p) {
+int Composition::binary(NodeOp op, int a, int b, Precision p) {
   Node n;
-  n.op = NodeOp::kAdd;
+  n.op = op;
   n.a = a;
   n.b = b;
   n.precision = p;
   return push(n);
 }
-int Composition::mul(int a, int b, Precision p) {
-  Node n;
-  n.op = NodeOp::kMul;
-  n.a = a;
-  n.b = b;
-  n.precision = p;
-  return push(n);
-}
+
+int Composition::add(int a, int b, Precision p) { return binary(NodeOp::kAdd, a, b, p); }
+
+int Composition::mul(int a, int b, Precision p) { return binary(NodeOp::kMul, a, b, p); }
 
 namespace {
 

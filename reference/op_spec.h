@@ -115,6 +115,7 @@ class Composition {
 
  private:
   int push(Node n);
+  int binary(NodeOp op, int a, int b, Precision p);
   std::vector<Node> nodes_;
 };
 

@@ -122,37 +122,7 @@ mutants() {
     --report "$W/mutation_cuda.md" --json "$W/mutation_cuda.json" > "$W/mutation_cuda.log" 2>&1
   rc=$?
   echo "gpu_family: mutation run exit $rc in $((SECONDS - t0)) s"
-  "$PY" - "$W/mutation_cuda.json" <<'PY' || rc=1
-import json, sys
-# bias_gelu_tanh's mutants as gpu_audit.sh expects them; every family mutant ("<op> <bug>") by the extreme class.
-expected = {
-    "gelu_unrounded_sum": ("extreme", None), "add_truncates": ("extreme", None), "fast_tanh": ("extreme", None),
-    "gelu_erf": ("extreme", None), "bias_off_by_one": ("extreme", None), "bias_by_row": ("extreme", None),
-    "skip_last_vector": ("extreme", None), "tail_overread": ("rejection", None), "nan_pattern": ("extreme", None),
-    "zero_sign_lost": ("extreme", None), "fp16_subnormal_ftz": ("extreme", None),
-    "no_width_rejection": ("rejection", None), "no_alignment_check": ("rejection", None),
-    "pdl_wait_removed": ("pdl", None), "bias_cache_8192": ("widths", None),
-    "rows_over_65535_skipped": ("shapes", None), "int32_index": ("shapes", None),
-    "hang_on_empty": ("rejection", "hang: the call did not return"),
-    "misaligned_vector_load": ("extreme", "misaligned address"),
-    "illegal_address": ("widths", "illegal memory access"),
-}
-m = json.load(open(sys.argv[1]))
-bad, family = 0, 0
-for o in m["mutants"]:
-    name = o["kernel"].replace("mutant cuda ", "")
-    want = ("extreme", None) if " " in name else expected.pop(name, None)
-    family += " " in name
-    ok = want is not None and o["status"] == "killed" and o["killed_by"] == want[0] and \
-        (want[1] is None or want[1] in o.get("fault", ""))
-    print(f"  {'ok ' if ok else 'BAD'} {name:36s} {o['status']:8s} {o['killed_by']:10s} {o.get('first_record', '')[:120]}")
-    bad += not ok
-for name in sorted(expected):
-    print(f"  BAD {name}: not in the run")
-    bad += 1
-print(f"  {len(m['mutants'])} CUDA mutants, {family} of the family; {bad} not as expected")
-sys.exit(1 if bad or family == 0 else 0)
-PY
+  "$PY" scripts/check_cuda_mutants.py "$W/mutation_cuda.json" --family || rc=1
   for op in "${FAMILY_OPS[@]::4}"; do
     timeout -k 5 120 "$AUDIT" audit --backend cuda --dtype all "${MUTANT_SCOPE[@]}" --no-reference \
       --plugin "$BUILD/lib/plugins/libcontrol_cuda_$op.so" --json "$W/control_cuda_$op.json" \

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""check_cuda_mutants.py MUTATION_JSON: every CUDA mutant of a `fuseproof audit --mutants` run killed by the class it
+must be killed by (bias_gelu_tanh's by the classes below, with the fault text for the fault mutants; every family
+mutant, named "<op> <bug>", by extreme), and none missing. Used by gpu_audit.sh and gpu_family.sh.
+Exit 0 when all are as expected; 1 otherwise (each line says ok or BAD)."""
+
+import json
+import sys
+
+# bias_gelu_tanh's mutants: (class, text the fault must contain, or None)
+EXPECTED = {
+    "gelu_unrounded_sum": ("extreme", None), "add_truncates": ("extreme", None), "fast_tanh": ("extreme", None),
+    "gelu_erf": ("extreme", None), "bias_off_by_one": ("extreme", None), "bias_by_row": ("extreme", None),
+    "skip_last_vector": ("extreme", None), "tail_overread": ("rejection", None), "nan_pattern": ("extreme", None),
+    "zero_sign_lost": ("extreme", None), "fp16_subnormal_ftz": ("extreme", None),
+    "no_width_rejection": ("rejection", None), "no_alignment_check": ("rejection", None),
+    "pdl_wait_removed": ("pdl", None), "bias_cache_8192": ("widths", None),
+    "rows_over_65535_skipped": ("shapes", None), "int32_index": ("shapes", None),
+    "hang_on_empty": ("rejection", "hang: the call did not return"),
+    "misaligned_vector_load": ("extreme", "misaligned address"),
+    "illegal_address": ("widths", "illegal memory access"),
+}
+
+
+def main(path, need_family):
+    run = json.load(open(path))
+    expected = dict(EXPECTED)
+    bad = family = 0
+    for o in run["mutants"]:
+        name = o["kernel"].replace("mutant cuda ", "")
+        is_family = " " in name
+        want = ("extreme", None) if is_family else expected.pop(name, None)
+        family += is_family
+        ok = want is not None and o["status"] == "killed" and o["killed_by"] == want[0] and \
+            (want[1] is None or want[1] in o.get("fault", ""))
+        print(f"  {'ok ' if ok else 'BAD'} {name:36s} {o['status']:8s} {o['killed_by']:10s} "
+              f"{o.get('first_record', '')[:120]}")
+        bad += not ok
+    for name in sorted(expected):
+        print(f"  BAD {name}: not in the run")
+        bad += 1
+    print(f"  {len(run['mutants'])} CUDA mutants, {family} of the family; {bad} not as expected")
+    return 1 if bad or (need_family and family == 0) else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: check_cuda_mutants.py MUTATION_JSON [--family]")
+    sys.exit(main(sys.argv[1], sys.argv[2:] == ["--family"]))
