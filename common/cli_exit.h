@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "common/exit_status.h"
 
@@ -13,6 +14,14 @@ namespace fuseproof {
 /// Parses and runs `app`. A command reports its own status by throwing CLI::RuntimeError(code) after printing one
 /// line; an exception escaping it prints `<app>: <what>` and exits by exit_status_of(); --help exits 0; any other
 /// parse error prints CLI11's one-line message and exits 2.
+inline int parse_and_run(CLI::App& app, int argc, char** argv);
+
+/// A command's failure: `line` on stderr, then exit `code` through parse_and_run (default 2, usage).
+[[noreturn]] inline void fail_with(const std::string& line, int code = kExitUsage) {
+  std::fprintf(stderr, "%s\n", line.c_str());
+  throw CLI::RuntimeError(code);
+}
+
 inline int parse_and_run(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);

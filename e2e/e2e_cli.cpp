@@ -23,15 +23,14 @@
 #include "mp4_writer.h"
 #endif
 
+#include "common/cli_exit.h"
+
 namespace fuseproof::e2e {
 namespace {
 
 namespace fs = std::filesystem;
 
-[[noreturn]] void fail(const std::string& line, int code = 2) {
-  std::cerr << line << '\n';
-  throw CLI::RuntimeError(code);
-}
+[[noreturn]] void fail(const std::string& line, int code = kExitUsage) { fail_with(line, code); }
 
 /// The non-empty items of a list CLI11 split at commas (`->delimiter(',')`).
 std::vector<std::string> non_empty(const std::vector<std::string>& v) {

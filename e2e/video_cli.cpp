@@ -22,15 +22,14 @@
 #include "video_reader.h"
 #include "y4m_writer.h"
 
+#include "common/cli_exit.h"
+
 namespace fuseproof::e2e {
 namespace {
 
 namespace fs = std::filesystem;
 
-[[noreturn]] void fail(const std::string& line, int code = 2) {
-  std::cerr << line << '\n';
-  throw CLI::RuntimeError(code);
-}
+[[noreturn]] void fail(const std::string& line, int code = kExitUsage) { fail_with(line, code); }
 
 struct CompareArgs {
   std::string baseline, candidate, json, plot, markdown_file, lpips_model, pix_fmt;

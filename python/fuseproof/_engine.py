@@ -87,6 +87,8 @@ def run_callable(fn, op="bias_gelu_tanh", contract=None, dtype="all", device=Non
     ident = list(subject_args) + ["--op", op, "--contract", contract]
     if subject_args and out_arg != takes_out(fn, n_buffers):
         ident.append("--out-arg" if out_arg else "--no-out-arg")
+    repro = [a for k, a in enumerate(ident) if k not in (len(subject_args) + 2, len(subject_args) + 3)]
+    # (the reproduce line: the engine adds --contract with the other options that differ from their defaults)
     backend = "cuda" if d.type == "cuda" else "emulated"
     args = ", ".join(spec["buffers"])
     subject = {
@@ -97,7 +99,7 @@ def run_callable(fn, op="bias_gelu_tanh", contract=None, dtype="all", device=Non
         "sha256": sha,
         "cuda": d.type == "cuda",
         "child_command": child_command(ident + ["--backend", backend]) if subject_args else [],
-        "reproduce_prefix": "python3 -m fuseproof audit " + " ".join(shlex.quote(a) for a in ident)
+        "reproduce_prefix": "python3 -m fuseproof audit " + " ".join(shlex.quote(a) for a in repro)
                             if subject_args else "fuseproof.audit(%s, ...) (an in-process callable)" % name,
     }
     opts = dict(options, op=op, contract=contract, dtype=dtype, backend=backend, command=command)
