@@ -491,6 +491,7 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
             vs_cr[k].add(d, subject[c * 65536 + x], cv);
             eager_cr[k].add(d, contract[c * 65536 + x], cv);
           }
+        CorrectRounding::release_thread_caches();
       });
     for (auto& th : pool) th.join();
     for (unsigned k = 0; k < threads; ++k) {

@@ -279,7 +279,9 @@ CorrectRounding::CorrectRounding(const ref::OpSpec& op, ref::Dtype d)
   }
 }
 
-CorrectRounding::~CorrectRounding() = default;
+CorrectRounding::~CorrectRounding() { release_thread_caches(); }
+
+void CorrectRounding::release_thread_caches() { mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE); }
 
 uint16_t CorrectRounding::value_mpfr(uint16_t in0, uint16_t in1) const {
   const double a = ref::half_to_f32(dtype_, in0), b = ref::half_to_f32(dtype_, in1);

@@ -33,6 +33,9 @@ class CorrectRounding {
   uint16_t value(uint16_t in0, uint16_t in1) const;
   /// The full MPFR evaluation, without the binary64 path (the tests' oracle of value()).
   uint16_t value_mpfr(uint16_t in0, uint16_t in1) const;
+  /// Frees MPFR's caches of the calling thread (constants, exp tables): a worker thread that called value() calls it
+  /// before it ends, else they leak with the thread.
+  static void release_thread_caches();
   /// How many values needed MPFR so far (the binary64 value was too near a boundary).
   uint64_t mpfr_fallbacks() const { return fallbacks_.load(); }
 
