@@ -96,9 +96,9 @@ Plugin Plugin::load(const std::string& path, const std::string& expected_op) {
                         std::to_string(h.struct_size));
     const auto* d = static_cast<const fuseproof_kernel_descriptor_v1_t*>(raw);
     check_common(shown, d->kernel_name, d->op, d->entry != nullptr, d->memory, d->vector_bytes);
-    if (std::string(d->op) != "bias_gelu_tanh")
-      throw PluginError("audit: plugin " + shown + " speaks ABI version 1, which has op bias_gelu_tanh only, not " +
-                        d->op);
+    if (std::string(d->op) != ref::seed_op().name)
+      throw PluginError("audit: plugin " + shown + " speaks ABI version 1, which has op " + ref::seed_op().name +
+                        " only, not " + d->op);
     p.entry_ = d->entry;
     p.info_.kernel_name = d->kernel_name;
     p.info_.op = d->op;

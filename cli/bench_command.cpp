@@ -12,6 +12,7 @@
 #include "bench/bench_shapes.h"
 #include "bench/emulated_backend.h"
 #include "bench/input_distribution.h"
+#include "reference/op_spec.h"
 #if FUSEPROOF_BENCH_CUDA
 #include "bench/cuda_backend.h"
 #endif
@@ -38,7 +39,7 @@ int run(const BenchArgs& a) {
   std::vector<audit::Plugin> plugins;
   for (const std::string& path : a.options.plugins) {
     try {
-      plugins.push_back(audit::Plugin::load(path, "bias_gelu_tanh"));
+      plugins.push_back(audit::Plugin::load(path, ref::seed_op().name));
     } catch (const audit::PluginError& e) {
       std::string m = e.what();  // "audit: plugin PATH ..."
       if (m.rfind("audit: ", 0) == 0) m = m.substr(7);

@@ -20,6 +20,7 @@
 #include "common/tree_digest.h"
 #include "reference/domain_sweep.h"
 #include "reference/op_plan.h"
+#include "reference/op_spec.h"
 
 namespace fuseproof::cli {
 
@@ -29,7 +30,7 @@ constexpr size_t kRowBytes = 65536 * 2;
 constexpr const char* kAddRound = "add_round";  ///< eager `x + bias` alone: a sweep of its own (golden digests too)
 
 struct SweepArgs {
-  std::string op = "bias_gelu_tanh";
+  std::string op = ref::seed_op().name;
   std::string contract = "eager";
   std::string dtype;
   std::string backend = "reference";

@@ -131,6 +131,8 @@ const std::vector<OpSpec>& op_registry() {
   return ops;
 }
 
+const OpSpec& seed_op() { return op_registry().front(); }
+
 const OpSpec* find_op(std::string_view name) {
   for (const OpSpec& op : op_registry())
     if (op.name == name) return &op;

@@ -99,6 +99,9 @@ struct OpSpec {
 
 /// Every op, in the order `fuseproof ops` lists them.
 const std::vector<OpSpec>& op_registry();
+/// The seed op (the registry's first: bias_gelu_tanh): the default of every --op, the only op of plugin ABI v1 and
+/// of `fuseproof bench`.
+const OpSpec& seed_op();
 /// The op named `name`, or nullptr.
 const OpSpec* find_op(std::string_view name);
 /// "bias_gelu_tanh, bias_gelu_erf, ..." for messages.

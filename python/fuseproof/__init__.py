@@ -62,7 +62,7 @@ class Verdict:
         return "Verdict(%s, %d checks, %d mismatches)" % (self.verdict.upper(), len(self.checks), self.mismatches)
 
 
-def audit(fn, op="bias_gelu_tanh", dtype="all", device=None, report=None, json=None, out_arg=None, contract=None,
+def audit(fn, op=None, dtype="all", device=None, report=None, json=None, out_arg=None, contract=None,
           **options):
     """Audits fn on torch tensors; returns the Verdict. fn takes the op's buffers (`fuseproof ops` lists them):
     fn(x, bias) -> out for the bias ops, fn(x) -> out for the packed *_and_mul ops (x = [rows, 2d]); or the same with

@@ -47,7 +47,7 @@ def _parser(table):
     who.add_argument("--callable", metavar="MODULE:FUNCTION",
                      help="fn(*buffers) -> out or fn(*buffers, out) -> None (fuseproof ops lists each op's buffers)")
     who.add_argument("--subject", help="built-in subject: eager, torch-compile, torch-compile-emulated, triton")
-    a.add_argument("--op", default="bias_gelu_tanh", help="op to audit (fuseproof ops lists them)")
+    a.add_argument("--op", help="op to audit (fuseproof ops lists them; default: the first, bias_gelu_tanh)")
     a.add_argument("--contract", help="the contract to judge against: eager or fp32 (default: the callable's "
                                       "fuseproof_contract attribute, else eager)")
     a.add_argument("--dtype", default="all", help="bf16, fp16 or all")
@@ -108,6 +108,7 @@ def run(argv):
     from fuseproof import _engine, subjects
     try:
         op = _engine.find_op(args.op)
+        args.op = op["name"]
     except ValueError as e:
         raise _Refusal(str(e))
     options = {o["key"]: getattr(args, o["key"]) for o in table

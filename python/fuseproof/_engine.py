@@ -23,7 +23,10 @@ def op_spec():
     return json.loads(_fuseproof.op_spec())
 
 
-def find_op(name):
+def find_op(name=None):
+    """The op spec's entry of `name`; None: the seed op (the spec's first)."""
+    if name is None:
+        return op_spec()["ops"][0]
     for op in op_spec()["ops"]:
         if op["name"] == name:
             return op
@@ -63,13 +66,14 @@ def _source_sha256(fn):
     return (path or "", _fuseproof.file_sha256(path) if path else "")
 
 
-def run_callable(fn, op="bias_gelu_tanh", contract=None, dtype="all", device=None, report=None, json_path=None,
+def run_callable(fn, op=None, contract=None, dtype="all", device=None, report=None, json_path=None,
                  out_arg=None, options=None, command="", name=None, description=None, subject_args=None,
                  child_spec=""):
     """Runs the audit on fn; returns (exit status, JSON report text). ValueError (one line) for bad arguments."""
     if dtype not in ("bf16", "fp16", "all"):
         raise ValueError("fuseproof audit: dtype must be bf16, fp16 or all, got %s" % dtype)
     spec = find_op(op)
+    op = spec["name"]
     if contract is None:
         contract = getattr(fn, "fuseproof_contract", "eager")
     options = dict(options or {})
