@@ -18,6 +18,7 @@
 #               both dtypes, one process each
 #   mutants     every CUDA mutant (bias_gelu_tanh's and the family's) on gpu_audit.sh's budget scope, the kill check
 #               (each family mutant killed by `extreme`), and the family's controls on the same scope
+#   diag        one small Python subject audit under faulthandler, then cuda-gdb (where the package crashes)
 #   subjects    the Python subjects of every op: eager, torch-compile and triton on the eager contract, torch-compile
 #               on the fp32 contract of the *_and_mul ops; the domain class over all 2^32 pairs, --stop-after 0
 #               (exact counts, ULP and correctly rounded histograms); SUBJECT_OPS, SUBJECTS, SUBJECT_JOBS (12)
@@ -151,7 +152,7 @@ subjects() {
       n="${op}.${s}.${c}.${dt}"
       (
         t=$SECONDS
-        timeout -k 10 "$(($(left) - 15))" "$PY" -m fuseproof audit --subject "$s" --op "$op" --contract "$c" \
+        timeout -k 10 "$(($(left) - 15))" "$PY" -X faulthandler -m fuseproof audit --subject "$s" --op "$op" --contract "$c" \
           --backend "$BACKEND" --dtype "$dt" --only domain --stop-after 0 --domain-biases "$DOMAIN_BIASES" \
           --report "$d/$n.md" --json "$d/$n.json" > "$d/$n.log" 2>&1
         echo "$? $((SECONDS - t))" > "$d/$n.status"
@@ -166,6 +167,26 @@ subjects() {
   for f in "$d"/*.status; do printf '%-50s %s\n' "$(basename "$f" .status)" "$(cat "$f")"; done
 }
 
+diag() {  # one small Python subject audit, under faulthandler and then cuda-gdb: where a crash of the package is
+  export PYTHONPATH=$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}
+  local d=$W/diag a=(-m fuseproof audit --subject eager --op silu_and_mul --backend "$BACKEND" --dtype bf16
+                     --only domain --stop-after 0 --domain-biases 256 --json "$W/diag/diag.json")
+  mkdir -p "$d"
+  local so
+  so=$(ls "$BUILD"/python/fuseproof/_fuseproof*.so)
+  { readelf -d "$so" | grep NEEDED; echo "exported libstdc++ symbols: $(nm -D --defined-only "$so" | grep -c 'St6locale')";
+    echo "libstdc++.so of the compiler: $(${CXX:-g++} -print-file-name=libstdc++.so)"; } > "$d/module.txt" 2>&1
+  cat "$d/module.txt"
+  "$PY" -c "import fuseproof, sys; print(fuseproof.__file__, sys.version)" > "$d/import.log" 2>&1; echo "import: $?"
+  "$PY" -c "import torch, fuseproof; print(torch.__version__)" >> "$d/import.log" 2>&1; echo "import with torch: $?"
+  "$PY" -X faulthandler "${a[@]}" > "$d/faulthandler.log" 2>&1; echo "subject audit: $?"; tail -n 30 "$d/faulthandler.log"
+  if command -v cuda-gdb > /dev/null; then
+    timeout -k 5 120 cuda-gdb -batch -ex "set pagination off" -ex run -ex bt -ex "info sharedlibrary" --args "$PY" "${a[@]}" \
+      > "$d/gdb.log" 2>&1
+    grep -E -A 30 "SIGSEGV|signal" "$d/gdb.log" | head -n 60
+  fi
+}
+
 run_step() {  # run_step NAME: one step; its exit status
   case "$1" in
     build) need build 150 || return 0; build || { echo "gpu_family: build failed"; return 2; } ;;
@@ -174,6 +195,7 @@ run_step() {  # run_step NAME: one step; its exit status
     audit_fp32) need audit_fp32 200 || return 0; audit fp32 ;;
     mutants) need mutants 120 || return 0; mutants ;;
     subjects) need subjects 120 || return 0; subjects ;;
+    diag) need diag 60 || return 0; diag ;;
     *) echo "gpu_family: unknown step $1"; return 2 ;;
   esac
 }

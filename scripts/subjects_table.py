@@ -1,50 +1,93 @@
 #!/usr/bin/env python3
-"""subjects_table.py: the docs/SUBJECTS.md table from gpu_subjects.sh's reports: subject x dtype x verdict x
-mismatches (exact) x first records x time.
-Usage: scripts/subjects_table.py DIR        (DIR holds subject_<name>.<dtype>.json and .status)"""
+"""subjects_table.py: the docs/SUBJECTS.md table from the Python subjects' audit reports: op x subject x contract x
+dtype x verdict x exact mismatches x distance from the contract and from the correctly rounded value x first records.
+Usage: scripts/subjects_table.py DIR
+DIR holds one NAME.json (the audit's --json) and NAME.status ("exit-status seconds") per audit, NAME either
+OP.SUBJECT.CONTRACT.DTYPE (scripts/gpu_family.sh subjects) or subject_SUBJECT.DTYPE (scripts/gpu_subjects.sh)."""
 
 import glob
 import json
 import os
 import sys
 
-ORDER = ["eager", "torch-compile", "torch-compile-emulated", "triton"]
+SUBJECT_ORDER = ["eager", "torch-compile", "torch-compile-emulated", "triton"]
+BUCKETS = ["1", "2", "3-10", ">10"]
+SPECIAL = [("number for NaN", "NaN↔number"), ("NaN for number", "NaN↔number"), ("NaN pattern", "NaN pattern"),
+           ("sign of zero", "±0")]
 
 
-def row(d, name, dt):
-    rc, secs = open(os.path.join(d, "subject_%s.%s.status" % (name, dt))).read().split()
-    path = os.path.join(d, "subject_%s.%s.json" % (name, dt))
+def histogram(h):
+    """'1: n, 2: n, ...' over the nonzero buckets, NaN cases and signed zeros folded into their labels."""
+    if not h:
+        return "–"
+    parts = ["%s: %s" % (b, format(h[b], ",")) for b in BUCKETS if h.get(b)]
+    special = {}
+    for key, label in SPECIAL:
+        if h.get(key):
+            special[label] = special.get(label, 0) + h[key]
+    parts += ["%s: %s" % (k, format(v, ",")) for k, v in special.items()]
+    return ", ".join(parts) if parts else "0 everywhere"
+
+
+def load(d, base):
+    rc, secs = open(os.path.join(d, base + ".status")).read().split()
     try:
-        with open(path) as f:
-            r = json.load(f)
+        with open(os.path.join(d, base + ".json")) as f:
+            return rc, secs, json.load(f)
     except (OSError, ValueError):
-        r = {}
+        return rc, secs, {}
+
+
+def row(d, base, key):
+    op, subject, contract, dt = key
+    rc, secs, r = load(d, base)
+    op, contract = r.get("op", op), r.get("contract", contract)
+    head = "| %s | %s | %s | %s |" % (op, subject, contract, dt)
     if r.get("verdict") == "unavailable":
-        return "| %s | %s | unavailable | | | %s | %s |" % (name, dt, r.get("reason", ""), secs)
+        return head + " unavailable | | | | %s | %s |" % (r.get("reason", ""), secs)
     checks = [c for c in r.get("checks", []) if c["dtype"] == dt]
     if not checks:
-        return "| %s | %s | no report (exit %s) | | | see subject_%s.%s.log | %s |" % (name, dt, rc, name, dt, secs)
+        return head + " no report (exit %s) | | | | see %s.log | %s |" % (rc, base, secs)
     failed = [c for c in checks if c["status"] == "fail"]
     dom = next((c for c in checks if c["class"] == "domain"), None)
-    dom_text = ("%d of %d%s" % (dom["mismatches"], dom["cases"], " (stopped early)" if dom["stopped_early"] else "")
-                if dom else "not run")
-    records = ["%s: %s" % (c["class"], line) for c in failed for line in c["records"][:2]]
-    verdict = "FAIL (%s)" % ", ".join(c["class"] for c in failed) if failed else "PASS"
-    return "| %s | %s | %s | %s | %d | %s | %s |" % (name, dt, verdict, dom_text, sum(c["mismatches"] for c in checks),
-                                                    "<br>".join("`%s`" % x for x in records[:3]), secs)
+    verdict = "**FAIL** (%s)" % ", ".join(c["class"] for c in failed) if failed else "PASS"
+    if dom:
+        mism = "%s of %s%s" % (format(dom["mismatches"], ","), format(dom["cases"], ","),
+                               " (stopped early)" if dom["stopped_early"] else "")
+        ulp = histogram(dom.get("ulp_vs_contract")) if dom["mismatches"] else "–"
+        cr_s, cr_c = dom.get("ulp_vs_correctly_rounded"), dom.get("contract_ulp_vs_correctly_rounded")
+        cr = ("subject %s; contract %s" % (histogram(cr_s), histogram(cr_c))) if cr_s and dom["mismatches"] else "–"
+    else:
+        mism, ulp, cr = "not run", "–", "–"
+    records = ["%s: %s" % (c["class"], line.split(" ", 2)[2] if line.count(" ") >= 2 else line)
+               for c in failed for line in c["records"][:1]]
+    return head + " %s | %s | %s | %s | %s | %s |" % (verdict, mism, ulp, cr,
+                                                      "<br>".join("`%s`" % x for x in records[:2]) or "–", secs)
 
 
 def main(d):
-    found = {}
-    for p in glob.glob(os.path.join(d, "subject_*.status")):
-        name, dt = os.path.basename(p)[len("subject_"):-len(".status")].rsplit(".", 1)
-        found.setdefault(name, []).append(dt)
-    print("| subject | dtype | verdict | mismatches (domain, exact) | mismatches (all classes) | first records "
-          "| time (s) |")
-    print("|---|---|---|---:|---:|---|---:|")
-    for name in sorted(found, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n)):
-        for dt in sorted(found[name]):
-            print(row(d, name, dt))
+    rows = {}
+    for p in glob.glob(os.path.join(d, "*.status")):
+        base = os.path.basename(p)[:-len(".status")]
+        parts = base.split(".")
+        if base.startswith("subject_") and len(parts) == 2:
+            key = ("", parts[0][len("subject_"):], "", parts[1])
+        elif len(parts) == 4:
+            key = tuple(parts)
+        else:
+            print("subjects_table: %s: not a report name this script knows" % p, file=sys.stderr)
+            return 2
+        rows[key] = base
+    if not rows:
+        print("subjects_table: no *.status in %s" % d, file=sys.stderr)
+        return 2
+    print("| op | subject | contract | dtype | verdict | mismatches (exact) | distance from the contract (ulps) "
+          "| distance from the correctly rounded value (ulps) | first record | time (s) |")
+    print("|---|---|---|---|---|---:|---|---|---|---:|")
+    order = lambda k: (k[0], SUBJECT_ORDER.index(k[1]) if k[1] in SUBJECT_ORDER else len(SUBJECT_ORDER), k[1],
+                       k[2], k[3])
+    for key in sorted(rows, key=order):
+        print(row(d, rows[key], key))
     return 0
 
 
