@@ -152,8 +152,8 @@ subjects() {
       n="${op}.${s}.${c}.${dt}"
       (
         t=$SECONDS
-        timeout -k 10 "$(($(left) - 15))" "$PY" -X faulthandler -m fuseproof audit --subject "$s" --op "$op" --contract "$c" \
-          --backend "$BACKEND" --dtype "$dt" --only domain --stop-after 0 --domain-biases "$DOMAIN_BIASES" \
+        timeout -k 10 "$(($(left) - 15))" "$PY" -X faulthandler -m fuseproof audit --subject "$s" --op "$op" \
+          --contract "$c" --backend "$BACKEND" --dtype "$dt" --only domain --stop-after 0 --domain-biases "$DOMAIN_BIASES" \
           --report "$d/$n.md" --json "$d/$n.json" > "$d/$n.log" 2>&1
         echo "$? $((SECONDS - t))" > "$d/$n.status"
       ) &
@@ -174,15 +174,17 @@ diag() {  # one small Python subject audit, under faulthandler and then cuda-gdb
   mkdir -p "$d"
   local so
   so=$(ls "$BUILD"/python/fuseproof/_fuseproof*.so)
-  { readelf -d "$so" | grep NEEDED; echo "exported libstdc++ symbols: $(nm -D --defined-only "$so" | grep -c 'St6locale')";
+  { readelf -d "$so" | grep NEEDED
+    echo "exported libstdc++ symbols: $(nm -D --defined-only "$so" | grep -c 'St6locale')"
     echo "libstdc++.so of the compiler: $(${CXX:-g++} -print-file-name=libstdc++.so)"; } > "$d/module.txt" 2>&1
   cat "$d/module.txt"
   "$PY" -c "import fuseproof, sys; print(fuseproof.__file__, sys.version)" > "$d/import.log" 2>&1; echo "import: $?"
   "$PY" -c "import torch, fuseproof; print(torch.__version__)" >> "$d/import.log" 2>&1; echo "import with torch: $?"
-  "$PY" -X faulthandler "${a[@]}" > "$d/faulthandler.log" 2>&1; echo "subject audit: $?"; tail -n 30 "$d/faulthandler.log"
+  "$PY" -X faulthandler "${a[@]}" > "$d/faulthandler.log" 2>&1; echo "subject audit: $?"
+  tail -n 30 "$d/faulthandler.log"
   if command -v cuda-gdb > /dev/null; then
-    timeout -k 5 120 cuda-gdb -batch -ex "set pagination off" -ex run -ex bt -ex "info sharedlibrary" --args "$PY" "${a[@]}" \
-      > "$d/gdb.log" 2>&1
+    timeout -k 5 120 cuda-gdb -batch -ex "set pagination off" -ex run -ex bt -ex "info sharedlibrary" \
+      --args "$PY" "${a[@]}" > "$d/gdb.log" 2>&1
     grep -E -A 30 "SIGSEGV|signal" "$d/gdb.log" | head -n 60
   fi
 }

@@ -11,21 +11,13 @@ import os
 import sys
 
 SUBJECT_ORDER = ["eager", "torch-compile", "torch-compile-emulated", "triton"]
-BUCKETS = ["1", "2", "3-10", ">10"]
-SPECIAL = [("number for NaN", "NaN↔number"), ("NaN for number", "NaN↔number"), ("NaN pattern", "NaN pattern"),
-           ("sign of zero", "±0")]
 
 
 def histogram(h):
-    """'1: n, 2: n, ...' over the nonzero buckets, NaN cases and signed zeros folded into their labels."""
+    """'1: n, 2: n, ...': the report's nonzero buckets other than 0, in the report's order."""
     if not h:
         return "–"
-    parts = ["%s: %s" % (b, format(h[b], ",")) for b in BUCKETS if h.get(b)]
-    special = {}
-    for key, label in SPECIAL:
-        if h.get(key):
-            special[label] = special.get(label, 0) + h[key]
-    parts += ["%s: %s" % (k, format(v, ",")) for k, v in special.items()]
+    parts = ["%s: %s" % (k, format(v, ",")) for k, v in h.items() if k != "0" and v]
     return ", ".join(parts) if parts else "0 everywhere"
 
 
