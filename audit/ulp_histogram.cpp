@@ -4,18 +4,11 @@
 namespace fuseproof::audit {
 
 const char* distance_name(Distance d) {
-  switch (d) {
-    case Distance::kExact: return "0";
-    case Distance::kOne: return "1";
-    case Distance::kTwo: return "2";
-    case Distance::kThreeToTen: return "3-10";
-    case Distance::kMore: return ">10";
-    case Distance::kNanForNumber: return "NaN for number";
-    case Distance::kNumberForNan: return "number for NaN";
-    case Distance::kZeroSign: return "sign of zero";
-    case Distance::kNanPattern: return "NaN pattern";
-  }
-  return "?";
+  // In the order of the enumerators (ulp_histogram.h).
+  static constexpr std::array<const char*, kDistances> kNames{
+      "0", "1", "2", "3-10", ">10", "NaN for number", "number for NaN", "sign of zero", "NaN pattern"};
+  const int i = int(d);
+  return i >= 0 && i < kDistances ? kNames[size_t(i)] : "?";
 }
 
 Distance distance_of(ref::Dtype d, uint16_t got, uint16_t want) {

@@ -38,26 +38,22 @@ struct DirectMath {
   }
 };
 
-/// The full table's per-vector math: all 65,536 patterns looked up (128 KiB), no rule.
-template <Half D, int kBytes>
-struct FullTableMath {
+/// A table's per-vector math. The full table (GeluTable): all 65,536 patterns looked up (128 KiB), no rule. The range
+/// table (RangeTable; bias_gelu_tanh_body.h: |x| < 5.5 looked up, the rule above, a warp-uniform lean path, packed
+/// selects): 65 KiB bf16, 69 KiB fp16.
+template <Half D, int kBytes, class T>
+struct TableMath {
   static constexpr int kVectorBytes = kBytes;
-  using Table = GeluTable<D>;
+  using Table = T;
   FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
-    return bias_gelu_tanh_table_vec<D, kBytes>(x, b, t);
+    if constexpr (std::is_same_v<T, GeluTable<D>>) return bias_gelu_tanh_table_vec<D, kBytes>(x, b, t);
+    else return bias_gelu_tanh_range_vec<D, kBytes>(x, b, t);
   }
 };
-
-/// The range table's per-vector math (bias_gelu_tanh_body.h: |x| < 5.5 looked up, the rule above, a warp-uniform lean
-/// path, packed selects): 65 KiB bf16, 69 KiB fp16.
 template <Half D, int kBytes>
-struct RangeTableMath {
-  static constexpr int kVectorBytes = kBytes;
-  using Table = RangeTable<D>;
-  FUSEPROOF_HD static HalfVec<kBytes> vec(const HalfVec<kBytes>& x, const HalfVec<kBytes>& b, const uint16_t* t) {
-    return bias_gelu_tanh_range_vec<D, kBytes>(x, b, t);
-  }
-};
+using FullTableMath = TableMath<D, kBytes, GeluTable<D>>;
+template <Half D, int kBytes>
+using RangeTableMath = TableMath<D, kBytes, RangeTable<D>>;
 
 /// A table math with x brought in by bulk copies (cp.async.bulk, the Tensor Memory Accelerator) into a ring of kStages
 /// chunks in shared memory beside the table, so the bytes in flight cost no registers (the register-fed forms of both

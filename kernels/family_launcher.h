@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "family_ops.h"
@@ -24,6 +25,21 @@ std::string family_can_implement(const FamilyLaunch& l, const fuseproof_call_t& 
 
 /// Validates, then runs: the CUDA kernel on call.stream, or the emulation on the host. Returns "" or the refusal.
 std::string family_launch(const FamilyLaunch& l, const fuseproof_call_t& call);
+
+/// A plugin's return for a call: 0 when `why` is empty, else 1 with `why` in the call's error buffer (truncated to it).
+inline int family_call_status(const fuseproof_call_t& call, const std::string& why) {
+  if (why.empty()) return 0;
+  if (call.error && call.error_size) std::snprintf(call.error, call.error_size, "%s", why.c_str());
+  return 1;
+}
+
+/// The version-2 descriptor of a family plugin (built-in or mutant) of op Op, named `name`.
+template <kernel::FamilyOp Op>
+constexpr fuseproof_kernel_descriptor_t family_descriptor(const char* name, bool fp32, bool cuda, int vector_elems,
+                                                          int (*call)(const fuseproof_call_t*)) {
+  return {FUSEPROOF_KERNEL_ABI_VERSION, sizeof(fuseproof_kernel_descriptor_t), name, kernel::FamilyTraits<Op>::kName,
+          fp32 ? "fp32" : "eager", cuda ? FUSEPROOF_MEMORY_CUDA : FUSEPROOF_MEMORY_HOST, 2 * vector_elems, call};
+}
 
 namespace detail {
 /// The CUDA kernel for a validated call (family_kernel.cu); "" or the launch error.

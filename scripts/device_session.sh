@@ -2,7 +2,7 @@
 # device_session.sh: one bounded GPU session: build once (gpu preset), then the GPU tests, the CUDA audit and mutants,
 # and the e2e nightly export; packs every report into $OUT/results.tar.xz (the e2e frames stay beside it).
 #   OUT=<dir> BUDGET=570 scripts/device_session.sh [steps...]
-#   steps: build tests audit audit_builtin sanitize e2e bench bench_dist profile golden_tree peer_debug (default: build
+#   steps: build tests audit audit_builtin sanitize e2e bench bench_dist profile golden_tree (default: build
 #   tests audit e2e); MATHS, PROFILE_MATHS, DISTS, TIMING, PEER_AUDIT, TESTS and ARCHS pass through to the step
 #   scripts; PROTOCOLS="alternate blocks:off after-gemm" runs bench_dist once per timing protocol (":off": no PDL)
 # A step starts only if the session budget leaves it time; each runs under `timeout`.
@@ -65,7 +65,6 @@ for s in "${steps[@]}"; do
     golden_tree)  # the tree digests beside the flat ones in a copy of golden/sm_90 (capture_golden.py --digests-only)
       mkdir -p "$W/golden_amend" && cp -r golden/sm_90 "$W/golden_amend/"
       run_step golden_tree 120 python3 scripts/capture_golden.py --out "$W/golden_amend" --digests-only ;;
-    peer_debug) run_step peer_debug 60 env OUT="$W/peer_debug" scripts/gpu_peer_debug.sh ;;
     *) echo "device_session: unknown step $s" ;;
   esac
 done

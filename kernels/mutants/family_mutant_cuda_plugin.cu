@@ -4,16 +4,11 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "kernels/family_launcher.h"
+#include "kernels/mutants/mutant_export.h"
 #include "kernels/mutants/family_mutant_kernel.h"
 
 namespace fuseproof::mutants {
 namespace {
-
-constexpr FamilyOp kOp = FamilyOp::FUSEPROOF_FAMILY_OP;
-constexpr FamilyBug kBug = FamilyBug::FUSEPROOF_FAMILY_BUG;
-constexpr bool kFp32 = FUSEPROOF_FAMILY_FP32 != 0;
-constexpr int kVector = kBug == FamilyBug::kWrongHalfTail ? 1 : kernel::kFamilyVectorElems;
 
 template <Half D>
 __global__ void mutant_kernel(uint16_t* out, const uint16_t* a, const uint16_t* b, int64_t rows, int64_t w) {
@@ -35,20 +30,13 @@ int call(const fuseproof_call_t* c) {
     auto s = static_cast<cudaStream_t>(c->stream);
     if (c->dtype == FUSEPROOF_DTYPE_BF16) mutant_kernel<Half::kBf16><<<blocks, 256, 0, s>>>(out, a, b, c->shape[0], c->shape[1]);
     else mutant_kernel<Half::kFp16><<<blocks, 256, 0, s>>>(out, a, b, c->shape[0], c->shape[1]);
-    const cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess) return 0;
-    why = std::string("launch failed: ") + cudaGetErrorString(e);
+    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+      why = std::string("launch failed: ") + cudaGetErrorString(e);
   }
-  if (c->error && c->error_size) std::snprintf(c->error, c->error_size, "%s", why.c_str());
-  return 1;
+  return family_call_status(*c, why);
 }
-
-const fuseproof_kernel_descriptor_t kDescriptor = {
-    FUSEPROOF_KERNEL_ABI_VERSION, sizeof(fuseproof_kernel_descriptor_t), "mutant cuda " FUSEPROOF_FAMILY_NAME,
-    FamilyTraits<kOp>::kName, kFp32 ? "fp32" : "eager", FUSEPROOF_MEMORY_CUDA, 2 * kVector, &call,
-};
 
 }  // namespace
 }  // namespace fuseproof::mutants
 
-FUSEPROOF_DEFINE_PLUGIN(&fuseproof::mutants::kDescriptor)
+FUSEPROOF_FAMILY_MUTANT_EXPORT("cuda", true, &fuseproof::mutants::call)

@@ -2,16 +2,11 @@
 // FUSEPROOF_FAMILY_BUG, FUSEPROOF_FAMILY_FP32; built per op and bug by CMake from family_bugs.h).
 #include <cstdio>
 
-#include "kernels/family_launcher.h"
+#include "kernels/mutants/mutant_export.h"
 #include "kernels/mutants/family_mutant_kernel.h"
 
 namespace fuseproof::mutants {
 namespace {
-
-constexpr FamilyOp kOp = FamilyOp::FUSEPROOF_FAMILY_OP;
-constexpr FamilyBug kBug = FamilyBug::FUSEPROOF_FAMILY_BUG;
-constexpr bool kFp32 = FUSEPROOF_FAMILY_FP32 != 0;
-constexpr int kVector = kBug == FamilyBug::kWrongHalfTail ? 1 : kernel::kFamilyVectorElems;
 
 template <Half D>
 void run(const fuseproof_call_t& c) {
@@ -27,20 +22,12 @@ void run(const fuseproof_call_t& c) {
 
 int call(const fuseproof_call_t* c) {
   const FamilyLaunch l{kOp, kFp32, false, kVector};
-  if (const std::string why = family_can_implement(l, *c); !why.empty()) {
-    if (c->error && c->error_size) std::snprintf(c->error, c->error_size, "%s", why.c_str());
-    return 1;
-  }
-  c->dtype == FUSEPROOF_DTYPE_BF16 ? run<Half::kBf16>(*c) : run<Half::kFp16>(*c);
-  return 0;
+  const std::string why = family_can_implement(l, *c);
+  if (why.empty()) c->dtype == FUSEPROOF_DTYPE_BF16 ? run<Half::kBf16>(*c) : run<Half::kFp16>(*c);
+  return family_call_status(*c, why);
 }
-
-const fuseproof_kernel_descriptor_t kDescriptor = {
-    FUSEPROOF_KERNEL_ABI_VERSION, sizeof(fuseproof_kernel_descriptor_t), "mutant host " FUSEPROOF_FAMILY_NAME,
-    FamilyTraits<kOp>::kName, kFp32 ? "fp32" : "eager", FUSEPROOF_MEMORY_HOST, 2 * kVector, &call,
-};
 
 }  // namespace
 }  // namespace fuseproof::mutants
 
-FUSEPROOF_DEFINE_PLUGIN(&fuseproof::mutants::kDescriptor)
+FUSEPROOF_FAMILY_MUTANT_EXPORT("host", false, &fuseproof::mutants::call)

@@ -4,19 +4,12 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "kernels/fuseproof_kernel_abi.h"
+#include "kernels/mutants/mutant_export.h"
 #include "kernels/mutants/mutant_host_kernel.h"
 #include "kernels/mutants/mutant_validate.h"
 
-#ifndef FUSEPROOF_MUTANT_BUG
-#error "build with -DFUSEPROOF_MUTANT_BUG=<Bug enumerator> -DFUSEPROOF_MUTANT_NAME=\"...\""
-#endif
-
 namespace fuseproof::mutants {
 namespace {
-
-constexpr Bug kBug = Bug::FUSEPROOF_MUTANT_BUG;
-constexpr int32_t kVectorBytes = 16;
 
 int entry(void* out, const void* x, const void* bias, int64_t rows, int64_t width, int32_t dtype, void* /*stream*/,
           char* error, size_t error_size) {
@@ -47,12 +40,7 @@ int entry(void* out, const void* x, const void* bias, int64_t rows, int64_t widt
   return 0;
 }
 
-const fuseproof_kernel_descriptor_v1_t kDescriptor = {
-    FUSEPROOF_KERNEL_ABI_VERSION_1, sizeof(fuseproof_kernel_descriptor_v1_t), "mutant host " FUSEPROOF_MUTANT_NAME,
-    "bias_gelu_tanh", FUSEPROOF_MEMORY_HOST, kVectorBytes, &entry,
-};
-
 }  // namespace
 }  // namespace fuseproof::mutants
 
-FUSEPROOF_DEFINE_PLUGIN(&fuseproof::mutants::kDescriptor)
+FUSEPROOF_MUTANT_EXPORT("host", FUSEPROOF_MEMORY_HOST, &fuseproof::mutants::entry)

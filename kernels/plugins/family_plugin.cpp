@@ -1,27 +1,16 @@
 // family_plugin.cpp: a built-in kernel of the op family as a plugin; built once per op, contract and memory kind
 // (FUSEPROOF_FAMILY_OP, FUSEPROOF_FAMILY_FP32, FUSEPROOF_FAMILY_CUDA), into lib/plugins/lib<op>[_fp32]_<backend>.so.
-#include <cstdio>
-
 #include "kernels/family_launcher.h"
 
 namespace {
 
-constexpr fuseproof::FamilyLaunch kLaunch{fuseproof::kernel::FamilyOp::FUSEPROOF_FAMILY_OP, FUSEPROOF_FAMILY_FP32 != 0,
-                                          FUSEPROOF_FAMILY_CUDA != 0};
-using Traits = fuseproof::kernel::FamilyTraits<fuseproof::kernel::FamilyOp::FUSEPROOF_FAMILY_OP>;
+constexpr auto kOp = fuseproof::kernel::FamilyOp::FUSEPROOF_FAMILY_OP;
+constexpr fuseproof::FamilyLaunch kLaunch{kOp, FUSEPROOF_FAMILY_FP32 != 0, FUSEPROOF_FAMILY_CUDA != 0};
 
-int call(const fuseproof_call_t* c) {
-  const std::string why = fuseproof::family_launch(kLaunch, *c);
-  if (why.empty()) return 0;
-  if (c->error && c->error_size) std::snprintf(c->error, c->error_size, "%s", why.c_str());
-  return 1;
-}
+int call(const fuseproof_call_t* c) { return fuseproof::family_call_status(*c, fuseproof::family_launch(kLaunch, *c)); }
 
-const fuseproof_kernel_descriptor_t kDescriptor = {
-    FUSEPROOF_KERNEL_ABI_VERSION, sizeof(fuseproof_kernel_descriptor_t), FUSEPROOF_FAMILY_KERNEL_NAME, Traits::kName,
-    FUSEPROOF_FAMILY_FP32 ? "fp32" : "eager", FUSEPROOF_FAMILY_CUDA ? FUSEPROOF_MEMORY_CUDA : FUSEPROOF_MEMORY_HOST,
-    2 * fuseproof::kernel::kFamilyVectorElems, &call,
-};
+const fuseproof_kernel_descriptor_t kDescriptor = fuseproof::family_descriptor<kOp>(
+    FUSEPROOF_FAMILY_KERNEL_NAME, kLaunch.fp32, kLaunch.cuda, fuseproof::kernel::kFamilyVectorElems, &call);
 
 }  // namespace
 

@@ -15,6 +15,22 @@
 namespace fuseproof::test {
 namespace {
 
+/// One contiguous [rows, width] call: x and bias filled with random patterns (seeds `seed`, `seed + 1`), out guarded.
+struct FilledCall {
+  FilledCall(ScalarType type, int64_t r, int64_t w, uint64_t seed)
+      : t(type), d(ref_dtype(type)), rows(r), width(w), x{size_t(r * w)}, bias{size_t(w)}, out{size_t(r * w)} {
+    fill_half_bits(x.data(), x.size(), d, seed);
+    fill_half_bits(bias.data(), bias.size(), d, seed + 1);
+  }
+  TensorView out_view() { return contiguous_view(out.data(), t, {rows, width}); }
+  TensorView x_view() { return contiguous_view(x.data(), t, {rows, width}); }
+  TensorView bias_view() { return contiguous_view(bias.data(), t, {width}); }
+  ScalarType t;
+  ref::Dtype d;
+  int64_t rows, width;
+  GuardedBuffer x, bias, out;
+};
+
 /// initialize -> run() -> verify(): one emulated launch (the shared random launch at CPU-sized limits, and a small
 /// simulated SM count so that most threads loop more than once) against the libm oracle.
 void check_random_shape(ScalarType t) {
@@ -136,43 +152,29 @@ void host_tanhf_is_libm(ScalarType t) {
 
 /// Negative control: the body without round_T of the sum (GELU of the binary32 sum) must be caught.
 void unrounded_sum_is_reported(ScalarType t) {
-  const ref::Dtype d = ref_dtype(t);
-  const int64_t rows = 16, width = 4096;
-  GuardedBuffer x{size_t(rows * width)}, bias{size_t(width)}, out{size_t(rows * width)};
-  fill_half_bits(x.data(), x.size(), d, 11);
-  fill_half_bits(bias.data(), bias.size(), d, 12);
-  ASSERT_TRUE(bias_gelu_tanh_emulate(contiguous_view(out.data(), t, {rows, width}),
-                                     contiguous_view(x.data(), t, {rows, width}),
-                                     contiguous_view(bias.data(), t, {width}), {}, EmulatedBody::kUnroundedSum)
-                  .ok);
-  MismatchLog log("bias_gelu_tanh", d);
-  verify_bias_gelu(log, BiasGeluOracle::libm(d), rows, width, x.data(), bias.data(), out.data());
+  FilledCall c(t, 16, 4096, 11);
+  ASSERT_TRUE(bias_gelu_tanh_emulate(c.out_view(), c.x_view(), c.bias_view(), {}, EmulatedBody::kUnroundedSum).ok);
+  MismatchLog log("bias_gelu_tanh", c.d);
+  verify_bias_gelu(log, BiasGeluOracle::libm(c.d), c.rows, c.width, c.x.data(), c.bias.data(), c.out.data());
   EXPECT_GT(log.count(), 0u) << "an unrounded sum went unnoticed: the comparison cannot see the rounding boundary";
   std::printf("negative control: %llu of %lld elements differ without round_T(x + bias); first: %s\n",
-              static_cast<unsigned long long>(log.count()), static_cast<long long>(rows * width),
+              static_cast<unsigned long long>(log.count()), static_cast<long long>(c.rows * c.width),
               log.lines().empty() ? "-" : log.lines()[0].c_str());
 }
 
 /// Negative control: a reference table with one wrong entry is reported at exactly the elements that use it.
 void corrupted_reference_is_reported(ScalarType t) {
-  const ref::Dtype d = ref_dtype(t);
-  const int64_t rows = 4, width = 256;
-  GuardedBuffer x{size_t(rows * width)}, bias{size_t(width)}, out{size_t(rows * width)};
-  fill_half_bits(x.data(), x.size(), d, 21);
-  fill_half_bits(bias.data(), bias.size(), d, 22);
-  ASSERT_TRUE(bias_gelu_tanh(contiguous_view(out.data(), t, {rows, width}), contiguous_view(x.data(), t, {rows, width}),
-                             contiguous_view(bias.data(), t, {width}))
-                  .ok);
-  const BiasGeluOracle& good = BiasGeluOracle::libm(d);
-  std::vector<uint16_t> table = good.table();
-  const uint16_t victim = ref::add_round(d, x.data()[5], bias.data()[5], ref::NanPolicy::kCudaCvtRn);
+  FilledCall c(t, 4, 256, 21);
+  ASSERT_TRUE(bias_gelu_tanh(c.out_view(), c.x_view(), c.bias_view()).ok);
+  std::vector<uint16_t> table = BiasGeluOracle::libm(c.d).table();
+  const uint16_t victim = ref::add_round(c.d, c.x.data()[5], c.bias.data()[5], ref::NanPolicy::kCudaCvtRn);
   table[victim] ^= 1;  // one ulp (or a NaN payload bit) off
-  const BiasGeluOracle bad(d, table, "libm, one entry corrupted");
+  const BiasGeluOracle bad(c.d, table, "libm, one entry corrupted");
   uint64_t users = 0;
-  for (int64_t i = 0; i < rows * width; ++i)
-    users += ref::add_round(d, x.data()[i], bias.data()[i % width], ref::NanPolicy::kCudaCvtRn) == victim;
-  MismatchLog log("bias_gelu_tanh", d);
-  verify_bias_gelu(log, bad, rows, width, x.data(), bias.data(), out.data());
+  for (int64_t i = 0; i < c.rows * c.width; ++i)
+    users += ref::add_round(c.d, c.x.data()[i], c.bias.data()[i % c.width], ref::NanPolicy::kCudaCvtRn) == victim;
+  MismatchLog log("bias_gelu_tanh", c.d);
+  verify_bias_gelu(log, bad, c.rows, c.width, c.x.data(), c.bias.data(), c.out.data());
   EXPECT_EQ(log.count(), users);
   EXPECT_GE(users, 1u);
 }
