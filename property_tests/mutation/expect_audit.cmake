@@ -1,10 +1,11 @@
 # expect_audit.cmake: runs `fuseproof-audit` on one plugin and checks the verdict in its JSON report.
 #   -DAUDIT=<exe> -DPLUGIN=<.so> -DJSON=<out.json> -DEXPECT=pass|<check class> [-DEXPECT_DTYPE=bf16|fp16]
-#   [-DEXPECT_FAULT=<text the killing class's fault must contain>]
+#   [-DEXPECT_FAULT=<text the killing class's fault must contain>] [-DSCOPE="<audit options: a lighter scope>"]
 # The op and contract are the plugin's own (its descriptor). A kill must be a reported FAIL: exit 1, a report that lists every class of both dtypes, a reproduce command.
 file(REMOVE ${JSON})
+separate_arguments(scope UNIX_COMMAND "${SCOPE}")
 execute_process(COMMAND ${AUDIT} --plugin ${PLUGIN} --backend emulated --json ${JSON}
-                        --no-reference --call-timeout 5
+                        --no-reference --call-timeout 5 ${scope}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
 if(NOT EXISTS ${JSON})
