@@ -24,14 +24,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _extension():
+    from fuseproof._environment import extension
     try:
-        from fuseproof import _fuseproof
-    except ImportError as e:
-        from fuseproof import _build_info
-        raise _Refusal("fuseproof audit: %s cannot load the package (%s); it was built for %s (Python %s): run that "
-                       "interpreter" % (sys.executable, str(e).strip().splitlines()[0], _build_info.PYTHON,
-                                         _build_info.PYTHON_VERSION))
-    return _fuseproof
+        return extension()
+    except ImportError as e:  # one line naming the fix (_environment.py)
+        raise _Refusal(str(e))
 
 
 # Options of the table that a Python subject's command line handles itself, or that name no Python subject's need.
@@ -105,7 +102,10 @@ def run(argv):
     if args.backend not in (None, "cuda", "emulated"):
         raise _Refusal("fuseproof audit: unknown --backend %s (cuda, emulated)" % args.backend)
     # torch loads only now: a usage error stays fast.
-    from fuseproof import _engine, subjects
+    try:
+        from fuseproof import _engine, subjects
+    except ImportError as e:
+        raise _Refusal(_line(e))
     try:
         op = _engine.find_op(args.op)
         args.op = op["name"]
@@ -151,6 +151,11 @@ def run(argv):
 def _line(e):
     text = str(e).strip().splitlines()
     return text[0] if text else "fuseproof audit: " + type(e).__name__
+
+
+def console_main():
+    """The fuseproof-py command (pyproject.toml): python3 -m fuseproof."""
+    return main(sys.argv[1:])
 
 
 def main(argv):

@@ -6,9 +6,11 @@ import os
 import shlex
 import sys
 
-import torch
+from fuseproof._environment import extension, require_torch
 
-from fuseproof import _fuseproof
+torch = require_torch()
+_fuseproof = extension()
+
 from fuseproof._bridge import Bridge
 from fuseproof.subjects import importable_name, takes_out
 

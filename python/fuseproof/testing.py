@@ -12,7 +12,9 @@
 compares bit patterns.
 """
 
-import torch
+from fuseproof._environment import require_torch
+
+torch = require_torch()
 
 __all__ = ["assert_bitwise_equal", "assert_exact", "SCOPES", "DEFAULT_SCOPE"]
 
