@@ -118,6 +118,7 @@ void run(CliState& s) {
   } catch (const MissingDataError& e) {
     std::printf("\nverdict: INCOMPLETE (%s)\n", e.what());
     std::fflush(stdout);
+    write_incomplete_reports(results, s.reports, reference_verdict, e.what());
     throw;
   }
   throw CLI::RuntimeError(report_audits(results, s.reports, reference_verdict));

@@ -235,8 +235,10 @@ constexpr size_t kGithubRecords = 4;  ///< records per failing check in its bloc
 
 }  // namespace
 
-std::string report_github_markdown(const std::vector<AuditResult>& results, const std::string& reference_verdict) {
-  const std::string verdict = combined_verdict(results, reference_verdict);
+std::string report_github_markdown(const std::vector<AuditResult>& results, const std::string& reference_verdict,
+                                   const std::string& missing) {
+  std::string verdict = combined_verdict(results, reference_verdict);
+  if (!missing.empty() && verdict == "PASS") verdict = "INCOMPLETE";
   size_t checks = 0, failed = 0, incomplete = 0, skipped = 0, load_faults = 0;
   std::vector<CheckClass> columns;
   for (const AuditResult& r : results) {
@@ -263,14 +265,25 @@ std::string report_github_markdown(const std::vector<AuditResult>& results, cons
     if (!results.empty()) v << "; " << md_inline(results[0].backend + " on " + results[0].hardware, 200);
     lines.push_back(v.str());
   }
-  lines.push_back("");
-  {
+  if (!missing.empty()) {
+    lines.push_back("");
+    lines.push_back("⚠️ **Evidence missing**, the audit stopped before its classes: " + md_code(missing, 600));
+    lines.push_back("");
+    lines.push_back("Golden data of a new architecture: `scripts/capture_golden.py --out golden` on its GPU (README, "
+                    "\"Golden data\").");
+  }
+  if (!results.empty()) {
+    lines.push_back("");
     TextBuilder h, sep;
     h << "| kernel | op, contract | dtype |";
     sep << "|---|---|---|";
     for (CheckClass c : columns) {
       h << " " << check_class_name(c) << " |";
       sep << ":---:|";
+    }
+    if (columns.empty()) {  // no class ran anywhere: the load faults
+      h << " result |";
+      sep << "---|";
     }
     lines.push_back(h.str());
     lines.push_back(sep.str());
@@ -299,9 +312,11 @@ std::string report_github_markdown(const std::vector<AuditResult>& results, cons
       lines.push_back(row.str());
     }
   }
-  lines.push_back("");
-  lines.push_back("✅ pass · ❌ fail (mismatches; + stopped early) · ⏭️ skipped · ⚠️ incomplete (ran zero "
-                  "cases or not all it was asked: never a pass)");
+  if (!columns.empty()) {
+    lines.push_back("");
+    lines.push_back("✅ pass · ❌ fail (mismatches; + stopped early) · ⏭️ skipped · ⚠️ incomplete (ran zero "
+                    "cases or not all it was asked: never a pass)");
+  }
   // The failing checks (and the incomplete ones), each in a block while the line budget lasts.
   std::vector<std::pair<const AuditResult*, const CheckResult*>> bad;
   for (const AuditResult& r : results)
@@ -335,7 +350,7 @@ std::string report_github_markdown(const std::vector<AuditResult>& results, cons
   if (shown < bad.size()) {
     std::string rest;
     for (size_t i = shown; i < bad.size(); ++i) {
-      const std::string one = md_inline(bad[i].first->plugin.kernel_name, 80) + " " +
+      const std::string one = (results.size() > 1 ? md_inline(bad[i].first->plugin.kernel_name, 80) + " " : "") +
                               check_class_name(bad[i].second->cls) + " " + ref::dtype_name(bad[i].second->dtype);
       if (rest.size() + one.size() > 400) {
         rest += ", ...";
@@ -355,8 +370,23 @@ std::string report_github_markdown(const std::vector<AuditResult>& results, cons
   return out;
 }
 
-std::string report_junit(const std::vector<AuditResult>& results, const std::string& reference_verdict) {
+std::string report_junit(const std::vector<AuditResult>& results, const std::string& reference_verdict,
+                         const std::string& missing) {
   std::vector<junit::TestSuite> suites;
+  if (!missing.empty()) {
+    junit::TestSuite s;
+    s.name = "fuseproof.audit";
+    junit::TestCase c;
+    c.classname = s.name;
+    c.name = "golden data";
+    c.outcome = junit::Outcome::kFailure;
+    c.type = "incomplete";
+    c.message = "INCOMPLETE (never a pass): " + missing;
+    c.text = missing + "\nGolden data of a new architecture: scripts/capture_golden.py --out golden on its GPU "
+                       "(README, \"Golden data\")";
+    s.cases.push_back(c);
+    suites.push_back(s);
+  }
   if (!reference_verdict.empty()) {
     junit::TestSuite ref_suite;
     ref_suite.name = "fuseproof.reference";
@@ -411,7 +441,7 @@ std::string report_junit(const std::vector<AuditResult>& results, const std::str
           c.system_out = (k.cls == CheckClass::kRejection
                               ? std::to_string(k.cases) + " probes, every one as the ABI says."
                               : no_errors_line(k, op, r.contract)) +
-                         "\nscope: " + scope;
+                         (scope.empty() ? "" : "\nscope: " + scope);
           break;
         case CheckStatus::kSkipped:
           c.outcome = junit::Outcome::kSkipped;
@@ -428,8 +458,12 @@ std::string report_junit(const std::vector<AuditResult>& results, const std::str
                            : "INCOMPLETE after " + std::to_string(k.cases) + " cases (never a pass): " + first_line(k);
           std::string text;
           for (const std::string& l : failure_lines(k, k.records.size())) text += l + "\n";
-          if (fail) text += "distance from the contract (ulps): " + k.vs_contract.line() + "\n";
-          text += "scope: " + scope + "\nReproduce: " + k.reproduce;
+          if (fail)
+            text += std::string("distance from the contract (ulps") +
+                    (k.stopped_early ? ", up to the early stop: --stop-after 0 for exact counts" : "") +
+                    "): " + k.vs_contract.line() + "\n";
+          if (!scope.empty()) text += "scope: " + scope + "\n";
+          text += "Reproduce: " + k.reproduce;
           c.text = text;
           break;
         }
@@ -462,6 +496,13 @@ void write_reports(const std::vector<AuditResult>& results, const ReportFiles& f
     write_text_file(files.json, j.dump(2) + "\n");
   }
   if (!files.junit.empty()) write_text_file(files.junit, report_junit(results, reference_verdict));
+}
+
+void write_incomplete_reports(const std::vector<AuditResult>& results, const ReportFiles& files,
+                              const std::string& reference_verdict, const std::string& missing) {
+  if (!files.markdown.empty() && files.markdown_format == ReportFormat::kGithub)
+    write_text_file(files.markdown, report_github_markdown(results, reference_verdict, missing));
+  if (!files.junit.empty()) write_text_file(files.junit, report_junit(results, reference_verdict, missing));
 }
 
 void ensure_writable(const std::string& path) {

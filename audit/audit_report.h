@@ -42,18 +42,27 @@ inline constexpr size_t kGithubMaxLines = 60;
 inline constexpr size_t kGithubMaxChars = 65000;
 /// GitHub-flavoured Markdown: one verdict line, a table of class x dtype per kernel, each failing check's first
 /// records and reproduce command in a <details> block while the line budget lasts, then a line naming the rest.
-std::string report_github_markdown(const std::vector<AuditResult>& results, const std::string& reference_verdict);
+/// `missing`: the evidence a run lacked when it stopped before its classes (golden data of the architecture): the
+/// verdict is then INCOMPLETE and the summary says what is missing.
+std::string report_github_markdown(const std::vector<AuditResult>& results, const std::string& reference_verdict,
+                                   const std::string& missing = "");
 
 /// JUnit XML: a <testsuite> per audit (properties: kernel, op, contract, device, ...), a <testcase> per check class
 /// and dtype (classname `fuseproof.audit.<op>.<contract>`, name `<class>[<dtype>]`): a pass; <failure> with the
 /// records, histogram and reproduce command; <failure type="incomplete"> for a class that ran zero cases or not all
 /// it was asked (never a pass); <skipped> for a class skipped for a stated reason. A subject that could not load is
-/// a failing `load` case; the reference self-audit, when it ran, a suite of one case.
-std::string report_junit(const std::vector<AuditResult>& results, const std::string& reference_verdict);
+/// a failing `load` case; the reference self-audit, when it ran, a suite of one case; `missing` (as above), a failing
+/// `golden data` case of type incomplete.
+std::string report_junit(const std::vector<AuditResult>& results, const std::string& reference_verdict,
+                         const std::string& missing = "");
 
 /// Writes every report of `files` (atomically; several audits: one Markdown after the other, JSON {"audits": [...]}).
 void write_reports(const std::vector<AuditResult>& results, const ReportFiles& files,
                    const std::string& reference_verdict);
+/// A run that stopped for missing evidence (exit 3) before its classes: the JUnit and GitHub reports still say so
+/// (INCOMPLETE, never a pass, with what is missing); the full Markdown and JSON reports are not written.
+void write_incomplete_reports(const std::vector<AuditResult>& results, const ReportFiles& files,
+                              const std::string& reference_verdict, const std::string& missing);
 
 /// Throws std::runtime_error("audit: cannot write report PATH: reason") when `path` cannot be opened for writing.
 void ensure_writable(const std::string& path);

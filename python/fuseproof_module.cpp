@@ -79,7 +79,13 @@ py::tuple run(py::object bridge, const py::dict& subject, const std::string& opt
   // Without a command that re-creates the subject (a lambda, a closure), the classes run in this process.
   if (s.child_command.empty()) opt.isolate = false;
   for (const std::string& p : reports.paths()) audit::ensure_writable(p);
-  const audit::AuditResult r = audit::run_audit(opt, s);
+  audit::AuditResult r;
+  try {
+    r = audit::run_audit(opt, s);
+  } catch (const MissingDataError& e) {
+    audit::write_incomplete_reports({}, reports, "", e.what());
+    throw;
+  }
   const int status = audit::report_audits({r}, reports, "");
   return py::make_tuple(status, audit::report_json_of(r).dump());
 }

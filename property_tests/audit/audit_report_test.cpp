@@ -127,6 +127,23 @@ TEST(Audit_Report, LoadFaultIsAFailingCase) {
   EXPECT_EQ(count_of(x, "<failure "), 1u);
 }
 
+// An audit stopped by missing golden data (exit 3) before any class: both CI reports say INCOMPLETE and what is missing.
+TEST(Audit_Report, MissingGoldenDataIsIncompleteNeverAPass) {
+  const std::string missing = "golden/sm_100/digests.json is missing";
+  const std::string x = report_junit({}, "", missing);
+  EXPECT_NE(x.find("<testsuites tests=\"1\" failures=\"1\""), std::string::npos) << x;
+  EXPECT_NE(x.find("name=\"golden data\""), std::string::npos);
+  EXPECT_NE(x.find("type=\"incomplete\""), std::string::npos);
+  EXPECT_NE(x.find(missing), std::string::npos);
+  const std::string md = report_github_markdown({}, "", missing);
+  EXPECT_EQ(md.rfind("⚠️ **fuseproof audit: INCOMPLETE**", 0), 0u) << md;
+  EXPECT_NE(md.find(missing), std::string::npos);
+  EXPECT_EQ(md.find("| kernel |"), std::string::npos);  // no empty table
+  // An earlier op's pass does not turn it into a pass.
+  EXPECT_EQ(report_github_markdown({passing_audit()}, "PASS", missing).rfind("⚠️ **fuseproof audit: INCOMPLETE**", 0),
+            0u);
+}
+
 TEST(Audit_Report, GithubSummaryOfAPass) {
   const std::string md = report_github_markdown({passing_audit()}, "PASS");
   EXPECT_EQ(md.rfind("✅ **fuseproof audit: PASS**: 14 checks, none failed; reference self-audit PASS", 0), 0u) << md;

@@ -139,7 +139,8 @@ TEST(E2E_GoldenCheck, JunitFailureCarriesTheDetailAndReproduce) {
   golden["high"]["frame_sha256"][2] = "other";
   const CheckReport r = check_run(run, &golden);
   ASSERT_EQ(r.outcome, CheckOutcome::kMismatch);
-  const std::string x = check_junit(r, run, "out/e2e", "g.json", "fuseproof-e2e check --run-dir out/e2e --golden g.json");
+  const std::string x =
+      check_junit(r, run, "out/e2e", "g.json", "fuseproof-e2e check --run-dir out/e2e --golden g.json");
   EXPECT_EQ(count_of(x, "<failure "), 1u);
   EXPECT_NE(x.find("type=\"mismatch\""), std::string::npos);
   EXPECT_NE(x.find("1 of 3 frames differ (frame 2"), std::string::npos) << x;

@@ -2,6 +2,7 @@
 """check_reports.py: runs a command (after --) and checks the reports it wrote against its JSON report.
 
   check_reports.py --code N [--expect pass|fail] --junit F --json J [--github G] [--e2e] -- COMMAND...
+  check_reports.py --code 3 --missing --junit F [--github G] -- COMMAND...
 
 The JUnit XML must parse with junitparser (Debian's python3-junitparser; xml.etree when it is missing) and hold
 exactly one testcase per check of the JSON report (the audit: per class and dtype, `fuseproof.audit.<op>.<contract>`
@@ -9,6 +10,8 @@ exactly one testcase per check of the JSON report (the audit: per class and dtyp
 fail a <failure> with the first record and the reproduce command, an incomplete class a <failure type="incomplete">,
 a skipped one <skipped>. --expect fail: at least one failure with a TestFloat record; pass: none. --github: the
 GitHub summary's verdict line, its limits (60 lines, 65,000 characters) and a <details> block per shown failure.
+--missing (an audit stopped by missing golden data, exit 3, no JSON): a failing `golden data` case of type
+incomplete and no passing case, and a summary whose verdict is INCOMPLETE.
 Exit 0 when every check holds, 1 with one line per violation.
 """
 import argparse
@@ -76,7 +79,7 @@ def check_audit(cases, props, report, expect):
             want[key] = c
     got = [(c[0], c[1]) for c in cases if c[0] != "fuseproof.reference"]
     need(len(got) == len(set(got)), "duplicate testcases: %s" % sorted(k for k in got if got.count(k) > 1))
-    need(set(got) == set(want), "testcases %s differ from the JSON's checks %s" % (sorted(set(got) ^ set(want)), ""))
+    need(set(got) == set(want), "testcases and the JSON's checks differ in %s" % sorted(set(got) ^ set(want)))
     failures_with_records = 0
     for classname, name, kind, typ, msg, text in cases:
         c = want.get((classname, name))
@@ -97,7 +100,8 @@ def check_audit(cases, props, report, expect):
             need("--only " + c["class"] in c["reproduce"], "%s: the reproduce command reruns more than the class"
                  % where)
             first = c["fault"] or (c["records"][0] if c["records"] else "")
-            need(first and first.split("\n")[0][:60] in text, "%s: the failure lacks the first record %r" % (where, first))
+            need(first and first.split("\n")[0][:60] in text,
+                 "%s: the failure lacks the first record %r" % (where, first))
             if c["records"] and RECORD.search(text):
                 failures_with_records += 1
     if expect == "fail":
@@ -110,7 +114,8 @@ def check_e2e(cases, report, expect):
     gates = report["gates"]
     names = [c[1] for c in cases]
     need(len(cases) == len(gates), "%d testcases for %d gates" % (len(cases), len(gates)))
-    need(names == [g["gate"] for g in gates], "testcase names %s are not the gates %s" % (names, [g["gate"] for g in gates]))
+    need(names == [g["gate"] for g in gates], "testcase names %s are not the gates %s"
+         % (names, [g["gate"] for g in gates]))
     for (classname, name, kind, typ, msg, text), g in zip(cases, gates):
         want = {"PASS": "pass", "FAIL": "failure", "SKIP": "skipped"}[g["status"]]
         need(kind == want, "gate %s: %s in the JSON, %s in the JUnit" % (name, g["status"], kind))
@@ -139,12 +144,24 @@ def check_github(path, report, expect):
              "a failing audit's summary needs a <details> block with records and the reproduce command")
 
 
+def check_missing(cases, github):
+    golden = [c for c in cases if c[1] == "golden data"]
+    need(len(golden) == 1 and golden[0][2] == "failure" and golden[0][3] == "incomplete",
+         "expected one failing 'golden data' case of type incomplete, got %s" % golden)
+    need(golden and "missing" in golden[0][4], "the incomplete case does not say what is missing")
+    need(not [c for c in cases if c[2] == "pass" and c[0] != "fuseproof.reference"], "a pass beside missing data")
+    if github:
+        first = open(github, encoding="utf-8").readline()
+        need("**fuseproof audit: INCOMPLETE**" in first, "verdict line %r is not INCOMPLETE" % first)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--code", type=int, required=True)
     ap.add_argument("--expect", choices=("pass", "fail"))
     ap.add_argument("--junit", required=True)
-    ap.add_argument("--json", required=True)
+    ap.add_argument("--json")
+    ap.add_argument("--missing", action="store_true")
     ap.add_argument("--github")
     ap.add_argument("--e2e", action="store_true")
     ap.add_argument("command", nargs=argparse.REMAINDER)
@@ -154,6 +171,9 @@ def main():
         rc = subprocess.call(cmd)
         need(rc == a.code, "the command exited %d, expected %d: %s" % (rc, a.code, " ".join(cmd)))
     cases, props = read_cases(a.junit)
+    if a.missing:
+        check_missing(cases, a.github)
+        return finish(cases)
     report = json.load(open(a.json))
     if a.e2e:
         check_e2e(cases, report, a.expect)
@@ -161,6 +181,10 @@ def main():
         check_audit(cases, props, report, a.expect)
     if a.github:
         check_github(a.github, report, a.expect)
+    return finish(cases)
+
+
+def finish(cases):
     for p in problems:
         print("check_reports: " + p)
     print("check_reports: %s (%d testcases, %s)" % ("FAIL" if problems else "ok", len(cases),
