@@ -20,8 +20,8 @@ struct CliState {
   AuditOptions opt;
   std::vector<std::string> numbers;
   std::function<std::vector<std::string>()> given;
-  std::string report_md;
-  std::string report_json;
+  ReportFiles reports;
+  std::string report_format = "markdown";
   std::string mutants;
   std::string child_spec;
   int mutant_timeout = 600;
@@ -43,6 +43,11 @@ void validate(CliState& s) {
   if (!s.mutants.empty() && !o.plugin.empty()) usage_error("audit: --mutants and --plugin exclude each other");
   if (o.op == "all" && !o.plugin.empty()) usage_error("audit: --op all audits the built-in kernels; drop --plugin");
   if (o.op == "all" && !o.contract.empty()) usage_error("audit: --contract needs one --op");
+  const auto format = parse_report_format(s.report_format);
+  if (!format) usage_error("audit: unknown --report-format " + s.report_format + " (markdown, github)");
+  s.reports.markdown_format = *format;
+  if (!s.mutants.empty() && (!s.reports.junit.empty() || *format != ReportFormat::kMarkdown))
+    usage_error("audit: --junit and --report-format github report a kernel audit, not --mutants");
 }
 
 int run_mutation(CliState& s) {
@@ -51,8 +56,8 @@ int run_mutation(CliState& s) {
   std::printf("fuseproof audit: mutants in %s\n", s.mutants.c_str());
   const MutationResult m = run_mutants(o, s.mutants, s.mutant_timeout);
   std::printf("Mutation score: %zu / %zu killed (%s)\n", m.killed, m.total, m.backend.c_str());
-  if (!s.report_md.empty()) write_text_file(s.report_md, mutation_markdown(m));
-  if (!s.report_json.empty()) write_text_file(s.report_json, mutation_json(m).dump(2) + "\n");
+  if (!s.reports.markdown.empty()) write_text_file(s.reports.markdown, mutation_markdown(m));
+  if (!s.reports.json.empty()) write_text_file(s.reports.json, mutation_json(m).dump(2) + "\n");
   for (const auto& mo : m.mutants)
     if (mo.status == MutantStatus::kError) usage_error("audit: mutant " + mo.plugin + " could not be audited: " + mo.first_record);
   if (m.total == 0) usage_error("audit: no " + m.backend + " mutant plugins in " + s.mutants);
@@ -71,8 +76,7 @@ void run(CliState& s) {
   cmd << "fuseproof audit";
   for (const auto& a : s.raw_args) cmd << ' ' << a;
   o.command = cmd.str();
-  for (const auto& p : {s.report_md, s.report_json})
-    if (!p.empty()) ensure_writable(p);
+  for (const std::string& p : s.reports.paths()) ensure_writable(p);
   if (!s.mutants.empty()) throw CLI::RuntimeError(run_mutation(s));
   // The oracle first (once the first subject has loaded): a kernel audit means something only if the reference
   // predicts the captured GPUs.
@@ -114,30 +118,17 @@ void run(CliState& s) {
   } catch (const MissingDataError& e) {
     std::printf("\nverdict: INCOMPLETE (%s)\n", e.what());
     std::fflush(stdout);
+    write_incomplete_reports(results, s.reports, reference_verdict, e.what());
     throw;
   }
-  throw CLI::RuntimeError(report_audits(results, s.report_md, s.report_json, reference_verdict));
+  throw CLI::RuntimeError(report_audits(results, s.reports, reference_verdict));
 }
 
 }  // namespace
 
-int report_audits(const std::vector<AuditResult>& results, const std::string& report_md,
-                  const std::string& report_json, const std::string& reference_verdict) {
-  if (!report_md.empty()) {
-    std::string md;
-    for (const AuditResult& r : results) md += report_markdown(r) + "\n";
-    write_text_file(report_md, md);
-  }
-  if (!report_json.empty()) {
-    nlohmann::json j = results.size() == 1 ? report_json_of(results[0], reference_verdict) : nlohmann::json::object();
-    if (results.size() != 1) {
-      j["tool"] = "fuseproof audit";
-      j["audits"] = nlohmann::json::array();
-      for (const AuditResult& r : results) j["audits"].push_back(report_json_of(r, reference_verdict));
-    }
-    write_text_file(report_json, j.dump(2) + "\n");
-  }
-  std::string v = "PASS";
+int report_audits(const std::vector<AuditResult>& results, const ReportFiles& reports,
+                  const std::string& reference_verdict) {
+  write_reports(results, reports, reference_verdict);
   for (const AuditResult& r : results) {
     std::vector<VerdictRow> verdicts;
     if (!r.load_fault.empty()) verdicts.push_back({"load", "-", 0, 1, "FAIL", r.load_fault.substr(0, 100)});
@@ -150,11 +141,8 @@ int report_audits(const std::vector<AuditResult>& results, const std::string& re
     print_verdict_table("kernel audit: " + r.plugin.kernel_name + ", op " + r.op + ", contract " + r.contract +
                             ", backend " + r.backend,
                         verdicts);
-    const std::string rv = r.verdict();
-    if (rv == "FAIL") v = "FAIL";
-    else if (rv == "INCOMPLETE" && v == "PASS") v = "INCOMPLETE";
   }
-  if (v == "PASS" && !reference_verdict.empty() && reference_verdict != "PASS") v = reference_verdict;
+  const std::string v = combined_verdict(results, reference_verdict);
   if (v == "PASS" && reference_verdict.empty()) {
     std::printf("\nverdict: PASS (the reference self-audit did not run in this command)\n");
   } else {
@@ -170,8 +158,12 @@ void add_audit_subcommand(CLI::App& app) {
   add_options(*sub, state->opt, state->numbers, &state->given);
   sub->add_flag("!--no-reference", state->reference, "Skip the reference self-audit that runs before the kernel's");
   sub->add_flag("!--quick", state->reference_domain, "Reference self-audit without its 2^32-pair digests");
-  sub->add_option("--report", state->report_md, "Write a Markdown report");
-  sub->add_option("--json", state->report_json, "Write a JSON report");
+  sub->add_option("--report", state->reports.markdown, "Write a Markdown report (--report-format)");
+  sub->add_option("--report-format", state->report_format,
+                  "markdown (the full report) or github (short enough for a pull-request comment)")
+      ->capture_default_str();
+  sub->add_option("--json", state->reports.json, "Write a JSON report");
+  sub->add_option("--junit", state->reports.junit, "Write a JUnit XML report: a testcase per check class and dtype");
   sub->add_option("--mutants", state->mutants, "Audit every mutant plugin in this folder and print the score");
   sub->add_option("--mutant-timeout", state->mutant_timeout, "Seconds per mutant before it is killed")
       ->capture_default_str();

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "audit/audit_engine.h"
+#include "audit/audit_report.h"
 
 namespace fuseproof::audit {
 
@@ -16,10 +17,9 @@ namespace fuseproof::audit {
 /// or foreign data file; every non-zero status after one line.
 void add_audit_subcommand(CLI::App& app);
 
-/// Prints the verdict table of each result, writes the reports (atomically: one op's report, or {"audits": [...]}
-/// for several) and returns the exit status (0, 1 or 3). `reference_verdict` is the reference self-audit's ("PASS",
-/// "FAIL", "INCOMPLETE", or "" when it did not run).
-int report_audits(const std::vector<AuditResult>& results, const std::string& report_md,
-                  const std::string& report_json, const std::string& reference_verdict);
+/// Writes the reports (write_reports), prints the verdict table of each result and returns the exit status (0, 1 or
+/// 3). `reference_verdict` is the reference self-audit's ("PASS", "FAIL", "INCOMPLETE", or "" when it did not run).
+int report_audits(const std::vector<AuditResult>& results, const ReportFiles& reports,
+                  const std::string& reference_verdict);
 
 }  // namespace fuseproof::audit

@@ -175,8 +175,7 @@ void print_check(const AuditOptions& o, const CheckResult& r) {
                   r.vs_contract.line().c_str());
     std::printf("      reproduce: %s\n", r.reproduce.c_str());
   } else if (r.status == CheckStatus::kPass && r.cls != CheckClass::kRejection) {
-    std::printf("      In %llu cases, no errors found in %s %s (contract %s).\n", (unsigned long long)r.cases,
-                o.op.c_str(), ref::dtype_name(r.dtype), o.contract.c_str());
+    std::printf("      %s\n", no_errors_line(r, o.op, o.contract).c_str());
   }
   if (!r.scope.empty() && r.status != CheckStatus::kSkipped) std::printf("      scope: %s\n", r.scope.c_str());
   if (!r.note.empty()) std::printf("      %s\n", r.note.c_str());

@@ -41,6 +41,11 @@ nlohmann::json check_to_json(const CheckResult& c) {
   return j;
 }
 
+std::string no_errors_line(const CheckResult& c, const std::string& op, const std::string& contract) {
+  return "In " + std::to_string(c.cases) + " cases, no errors found in " + op + " " + ref::dtype_name(c.dtype) +
+         " (contract " + contract + ").";
+}
+
 CheckResult check_from_json(const nlohmann::json& j) {
   CheckResult c;
   const auto cls = parse_check_class(j.at("class"));

@@ -168,19 +168,41 @@ void run_command(const RunArgs& a) {
   }
 }
 
-void check_command(const std::string& run_dir, const std::string& golden_path, const std::string& json_out) {
+struct CheckArgs {
+  std::string run_dir, golden, json, junit;
+};
+
+/// The JUnit report of a check, written atomically (a killed run leaves the previous file intact).
+void write_check_junit(const CheckArgs& a, const CheckReport& r, const nlohmann::json& run) {
+  if (a.junit.empty()) return;
+  const std::string reproduce =
+      "fuseproof-e2e check --run-dir " + a.run_dir + (a.golden.empty() ? "" : " --golden " + a.golden);
+  try {
+    write_file_atomically(a.junit, check_junit(r, run, a.run_dir, a.golden, reproduce));
+  } catch (const std::exception& e) {
+    fail(std::string("e2e check: --junit: ") + e.what());
+  }
+}
+
+void check_command(const CheckArgs& a) {
+  const std::string& golden_path = a.golden;
+  const std::string& json_out = a.json;
   nlohmann::json run, golden;
   try {
-    run = read_json_file((fs::path(run_dir) / "run.json").string());
+    run = read_json_file((fs::path(a.run_dir) / "run.json").string());
   } catch (const std::exception& e) {
     fail(std::string("e2e check: --run-dir: ") + e.what());
   }
   const bool have_golden = !golden_path.empty();
   if (have_golden) {
     if (!fs::exists(golden_path)) {
-      fail("e2e check: --golden: no golden file '" + golden_path +
-               "' for this architecture; write one with scripts/bless_e2e.sh (docs/E2E.md)",
-           static_cast<int>(CheckOutcome::kNoGolden));
+      const std::string line = "no golden file '" + golden_path +
+                               "' for this architecture; write one with scripts/bless_e2e.sh (docs/E2E.md)";
+      // The JUnit report still shows the run's own gates, and the missing golden file as incomplete (never a pass).
+      CheckReport own = check_run(run, nullptr);
+      add_gate(own, "golden per-frame SHA-256", "FAIL", "INCOMPLETE: " + line, CheckOutcome::kNoGolden);
+      write_check_junit(a, own, run);
+      fail("e2e check: --golden: " + line, static_cast<int>(CheckOutcome::kNoGolden));
     }
     try {
       golden = read_json_file(golden_path);
@@ -190,6 +212,7 @@ void check_command(const std::string& run_dir, const std::string& golden_path, c
   }
   const CheckReport r = check_run(run, have_golden ? &golden : nullptr);
   for (const std::string& l : r.lines) std::cout << l << '\n';
+  write_check_junit(a, r, run);
   const int code = static_cast<int>(r.outcome);
   std::cout << (code == 0 ? "e2e check: PASS" : code == 1 ? "e2e check: MISMATCH" : "e2e check: ERROR") << '\n';
   if (!json_out.empty()) {
@@ -315,12 +338,13 @@ void add_e2e_commands(CLI::App& app) {
   run->add_option("--dtype", run_args->dtype, "activation dtype: bf16 or fp16")->capture_default_str();
   run->callback([run_args] { run_command(*run_args); });
 
-  auto check_args = std::make_shared<std::array<std::string, 3>>();
+  auto check_args = std::make_shared<CheckArgs>();
   CLI::App* check = app.add_subcommand("check", "Gate a run directory (and its golden file): 0 pass, 1 mismatch, 2 error, 3 no golden");
-  check->add_option("--run-dir", (*check_args)[0], "directory written by e2e run")->required();
-  check->add_option("--golden", (*check_args)[1], "golden/e2e/<arch>.json; omitted: only the run's own gates");
-  check->add_option("--json", (*check_args)[2], "write the gate results as JSON");
-  check->callback([check_args] { check_command((*check_args)[0], (*check_args)[1], (*check_args)[2]); });
+  check->add_option("--run-dir", check_args->run_dir, "directory written by e2e run")->required();
+  check->add_option("--golden", check_args->golden, "golden/e2e/<arch>.json; omitted: only the run's own gates");
+  check->add_option("--json", check_args->json, "write the gate results as JSON");
+  check->add_option("--junit", check_args->junit, "write the gate results as JUnit XML: a testcase per gate");
+  check->callback([check_args] { check_command(*check_args); });
 
   auto bless_args = std::make_shared<std::array<std::string, 6>>();
   CLI::App* bless = app.add_subcommand("bless", "Write a golden file from a run directory whose own gates pass");

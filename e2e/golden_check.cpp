@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "common/junit_xml.h"
 #include "run_manifest.h"
 
 namespace fuseproof::e2e {
@@ -22,12 +23,21 @@ int rank(CheckOutcome o) {
   return 3;
 }
 
+const char* outcome_name(CheckOutcome o) {
+  switch (o) {
+    case CheckOutcome::kPass: return "pass";
+    case CheckOutcome::kMismatch: return "mismatch";
+    case CheckOutcome::kError: return "error";
+    case CheckOutcome::kIncomplete: return "incomplete";
+    case CheckOutcome::kForeign: return "foreign";
+  }
+  return "error";
+}
+
 struct Gate {
   CheckReport& report;
   void add(const std::string& name, const std::string& status, const std::string& detail, CheckOutcome fail_as) {
-    report.lines.push_back(status + " " + name + (detail.empty() ? "" : ": " + detail));
-    report.json["gates"].push_back({{"gate", name}, {"status", status}, {"detail", detail}});
-    if (status == "FAIL" && rank(fail_as) > rank(report.outcome)) report.outcome = fail_as;
+    add_gate(report, name, status, detail, fail_as);
   }
 };
 
@@ -63,6 +73,52 @@ std::string diff_frames(const nlohmann::json& a, const nlohmann::json& b, const 
 }
 
 }  // namespace
+
+void add_gate(CheckReport& r, const std::string& name, const std::string& status, const std::string& detail,
+              CheckOutcome fail_as) {
+  r.lines.push_back(status + " " + name + (detail.empty() ? "" : ": " + detail));
+  nlohmann::json gate = {{"gate", name}, {"status", status}, {"detail", detail}};
+  if (status == "FAIL") gate["outcome"] = outcome_name(fail_as);
+  r.json["gates"].push_back(gate);
+  if (status == "FAIL" && rank(fail_as) > rank(r.outcome)) r.outcome = fail_as;
+}
+
+std::string check_junit(const CheckReport& r, const nlohmann::json& run, const std::string& run_dir,
+                        const std::string& golden_path, const std::string& reproduce) {
+  junit::TestSuite suite;
+  const nlohmann::json config = run.value("config", nlohmann::json::object());
+  const std::string config_name = config.is_object() ? config.value("name", std::string("unknown")) : "unknown";
+  const std::string dtype = run.value("activation_dtype", std::string("bf16"));
+  suite.name = "fuseproof.e2e." + config_name + "." + dtype;
+  suite.properties = {{"run_dir", run_dir},
+                      {"golden", golden_path.empty() ? std::string("none (the run's own gates only)") : golden_path},
+                      {"config", config_name},
+                      {"dtype", dtype},
+                      {"device", run.value("device", std::string())},
+                      {"kernel", run.value("kernel_path", std::string())},
+                      {"torch", run.value("torch_version", std::string())},
+                      {"outcome", outcome_name(r.outcome)}};
+  for (const nlohmann::json& gate : r.json.value("gates", nlohmann::json::array())) {
+    junit::TestCase c;
+    c.classname = suite.name;
+    c.name = gate.value("gate", std::string());
+    const std::string status = gate.value("status", std::string());
+    const std::string detail = gate.value("detail", std::string());
+    if (status == "FAIL") {
+      c.outcome = junit::Outcome::kFailure;
+      c.type = gate.value("outcome", std::string("mismatch"));
+      c.message = detail;
+      c.text = detail + "\nReproduce: " + reproduce;
+    } else if (status == "SKIP") {
+      c.outcome = junit::Outcome::kSkipped;
+      c.message = detail;
+    } else {
+      c.system_out = detail;
+    }
+    suite.cases.push_back(c);
+  }
+  return junit::to_xml({suite});
+}
 
 CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden) {
   CheckReport r;

@@ -27,6 +27,17 @@ struct CheckReport {
 /// have one from the same encoder build. `golden` may be null: then only the run's own gates are checked.
 CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden);
 
+/// Appends one gate's result ("PASS", "FAIL" or "SKIP") to `r`: its line, its JSON entry (a FAIL with the outcome it
+/// fails as: "mismatch", "incomplete", "error", "foreign"), and `r.outcome` when a FAIL outranks it.
+void add_gate(CheckReport& r, const std::string& name, const std::string& status, const std::string& detail,
+              CheckOutcome fail_as);
+
+/// JUnit XML of a check: one <testsuite> (properties: run directory, golden file, config, dtype, device, kernel),
+/// one <testcase> per gate as check_run reports it (classname `fuseproof.e2e.<config>.<dtype>`, name the gate): a
+/// FAIL is a <failure> of its outcome with the detail and `reproduce`, a SKIP <skipped> with its reason.
+std::string check_junit(const CheckReport& r, const nlohmann::json& run, const std::string& run_dir,
+                        const std::string& golden_path, const std::string& reproduce);
+
 /// A golden file from a run manifest: config, per-frame and MP4 SHA-256 of high (and lossless), the lossless-vs-high
 /// comparison and the measured high-vs-high-eager comparison (`video compare --json` or `e2e compare --json`; either
 /// may be null) and provenance (may be null; when given, its git_commit must be a 40-hex commit hash, else throws).

@@ -47,9 +47,18 @@ audit::Subject make_subject(py::object bridge, const py::dict& s, const std::str
 }
 
 /// (exit status, JSON report text); in a fault-isolation child (child_spec set): (its exit status, "").
-/// `options_json`: the keyword options (the option table's keys) as a JSON object.
+/// `options_json`: the keyword options (the option table's keys) as a JSON object. The reports are the C++ audit's
+/// (audit/audit_report.h): `report_format` "markdown" or "github" for `report_md`, JUnit XML to `report_junit`.
 py::tuple run(py::object bridge, const py::dict& subject, const std::string& options_json,
-              const std::string& report_md, const std::string& report_json, const std::string& child_spec) {
+              const std::string& report_md, const std::string& report_json, const std::string& child_spec,
+              const std::string& report_junit, const std::string& report_format) {
+  audit::ReportFiles reports;
+  reports.markdown = report_md;
+  reports.json = report_json;
+  reports.junit = report_junit;
+  const auto format = audit::parse_report_format(report_format);
+  if (!format) throw UsageError("fuseproof audit: unknown report format " + report_format + " (markdown, github)");
+  reports.markdown_format = *format;
   audit::AuditOptions opt;
   nlohmann::json kwargs = nlohmann::json::parse(options_json, nullptr, false);
   if (!kwargs.is_object()) throw UsageError("fuseproof audit: options must be a JSON object");
@@ -69,10 +78,15 @@ py::tuple run(py::object bridge, const py::dict& subject, const std::string& opt
   if (!child_spec.empty()) return py::make_tuple(audit::run_audit_child(child_spec, s), std::string());
   // Without a command that re-creates the subject (a lambda, a closure), the classes run in this process.
   if (s.child_command.empty()) opt.isolate = false;
-  for (const auto& p : {report_md, report_json})
-    if (!p.empty()) audit::ensure_writable(p);
-  const audit::AuditResult r = audit::run_audit(opt, s);
-  const int status = audit::report_audits({r}, report_md, report_json, "");
+  for (const std::string& p : reports.paths()) audit::ensure_writable(p);
+  audit::AuditResult r;
+  try {
+    r = audit::run_audit(opt, s);
+  } catch (const MissingDataError& e) {
+    audit::write_incomplete_reports({}, reports, "", e.what());
+    throw;
+  }
+  const int status = audit::report_audits({r}, reports, "");
   return py::make_tuple(status, audit::report_json_of(r).dump());
 }
 
@@ -87,6 +101,7 @@ PYBIND11_MODULE(_fuseproof, m) {
   py::register_exception<fuseproof::CorruptDataError>(m, "CorruptDataError", PyExc_RuntimeError);
   m.def("run", &fuseproof::python::run, py::arg("bridge"), py::arg("subject"), py::arg("options_json"),
         py::arg("report_md") = "", py::arg("report_json") = "", py::arg("child_spec") = "",
+        py::arg("report_junit") = "", py::arg("report_format") = "markdown",
         "Runs the audit on a fuseproof._bridge.Bridge; returns (exit status, JSON report text)");
   m.def("file_sha256", &fuseproof::audit::file_sha256, py::arg("path"),
         "SHA-256 of a file, hex; empty when unreadable");

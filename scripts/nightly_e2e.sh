@@ -7,14 +7,17 @@
 # the bless step; or a mounted site fell back to eager), 4 a golden file of another configuration or schema, or not
 # valid JSON.
 # Usage: scripts/nightly_e2e.sh [--out DIR] [--export DIR] [--config default|small] [--skip-build] [--commit HASH]
-#                               [--device cuda|cpu]   (cpu: a dry run of this script; no golden; the fp16 gates fail
-#                               there by design: CPU eager fp16 GELU is libtorch's SLEEF tanhf, not CUDA's, docs/E2E.md)
-#   --out DIR     run directories (bf16 in DIR, fp16 in DIR/fp16), check.json, high_vs_high_eager.json/.md,
-#                 lossless_vs_high.json, fp16/high_vs_high_eager.json, provenance.json, nightly.log
+#                               [--build-dir DIR] [--device cuda|cpu]   (cpu: a dry run of this script; no golden;
+#                               the fp16 gates fail there by design: CPU eager fp16 GELU is libtorch's SLEEF tanhf,
+#                               not CUDA's, docs/E2E.md)
+#   --out DIR     run directories (bf16 in DIR, fp16 in DIR/fp16), check.json and check.xml (JUnit, a testcase per
+#                 gate), high_vs_high_eager.json/.md, lossless_vs_high.json, fp16/high_vs_high_eager.json,
+#                 provenance.json, nightly.log
 #   --export DIR  copy those reports and the lossless/high/high-eager RGB24 frames (3 x 14.2 MiB for the default config)
 #                 to DIR, for scripts/bless_e2e.sh on a machine with FFmpeg and OpenCV.
 #   --commit HASH the commit built (40 hex; default $FUSEPROOF_GIT_COMMIT, else `git rev-parse HEAD` when that works):
 #                 recorded in provenance.json; scripts/bless_e2e.sh refuses a run without it.
+#   --build-dir DIR the build tree (default build-gpu-e2e; with --skip-build, one already built, e.g. build-gpu)
 # Environment: FUSEPROOF_E2E_CMAKE_ARGS (extra configure arguments, e.g. -DOPENSSL_ROOT_DIR=...).
 set -uo pipefail
 
@@ -36,7 +39,8 @@ while [[ $# -gt 0 ]]; do
     --skip-build) SKIP_BUILD=1; shift ;;
     --device) DEVICE="${2:?--device needs cuda or cpu}"; shift 2 ;;
     --commit) COMMIT="${2:?--commit needs a 40-hex commit hash}"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --build-dir) BUILD="${2:?--build-dir needs a directory}"; [[ "$BUILD" = /* ]] || BUILD="$ROOT/$BUILD"; shift 2 ;;
+    -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -54,7 +58,7 @@ log() { echo "$*" | tee -a "$LOG"; }
 export_files() {
   [[ -z "$EXPORT" ]] && return 0
   mkdir -p "$EXPORT" || { echo "nightly_e2e: --export: cannot create '$EXPORT'" >&2; return 0; }
-  for f in run.json check.json provenance.json nightly.log high_vs_high_eager.json high_vs_high_eager.md \
+  for f in run.json check.json check.xml provenance.json nightly.log high_vs_high_eager.json high_vs_high_eager.md \
            lossless_vs_high.json mp4_gate.txt lossless.rgb24 high.rgb24 high-eager.rgb24; do
     [[ -f "$OUT/$f" ]] && cp "$OUT/$f" "$EXPORT/"
   done
@@ -144,7 +148,7 @@ ctl_rc=${PIPESTATUS[0]}
   2>&1 | tee -a "$LOG"
 f16_rc=${PIPESTATUS[0]}
 [[ $f16_rc -eq 0 ]] || { log "nightly_e2e: fp16 high vs high-eager measured different (exit $f16_rc)"; worst=1; }
-"$E2E" check --run-dir "$OUT/fp16" --json "$OUT/fp16/check.json" 2>&1 | tee -a "$LOG"
+"$E2E" check --run-dir "$OUT/fp16" --json "$OUT/fp16/check.json" --junit "$OUT/fp16/check.xml" 2>&1 | tee -a "$LOG"
 f16_check=${PIPESTATUS[0]}
 [[ $f16_check -eq 0 ]] || { log "nightly_e2e: the fp16 run's own gates fail (exit $f16_check)"; worst=$(combine "$worst" "$f16_check"); }
 
@@ -168,7 +172,7 @@ fi
 
 # 7. Gate: the run's own gates always; the golden ones when this architecture has a golden file.
 if [[ ! -f "$GOLDEN" ]]; then
-  "$E2E" check --run-dir "$OUT" --json "$OUT/check.json" 2>&1 | tee -a "$LOG"
+  "$E2E" check --run-dir "$OUT" --json "$OUT/check.json" --junit "$OUT/check.xml" 2>&1 | tee -a "$LOG"
   own=${PIPESTATUS[0]}
   [[ $own -eq 0 ]] || { log "nightly_e2e: the run's own gates fail (no golden needed to see it)"; finish "$(combine "$own" "$worst")"; }
   [[ $worst -eq 0 ]] || finish "$worst"
@@ -177,7 +181,7 @@ if [[ ! -f "$GOLDEN" ]]; then
   log "  scripts/bless_e2e.sh --run-dir DIR --arch $ARCH   (writes golden/e2e/$ARCH.json and docs/e2e/$ARCH.md)"
   finish 3
 fi
-"$E2E" check --run-dir "$OUT" --golden "$GOLDEN" --json "$OUT/check.json" 2>&1 | tee -a "$LOG"
+"$E2E" check --run-dir "$OUT" --golden "$GOLDEN" --json "$OUT/check.json" --junit "$OUT/check.xml" 2>&1 | tee -a "$LOG"
 rc=${PIPESTATUS[0]}
 [[ $rc -le 3 ]] || rc=2
 finish "$(combine "$rc" "$worst")"

@@ -10,6 +10,7 @@ packages=(
   libopencv-dev libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
   nlohmann-json3-dev libcli11-dev libssl-dev libmpfr-dev
   python3-dev pybind11-dev python3-torch python3-pytest python3-venv python3-setuptools python3-wheel
+  python3-junitparser python3-yaml
   clang libclang-rt-14-dev
 )
 missing=()

@@ -113,5 +113,47 @@ TEST(E2E_GoldenCheck, MissingModesAreAnError) {
   EXPECT_EQ(check_run(run, nullptr).outcome, CheckOutcome::kError);
 }
 
+size_t count_of(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(E2E_GoldenCheck, JunitHasOneTestcasePerGate) {
+  nlohmann::json run = good_run();
+  run["activation_dtype"] = "fp16";
+  const nlohmann::json golden = make_golden(run, "sm_90", nullptr, nullptr, nullptr);
+  const CheckReport r = check_run(run, &golden);
+  const std::string x = check_junit(r, run, "out/e2e", "golden/e2e/sm_90.json", "fuseproof-e2e check ...");
+  EXPECT_EQ(count_of(x, "<testcase "), r.json["gates"].size());
+  EXPECT_EQ(count_of(x, "classname=\"fuseproof.e2e.small.fp16\""), r.json["gates"].size());
+  EXPECT_EQ(count_of(x, "<failure "), 0u);
+  EXPECT_EQ(count_of(x, "<skipped "), 1u);  // the MP4 gate: no MP4 on either side
+  EXPECT_NE(x.find("name=\"high per-frame SHA-256 == golden\""), std::string::npos) << x;
+  EXPECT_NE(x.find("<property name=\"golden\" value=\"golden/e2e/sm_90.json\"/>"), std::string::npos);
+}
+
+TEST(E2E_GoldenCheck, JunitFailureCarriesTheDetailAndReproduce) {
+  const nlohmann::json run = good_run();
+  nlohmann::json golden = make_golden(run, "sm_90", nullptr, nullptr, nullptr);
+  golden["high"]["frame_sha256"][2] = "other";
+  const CheckReport r = check_run(run, &golden);
+  ASSERT_EQ(r.outcome, CheckOutcome::kMismatch);
+  const std::string x =
+      check_junit(r, run, "out/e2e", "g.json", "fuseproof-e2e check --run-dir out/e2e --golden g.json");
+  EXPECT_EQ(count_of(x, "<failure "), 1u);
+  EXPECT_NE(x.find("type=\"mismatch\""), std::string::npos);
+  EXPECT_NE(x.find("1 of 3 frames differ (frame 2"), std::string::npos) << x;
+  EXPECT_NE(x.find("Reproduce: fuseproof-e2e check --run-dir out/e2e --golden g.json"), std::string::npos);
+}
+
+TEST(E2E_GoldenCheck, MissingGoldenIsAnIncompleteGate) {
+  const nlohmann::json run = good_run();
+  CheckReport r = check_run(run, nullptr);
+  add_gate(r, "golden per-frame SHA-256", "FAIL", "INCOMPLETE: no golden file", CheckOutcome::kNoGolden);
+  EXPECT_EQ(r.outcome, CheckOutcome::kNoGolden);
+  EXPECT_NE(check_junit(r, run, "d", "g.json", "r").find("type=\"incomplete\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fuseproof::e2e

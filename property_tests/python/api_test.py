@@ -69,6 +69,20 @@ class Python_Audit_bf16(unittest.TestCase):
             with open(js) as f:
                 self.assertIn('"verdict": "fail"', f.read())
 
+    def test_JunitAndGithubReportsWritten(self):
+        import xml.etree.ElementTree as ET
+        with tempfile.TemporaryDirectory() as d:
+            md, xml = os.path.join(d, "r.md"), os.path.join(d, "r.xml")
+            v = fuseproof.audit(cpu_subjects.unrounded, dtype="bf16", device="cpu", report=md, junit=xml,
+                                report_format="github", only="extreme", isolate=False)
+            self.assertFalse(v)
+            cases = ET.parse(xml).getroot().findall("testsuite/testcase")
+            self.assertEqual([c.get("name") for c in cases], ["%s[%s]" % (c["class"], c["dtype"]) for c in v.checks])
+            failed = [c for c in cases if c.find("failure") is not None]
+            self.assertTrue(failed and "expected 0x" in failed[0].find("failure").text)
+            with open(md) as f:
+                self.assertIn("**fuseproof audit: FAIL**", f.readline())
+
     def test_BadArgumentsRefused(self):
         for kwargs, text in ((dict(dtype="fp8"), "dtype must be bf16, fp16 or all, got fp8"),
                              (dict(device="mps"), "device must be cpu or cuda, got mps"),

@@ -63,20 +63,21 @@ class Verdict:
 
 
 def audit(fn, op=None, dtype="all", device=None, report=None, json=None, out_arg=None, contract=None,
-          **options):
+          junit=None, report_format="markdown", **options):
     """Audits fn on torch tensors; returns the Verdict. fn takes the op's buffers (`fuseproof ops` lists them):
     fn(x, bias) -> out for the bias ops, fn(x) -> out for the packed *_and_mul ops (x = [rows, 2d]); or the same with
     out as a last argument, filled in place.
 
     contract: "eager" or "fp32" (default: fn.fuseproof_contract, else eager). dtype: "bf16", "fp16" or "all".
-    device: "cuda" (the CUDA eager model) or "cpu" (the emulated model); default cuda when available. report / json:
-    paths of the Markdown and JSON reports. options: the audit's option table (seed, only, math_model,
-    domain_biases, max_width, property_cases, stop_after, records, shapes, call_timeout, isolate, ...: the command
-    line's --seed ..., with underscores). Raises ValueError (one line) for bad arguments.
+    device: "cuda" (the CUDA eager model) or "cpu" (the emulated model); default cuda when available. report / json /
+    junit: paths of the Markdown (report_format "markdown" or "github"), JSON and JUnit XML reports. options: the
+    audit's option table (seed, only, math_model, domain_biases, max_width, property_cases, stop_after, records,
+    shapes, call_timeout, isolate, ...: the command line's --seed ..., with underscores). Raises ValueError (one line) for bad arguments.
     """
     from fuseproof import _engine  # the extension loads with the first audit
 
     status, report_text = _engine.run_callable(fn, op=op, contract=contract, dtype=dtype, device=device,
                                                report=report, json_path=json, out_arg=out_arg, options=options,
+                                               junit=junit, report_format=report_format,
                                                command="fuseproof.audit(%s)" % getattr(fn, "__qualname__", repr(fn)))
     return Verdict(status, _json.loads(report_text) if report_text else {})

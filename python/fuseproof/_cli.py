@@ -50,8 +50,11 @@ def _parser(table):
     a.add_argument("--dtype", default="all", help="bf16, fp16 or all")
     a.add_argument("--backend", help="cuda (CUDA tensors, CUDA eager model) or emulated (CPU tensors, emulated model); "
                                      "default cuda when torch sees a GPU")
-    a.add_argument("--report", help="write a Markdown report")
+    a.add_argument("--report", help="write a Markdown report (--report-format)")
+    a.add_argument("--report-format", default="markdown", choices=("markdown", "github"),
+                   help="markdown (the full report) or github (short enough for a pull-request comment)")
     a.add_argument("--json", help="write a JSON report")
+    a.add_argument("--junit", help="write a JUnit XML report: a testcase per check class and dtype")
     for o in table:
         if o["key"] in _NOT_FROM_TABLE:
             continue
@@ -135,7 +138,8 @@ def run(argv):
         status, _ = _engine.run_callable(fn, op=args.op, contract=args.contract, dtype=args.dtype, device=device,
                                          report=args.report, json_path=args.json, out_arg=args.out_arg,
                                          options=options, command=command, name=name, description=description,
-                                         subject_args=subject_args, child_spec=args.child_spec)
+                                         subject_args=subject_args, child_spec=args.child_spec,
+                                         junit=args.junit, report_format=args.report_format)
     except ValueError as e:
         raise _Refusal(str(e) if str(e).startswith(("fuseproof", "audit")) else "fuseproof audit: " + str(e))
     except (ext.MissingDataError, ext.CorruptDataError) as e:  # golden data missing (3) or corrupt (4)

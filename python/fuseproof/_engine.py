@@ -70,8 +70,10 @@ def _source_sha256(fn):
 
 def run_callable(fn, op=None, contract=None, dtype="all", device=None, report=None, json_path=None,
                  out_arg=None, options=None, command="", name=None, description=None, subject_args=None,
-                 child_spec=""):
-    """Runs the audit on fn; returns (exit status, JSON report text). ValueError (one line) for bad arguments."""
+                 child_spec="", junit=None, report_format=None):
+    """Runs the audit on fn; returns (exit status, JSON report text). ValueError (one line) for bad arguments.
+
+    report (Markdown, report_format "markdown" or "github"), json_path and junit are the C++ audit's reports."""
     if dtype not in ("bf16", "fp16", "all"):
         raise ValueError("fuseproof audit: dtype must be bf16, fp16 or all, got %s" % dtype)
     spec = find_op(op)
@@ -110,4 +112,4 @@ def run_callable(fn, op=None, contract=None, dtype="all", device=None, report=No
     }
     opts = dict(options, op=op, contract=contract, dtype=dtype, backend=backend, command=command)
     return _fuseproof.run(Bridge(fn, d, out_arg), subject, json.dumps(opts), report or "", json_path or "",
-                          child_spec or "")
+                          child_spec or "", junit or "", report_format or "markdown")
