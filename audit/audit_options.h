@@ -22,7 +22,9 @@ namespace fuseproof::audit {
 /// The calls-that-remember classes come last, so that a bug the per-call classes see is named by them: batch
 /// (invariance of a row's output in its batch), repeat (the same call twice, the same sequence twice), history (one
 /// process interleaving both dtypes and many shapes).
-enum class CheckClass : int { kRejection, kExtreme, kProperty, kWidths, kShapes, kDomain, kPdl, kBatch, kRepeat, kHistory };
+enum class CheckClass : int {
+  kRejection, kExtreme, kProperty, kWidths, kShapes, kDomain, kPdl, kBatch, kRepeat, kHistory
+};
 inline constexpr CheckClass kAllCheckClasses[] = {
     CheckClass::kRejection, CheckClass::kExtreme, CheckClass::kProperty, CheckClass::kWidths, CheckClass::kShapes,
     CheckClass::kDomain,    CheckClass::kPdl,     CheckClass::kBatch,    CheckClass::kRepeat, CheckClass::kHistory};

@@ -666,8 +666,9 @@ std::string buffer_shapes(const ref::OpSpec& op, int64_t width) {
   std::string s;
   for (int k = 0; k < int(op.buffers().size()); ++k)
     s += (s.empty() ? "" : ", ") + op.buffers()[size_t(k)] +
-         (op.buffer_broadcast(k) ? " [" + std::to_string(op.buffer_row_elems(k, width)) + "] (broadcast: the same in every call)"
-                                 : " [rows, " + std::to_string(op.buffer_row_elems(k, width)) + "]");
+         (op.buffer_broadcast(k)
+              ? " [" + std::to_string(op.buffer_row_elems(k, width)) + "] (broadcast: the same in every call)"
+              : " [rows, " + std::to_string(op.buffer_row_elems(k, width)) + "]");
   return s;
 }
 
@@ -719,7 +720,7 @@ void check_batch(const CheckContext& ctx, CheckResult& r) {
           }
         }
       }
-      go = run_valid(ctx, t, s, label, std::move(o));
+      go = run_valid(ctx, t, s, label, std::move(o), "batch=" + std::to_string(rows) + ",");
     }
   }
   r.scope = "a probe row (random; " + buffer_shapes(op, width) + ", width " + std::to_string(width) +

@@ -162,7 +162,8 @@ audit::LargeOutcome PythonRunner::large_call(const audit::LargeSpec& s, const au
 }
 
 std::string PythonRunner::buffers_per_call() const {
-  if (!cuda_) return "every call on new guarded host images (allocated per call), wrapped as torch tensors without a copy";
+  if (!cuda_)
+    return "every call on new guarded host images (allocated per call), wrapped as torch tensors without a copy";
   return "every call on new guarded host images, copied by the bridge into new device tensors (torch's caching "
          "allocator may hand back an earlier call's addresses)";
 }

@@ -29,8 +29,10 @@ int call(const fuseproof_call_t* c) {
     const auto* a = static_cast<const uint16_t*>(c->inputs[0].data);
     const auto* b = static_cast<const uint16_t*>(c->inputs[1].data);
     auto s = static_cast<cudaStream_t>(c->stream);
-    if (mutant_dtype<kBug>(c->dtype) == FUSEPROOF_DTYPE_BF16) mutant_kernel<Half::kBf16><<<blocks, 256, 0, s>>>(out, a, b, c->shape[0], c->shape[1]);
-    else mutant_kernel<Half::kFp16><<<blocks, 256, 0, s>>>(out, a, b, c->shape[0], c->shape[1]);
+    if (mutant_dtype<kBug>(c->dtype) == FUSEPROOF_DTYPE_BF16)
+      mutant_kernel<Half::kBf16><<<blocks, 256, 0, s>>>(out, a, b, c->shape[0], c->shape[1]);
+    else
+      mutant_kernel<Half::kFp16><<<blocks, 256, 0, s>>>(out, a, b, c->shape[0], c->shape[1]);
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
       why = std::string("launch failed: ") + cudaGetErrorString(e);
   }
