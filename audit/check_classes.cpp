@@ -840,7 +840,10 @@ void check_history(const CheckContext& ctx, CheckResult& r) {
   }
   const char* mine_name = ref::dtype_name(ctx.model.dtype);
   const char* theirs_name = ref::dtype_name(other.model.dtype);
-  r.scope = std::to_string(kCalls) + " calls in one process, " + std::to_string(calls[0]) + " " + mine_name +
+  const int made = calls[0] + calls[1];
+  r.scope = (made < kCalls ? std::to_string(made) + " of " + std::to_string(kCalls) + " calls (stopped early)"
+                           : std::to_string(kCalls) + " calls") +
+            " in one process, " + std::to_string(calls[0]) + " " + mine_name +
             " and " + std::to_string(calls[1]) + " " + theirs_name + " interleaved at random (the first " +
             mine_name + " at width " + std::to_string(first_width) + ", a multiple of 16, the second " +
             theirs_name + " on the same shape), then widths " +
