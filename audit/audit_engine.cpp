@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,7 @@ class PluginRunner final : public KernelRunner {
   uint64_t memory_available() const override { return inner_->memory_available(); }
   std::string hardware() const override { return inner_->hardware(); }
   std::string arch() const override { return inner_->arch(); }
+  std::string buffers_per_call() const override { return inner_->buffers_per_call(); }
 
  private:
   Plugin plugin_;
@@ -117,9 +119,15 @@ int64_t resolved_max_width(const AuditOptions& o, bool cuda) { return o.max_widt
 CheckResult run_class_here(const AuditOptions& o, const PluginInfo& info, KernelRunner& runner, ref::Dtype d,
                            CheckClass c) {
   const OpModel model = model_for(o, d, o.backend);
-  const CheckContext ctx{info, runner, model, o,
-                         d == ref::Dtype::kBf16 ? int32_t(FUSEPROOF_DTYPE_BF16) : int32_t(FUSEPROOF_DTYPE_FP16),
-                         resolved_domain_biases(o, info.cuda()), resolved_max_width(o, info.cuda())};
+  const auto abi = [](ref::Dtype t) {
+    return t == ref::Dtype::kBf16 ? int32_t(FUSEPROOF_DTYPE_BF16) : int32_t(FUSEPROOF_DTYPE_FP16);
+  };
+  // Only a class that mixes dtypes sees the other dtype's model (whatever --dtype says).
+  const ref::Dtype other_d = d == ref::Dtype::kBf16 ? ref::Dtype::kFp16 : ref::Dtype::kBf16;
+  std::optional<OpModel> other;
+  if (check_class_mixes_dtypes(c)) other = model_for(o, other_d, o.backend);
+  const CheckContext ctx{info, runner, model, o, abi(d), resolved_domain_biases(o, info.cuda()),
+                         resolved_max_width(o, info.cuda()), other ? &*other : nullptr, abi(other_d)};
   CheckResult r;
   r.cls = c;
   r.dtype = d;
@@ -295,43 +303,48 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
 
   if (opt.on_described) opt.on_described();
 
-  // 2. Every class on every dtype.
-  for (ref::Dtype d : opt.dtypes) {
-    for (CheckClass c : kAllCheckClasses) {
-      if (opt.only_class && *opt.only_class != c) continue;
-      CheckResult r;
-      r.cls = c;
-      r.dtype = d;
-      if (opt.first_fail && !res.passed) {
-        r.status = CheckStatus::kSkipped;
-        r.note = "not run: after the first failure (--first-fail)";
-      } else if (opt.isolate) {
-        ChildOutcome co;
-        const std::string name = std::string(check_class_name(c)) + "_" + ref::dtype_name(d);
-        const json spec = {{"task", "class"}, {"class", check_class_name(c)}, {"dtype", ref::dtype_name(d)},
-                           {"options", options_to_json(opt)}};
-        const json result = run_isolated(subject.child_command, spec, dir, name, opt.call_timeout_s, &co);
-        if (co.exit_code == 0 && result.is_object() && result.contains("check")) {
-          r = check_from_json(result["check"]);
-        } else if (is_setup_error(co)) {
-          rethrow_child_error(co, result);
-        } else {
-          r.fault = fault_line(co, opt.call_timeout_s);
-          r.seconds = co.seconds;
-          r.scope = "stopped by the fault; the class's other cases did not run";
-        }
+  // 2. Every class on every dtype: first the single-dtype classes of each dtype, then the classes that mix dtypes
+  // (a bug that one dtype's own classes see is named by them, not by a mixed class of the other dtype's run).
+  std::vector<std::pair<ref::Dtype, CheckClass>> order;
+  for (const bool mixed : {false, true})
+    for (ref::Dtype d : opt.dtypes)
+      for (CheckClass c : kAllCheckClasses)
+        if ((!opt.only_class || *opt.only_class == c) && check_class_mixes_dtypes(c) == mixed) order.push_back({d, c});
+  for (const auto& dc : order) {
+    const ref::Dtype d = dc.first;
+    const CheckClass c = dc.second;
+    CheckResult r;
+    r.cls = c;
+    r.dtype = d;
+    if (opt.first_fail && !res.passed) {
+      r.status = CheckStatus::kSkipped;
+      r.note = "not run: after the first failure (--first-fail)";
+    } else if (opt.isolate) {
+      ChildOutcome co;
+      const std::string name = std::string(check_class_name(c)) + "_" + ref::dtype_name(d);
+      const json spec = {{"task", "class"}, {"class", check_class_name(c)}, {"dtype", ref::dtype_name(d)},
+                         {"options", options_to_json(opt)}};
+      const json result = run_isolated(subject.child_command, spec, dir, name, opt.call_timeout_s, &co);
+      if (co.exit_code == 0 && result.is_object() && result.contains("check")) {
+        r = check_from_json(result["check"]);
+      } else if (is_setup_error(co)) {
+        rethrow_child_error(co, result);
       } else {
-        r = run_class_here(opt, info, *local_runner, d, c);
+        r.fault = fault_line(co, opt.call_timeout_s);
+        r.seconds = co.seconds;
+        r.scope = "stopped by the fault; the class's other cases did not run";
       }
-      settle(r);
-      if (r.status == CheckStatus::kFail) {
-        res.passed = false;
-        r.reproduce = reproduce_command(opt, subject, d, c);
-      }
-      if (r.status == CheckStatus::kIncomplete) res.complete = false;
-      print_check(opt, r);
-      res.checks.push_back(std::move(r));
+    } else {
+      r = run_class_here(opt, info, *local_runner, d, c);
     }
+    settle(r);
+    if (r.status == CheckStatus::kFail) {
+      res.passed = false;
+      r.reproduce = reproduce_command(opt, subject, d, c);
+    }
+    if (r.status == CheckStatus::kIncomplete) res.complete = false;
+    print_check(opt, r);
+    res.checks.push_back(std::move(r));
   }
   res.seconds = seconds_since(t0);
   const CheckResult* k = res.killed_by();

@@ -29,8 +29,7 @@ std::vector<OptionDef> build_table() {
     {"--backend", "backend", "cuda or emulated; default: the plugin's memory, else cuda when a GPU works",
      S(&AuditOptions::backend), 0, 0, false, false},
     {"--dtype", "dtype", "bf16, fp16 or all", S(&AuditOptions::dtype), 0, 0, false, false},
-    {"--only", "only", "Run one check class: rejection, extreme, property, widths, shapes, domain, pdl",
-     S(&AuditOptions::only), 0, 0, false, false},
+    {"--only", "only", "Run one check class: " + check_class_list(), S(&AuditOptions::only), 0, 0, false, false},
     {"--seed", "seed", "Seed of every random input", &AuditOptions::seed, 0, kU64Max},
     {"--math-model", "math_model", "Reference tanhf/expf/erff: cuda, libm, exact (default: cuda on CUDA, libm on "
      "the host)", S(&AuditOptions::math_model), 0, 0, false, true, "--tanh-model"},
@@ -137,9 +136,14 @@ const char* check_class_name(CheckClass c) {
     case CheckClass::kShapes: return "shapes";
     case CheckClass::kDomain: return "domain";
     case CheckClass::kPdl: return "pdl";
+    case CheckClass::kBatch: return "batch";
+    case CheckClass::kRepeat: return "repeat";
+    case CheckClass::kHistory: return "history";
   }
   return "?";
 }
+
+bool check_class_mixes_dtypes(CheckClass c) { return c == CheckClass::kHistory; }
 
 std::optional<CheckClass> parse_check_class(const std::string& s) {
   for (CheckClass c : kAllCheckClasses)

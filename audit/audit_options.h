@@ -18,13 +18,21 @@ namespace CLI { class App; }
 
 namespace fuseproof::audit {
 
-/// The check classes, in the order they run.
-enum class CheckClass : int { kRejection, kExtreme, kProperty, kWidths, kShapes, kDomain, kPdl };
-inline constexpr CheckClass kAllCheckClasses[] = {CheckClass::kRejection, CheckClass::kExtreme, CheckClass::kProperty,
-                                                  CheckClass::kWidths,    CheckClass::kShapes,  CheckClass::kDomain,
-                                                  CheckClass::kPdl};
-/// "rejection", "extreme", "property", "widths", "shapes", "domain", "pdl".
+/// The check classes, in the order they run (new classes are appended: the enumerator seeds each class's inputs).
+/// The calls-that-remember classes come last, so that a bug the per-call classes see is named by them: batch
+/// (invariance of a row's output in its batch), repeat (the same call twice, the same sequence twice), history (one
+/// process interleaving both dtypes and many shapes).
+enum class CheckClass : int {
+  kRejection, kExtreme, kProperty, kWidths, kShapes, kDomain, kPdl, kBatch, kRepeat, kHistory
+};
+inline constexpr CheckClass kAllCheckClasses[] = {
+    CheckClass::kRejection, CheckClass::kExtreme, CheckClass::kProperty, CheckClass::kWidths, CheckClass::kShapes,
+    CheckClass::kDomain,    CheckClass::kPdl,     CheckClass::kBatch,    CheckClass::kRepeat, CheckClass::kHistory};
+/// "rejection", "extreme", "property", "widths", "shapes", "domain", "pdl", "batch", "repeat", "history".
 const char* check_class_name(CheckClass c);
+/// Whether the class calls the subject at both dtypes in one process (history). The engine runs such classes after
+/// every dtype's single-dtype classes, so that a bug one dtype's own classes see is reported by them first.
+bool check_class_mixes_dtypes(CheckClass c);
 std::optional<CheckClass> parse_check_class(const std::string& s);
 /// "rejection, extreme, ..." for messages.
 std::string check_class_list();

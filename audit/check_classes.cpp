@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include "audit/audit_inputs.h"
@@ -107,8 +109,9 @@ void parallel_ranges(size_t n, Fn fn) {
 /// Runs a valid call and compares every element; checks the return code, the guards and the inputs. The expected
 /// outputs are computed first (in parallel for large calls) and compared row by row; a row that differs is compared
 /// element by element for the records. False once the check should stop (or the subject faulted).
+/// `where` is put before "r=..,c=.." in the records (a call's place in a sequence: "call=7,").
 bool run_valid(const CheckContext& ctx, Tally& t, const CallSpec& spec, const std::string& label,
-               std::optional<CallOutcome> pre_run = std::nullopt) {
+               std::optional<CallOutcome> pre_run = std::nullopt, const std::string& where = "") {
   watch_label(label);
   const CallOutcome o = pre_run ? std::move(*pre_run) : ctx.runner.call(spec);
   if (!o.fault.empty()) {
@@ -133,8 +136,8 @@ bool run_valid(const CheckContext& ctx, Tally& t, const CallSpec& spec, const st
     }
     for (int64_t c = 0; c < spec.width; ++c) {
       const uint16_t in[2] = {spec.at(0, r, c), spec.at(1, r, c)};
-      if (!t.element([&] { return "r=" + std::to_string(r) + ",c=" + std::to_string(c); }, in, o.out[row + size_t(c)],
-                     want[row + size_t(c)]))
+      if (!t.element([&] { return where + "r=" + std::to_string(r) + ",c=" + std::to_string(c); }, in,
+                     o.out[row + size_t(c)], want[row + size_t(c)]))
         return false;
     }
   }
@@ -640,6 +643,218 @@ void check_pdl(const CheckContext& ctx, CheckResult& r) {
             std::to_string(ctx.options.pdl_delay_ms) + " ms later";
 }
 
+namespace {
+
+/// The call under `label`; `kept` gets a copy of its output when the call ran and was accepted (else it is empty).
+CallOutcome call_keeping(const CheckContext& ctx, const CallSpec& spec, const std::string& label,
+                         std::vector<uint16_t>* kept) {
+  watch_label(label);
+  CallOutcome o = ctx.runner.call(spec);
+  kept->clear();
+  if (o.fault.empty() && o.rc == 0) *kept = o.out;
+  return o;
+}
+
+std::string hex16(uint16_t v) {
+  char b[8];
+  std::snprintf(b, sizeof b, "0x%04X", v);
+  return b;
+}
+
+/// "x [rows, 64], bias [64] (broadcast)": the op's buffers of a call of `width`, for a scope.
+std::string buffer_shapes(const ref::OpSpec& op, int64_t width) {
+  std::string s;
+  for (int k = 0; k < int(op.buffers().size()); ++k)
+    s += (s.empty() ? "" : ", ") + op.buffers()[size_t(k)] +
+         (op.buffer_broadcast(k)
+              ? " [" + std::to_string(op.buffer_row_elems(k, width)) + "] (broadcast: the same in every call)"
+              : " [rows, " + std::to_string(op.buffer_row_elems(k, width)) + "]");
+  return s;
+}
+
+}  // namespace
+
+void check_batch(const CheckContext& ctx, CheckResult& r) {
+  const ref::OpSpec& op = *ctx.model.op;
+  const int64_t v = ctx.info.vector_elems();
+  const int64_t width = 8 * v;
+  Tally t(ctx, r);
+  std::mt19937_64 rng(class_seed(ctx, CheckClass::kBatch));
+  // The probe: one row of every per-row buffer (a packed op's whole [2 * width] row) and the broadcast rows, which
+  // stay the same in every call.
+  CallSpec probe = make_spec(ctx, 1, width);
+  fill_random(ctx, probe, rng);
+  const int64_t sizes[] = {1, 7, 128, 129, 4096, 75600};
+  std::vector<uint16_t> alone, got;
+  uint64_t placements = 0, calls = 0;
+  bool go = true;
+  for (int64_t rows : sizes) {
+    std::vector<std::pair<int64_t, const char*>> places{{0, rows == 1 ? "alone" : "first"}};
+    if (rows > 2) places.push_back({rows / 2, "middle"});
+    if (rows > 1) places.push_back({rows - 1, "last"});
+    for (const auto& [p, pos] : places) {
+      if (!go) break;
+      CallSpec s = make_spec(ctx, rows, width);
+      fill_random(ctx, s, rng);
+      for (size_t k = 0; k < s.buffers.size(); ++k) {
+        const size_t n = probe.buffers[k].size();  // one row of the buffer
+        std::copy(probe.buffers[k].begin(), probe.buffers[k].end(),
+                  s.buffers[k].begin() + long(op.buffer_broadcast(int(k)) ? 0 : size_t(p) * n));
+      }
+      const std::string label = "batch of " + std::to_string(rows) + " rows, probe at row " + std::to_string(p) +
+                                " (" + pos + ")";
+      CallOutcome o = call_keeping(ctx, s, label, &got);
+      ++calls;
+      if (!got.empty()) {
+        const uint16_t* row = got.data() + size_t(p * width);
+        if (rows == 1) {
+          alone.assign(row, row + width);
+        } else if (!alone.empty()) {
+          ++placements;
+          for (int64_t c = 0; c < width; ++c) {
+            if (row[c] == alone[size_t(c)]) continue;
+            const uint16_t in[2] = {s.at(0, p, c), s.at(1, p, c)};
+            t.failure(head_of(ctx, rows, width) + " probe at row " + std::to_string(p) + " (" + pos + ") " +
+                      describe_element(op, p, c, in) + " => " + hex16(row[c]) + " alone " + hex16(alone[size_t(c)]) +
+                      " (the probe row in a batch of 1)");
+          }
+        }
+      }
+      go = run_valid(ctx, t, s, label, std::move(o), "batch=" + std::to_string(rows) + ",");
+    }
+  }
+  r.scope = "a probe row (random; " + buffer_shapes(op, width) + ", width " + std::to_string(width) +
+            " = 8 vectors) first, in the middle and last in batches of 7, 128, 129, 4,096 and 75,600 rows (the "
+            "other rows random): " + std::to_string(placements) +
+            " placements compared bitwise with the probe alone (a batch of 1); all " + std::to_string(calls) +
+            " calls against the contract";
+}
+
+void check_repeat(const CheckContext& ctx, CheckResult& r) {
+  const ref::OpSpec& op = *ctx.model.op;
+  const int64_t v = ctx.info.vector_elems();
+  const int64_t max_vecs = std::max<int64_t>(1, 512 / v);
+  constexpr int kCalls = 32;
+  Tally t(ctx, r);
+  std::string digest[2];
+  std::vector<std::string> call_digest[2];
+  bool go = true;
+  for (int pass = 0; pass < 2 && go; ++pass) {
+    std::mt19937_64 rng(class_seed(ctx, CheckClass::kRepeat));  // the same sequence in both passes
+    Sha256 all;
+    for (int i = 0; i < kCalls && go; ++i) {
+      const int64_t rows = 1 + int64_t(rng() % 256);
+      const int64_t width = v * (1 + int64_t(rng() % uint64_t(max_vecs)));
+      CallSpec s = make_spec(ctx, rows, width);
+      fill_random(ctx, s, rng);
+      std::vector<uint16_t> out[2];
+      for (int twice = 0; twice < 2 && go; ++twice) {
+        const std::string label = "repeat pass " + std::to_string(pass + 1) + " call " + std::to_string(i) +
+                                  (twice ? " (again)" : "");
+        CallOutcome o = call_keeping(ctx, s, label, &out[twice]);
+        go = run_valid(ctx, t, s, label, std::move(o), "call=" + std::to_string(i) + ",");
+      }
+      Sha256 one;
+      for (const auto& o : out) {
+        all.update(o.data(), o.size() * 2);
+        one.update(o.data(), o.size() * 2);
+      }
+      call_digest[pass].push_back(one.hex());
+      if (out[0].empty() || out[1].empty()) continue;  // refused or stopped: run_valid has said so
+      uint64_t differ = 0;
+      size_t first = 0;
+      for (size_t e = 0; e < out[0].size(); ++e)
+        if (out[0][e] != out[1][e] && !differ++) first = e;
+      if (!differ) continue;
+      const int64_t rr = int64_t(first) / width, cc = int64_t(first) % width;
+      const uint16_t in[2] = {s.at(0, rr, cc), s.at(1, rr, cc)};
+      t.failure(head_of(ctx, rows, width) + " pass " + std::to_string(pass + 1) + " call " + std::to_string(i) +
+                    " made twice with the same inputs: " + std::to_string(differ) + " elements differ, first " +
+                    describe_element(op, rr, cc, in) + " => " + hex16(out[0][first]) + " then " +
+                    hex16(out[1][first]),
+                differ);
+    }
+    digest[pass] = all.hex();
+  }
+  const int calls = 2 * kCalls;
+  if (go) {
+    r.note = "SHA-256 of the " + std::to_string(calls) + " outputs of each pass " + digest[0] +
+             (digest[0] == digest[1] ? " (equal)" : " and " + digest[1]);
+    if (digest[0] != digest[1]) {
+      int i = 0;
+      while (i < kCalls && call_digest[0][size_t(i)] == call_digest[1][size_t(i)]) ++i;
+      t.failure(op.name + " " + ref::dtype_name(ctx.model.dtype) + " the sequence made again gave other outputs: " +
+                "SHA-256 of pass 1 " + digest[0] + ", of pass 2 " + digest[1] + "; first differing call " +
+                std::to_string(i));
+    }
+  } else {
+    r.note = "digests of the passes not compared (stopped early)";
+  }
+  r.scope = std::to_string(kCalls) + " random calls (rows 1..256, widths " + std::to_string(v) + ".." +
+            std::to_string(max_vecs * v) + " in steps of " + std::to_string(v) +
+            ", weighted random patterns, std::mt19937_64 seeded from --seed " + std::to_string(ctx.options.seed) +
+            "), each made twice with the same inputs and the outputs compared bitwise; then the sequence again and "
+            "the SHA-256 of all its outputs compared with the first pass's; all " + std::to_string(2 * calls) +
+            " calls against the contract, one after another on one thread; " + ctx.runner.buffers_per_call();
+}
+
+void check_history(const CheckContext& ctx, CheckResult& r) {
+  if (!ctx.other_model) throw std::logic_error("audit: the history class needs the other dtype's model");
+  const CheckContext other{ctx.info, ctx.runner, *ctx.other_model, ctx.options, ctx.other_abi_dtype,
+                           ctx.domain_biases, ctx.max_width};
+  const CheckContext* ctxs[2] = {&ctx, &other};
+  Tally mine(ctx, r), theirs(other, r);  // both write into r; each record names its dtype
+  Tally* tallies[2] = {&mine, &theirs};
+  const int64_t v = ctx.info.vector_elems();
+  const int64_t v16 = std::lcm(v, int64_t(16));  // the first width: a multiple of 16 and of the vector
+  const bool off16 = v % 16 != 0;                 // widths that are not multiples of 16 exist
+  const int64_t max_vecs = std::max<int64_t>(2, 1024 / v);
+  constexpr int kCalls = 64;
+  std::mt19937_64 rng(class_seed(ctx, CheckClass::kHistory));
+  int64_t rows = 1 + int64_t(rng() % 200);
+  int64_t width = v16 * (1 + int64_t(rng() % uint64_t(std::max<int64_t>(1, 256 / v16))));
+  const int64_t first_width = width;
+  int calls[2] = {0, 0}, repeats = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    int which = 0;
+    if (i == 1) {
+      which = 1;  // the other dtype at once, on the same shape
+      ++repeats;
+    } else if (i > 1) {
+      which = int(rng() % 2);
+      if (rng() % 3 == 0) {
+        ++repeats;
+      } else {
+        rows = 1 + int64_t(rng() % 200);
+        do width = v * (1 + int64_t(rng() % uint64_t(max_vecs)));
+        while (off16 && width % 16 == 0);
+      }
+    }
+    const CheckContext& c = *ctxs[which];
+    CallSpec s = make_spec(c, rows, width);
+    fill_random(c, s, rng);
+    ++calls[which];
+    const std::string label = "history call " + std::to_string(i) + " (" + ref::dtype_name(c.model.dtype) + ", " +
+                              shape(rows, width) + ")";
+    if (!run_valid(c, *tallies[which], s, label, std::nullopt, "call=" + std::to_string(i) + ",")) break;
+  }
+  const char* mine_name = ref::dtype_name(ctx.model.dtype);
+  const char* theirs_name = ref::dtype_name(other.model.dtype);
+  const int made = calls[0] + calls[1];
+  r.scope = (made < kCalls ? std::to_string(made) + " of " + std::to_string(kCalls) + " calls (stopped early)"
+                           : std::to_string(kCalls) + " calls") +
+            " in one process, " + std::to_string(calls[0]) + " " + mine_name +
+            " and " + std::to_string(calls[1]) + " " + theirs_name + " interleaved at random (the first " +
+            mine_name + " at width " + std::to_string(first_width) + ", a multiple of 16, the second " +
+            theirs_name + " on the same shape), then widths " +
+            (off16 ? "not a multiple of 16 (" : "(every one a multiple of 16: the vector is " + std::to_string(v) +
+                                                    " elements; ") +
+            std::to_string(v) + ".." + std::to_string(max_vecs * v) + " in steps of " + std::to_string(v) +
+            "), rows 1..200, " + std::to_string(repeats) +
+            " calls repeating the previous shape with new contents; each output against its own dtype's model; " +
+            ctx.runner.buffers_per_call();
+}
+
 void run_check_class(CheckClass c, const CheckContext& ctx, CheckResult& r) {
   switch (c) {
     case CheckClass::kRejection: return check_rejection(ctx, r);
@@ -649,6 +864,9 @@ void run_check_class(CheckClass c, const CheckContext& ctx, CheckResult& r) {
     case CheckClass::kShapes: return check_shapes(ctx, r);
     case CheckClass::kDomain: return check_domain(ctx, r);
     case CheckClass::kPdl: return check_pdl(ctx, r);
+    case CheckClass::kBatch: return check_batch(ctx, r);
+    case CheckClass::kRepeat: return check_repeat(ctx, r);
+    case CheckClass::kHistory: return check_history(ctx, r);
   }
 }
 

@@ -17,6 +17,9 @@ struct CheckContext {
   int32_t abi_dtype;      ///< FUSEPROOF_DTYPE_BF16 / _FP16
   uint32_t domain_biases; ///< resolved default
   int64_t max_width;      ///< resolved default
+  /// The other dtype's model and ABI code: set only for a class that mixes dtypes (history), else nullptr.
+  const OpModel* other_model = nullptr;
+  int32_t other_abi_dtype = 0;
 };
 
 /// Invalid widths, dtypes, shapes, input counts, null and misaligned pointers: each must be a non-zero return with a
@@ -37,6 +40,15 @@ void check_shapes(const CheckContext& ctx, CheckResult& r);
 void check_domain(const CheckContext& ctx, CheckResult& r);
 /// PDL ordering: a producer releases the subject's launch early and writes the inputs late (CUDA only).
 void check_pdl(const CheckContext& ctx, CheckResult& r);
+/// Batch invariance: a probe row placed first, in the middle and last in batches of 7 to 75,600 rows must give the
+/// bits it gives alone (a batch of 1); every call also against the contract.
+void check_batch(const CheckContext& ctx, CheckResult& r);
+/// Determinism: every call of a seeded sequence made twice (outputs compared bitwise), then the whole sequence again
+/// (SHA-256 of all outputs compared); every call also against the contract.
+void check_repeat(const CheckContext& ctx, CheckResult& r);
+/// Calls that remember: one process, a seeded interleaving of both dtypes (ctx.other_model), widths (a multiple of
+/// 16 first, then widths that are not) and row counts, shapes repeated with new contents; each against its model.
+void check_history(const CheckContext& ctx, CheckResult& r);
 
 /// Runs class `c` (dispatch by the enum).
 void run_check_class(CheckClass c, const CheckContext& ctx, CheckResult& r);

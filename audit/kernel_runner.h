@@ -71,6 +71,9 @@ class KernelRunner {
   virtual std::string hardware() const = 0;
   /// The GPU architecture the subject runs on ("sm_90"); empty on the host.
   virtual std::string arch() const { return ""; }
+  /// Where each call's buffers live and whether a later call gets the same memory, in words (for the scopes of the
+  /// classes that make many calls).
+  virtual std::string buffers_per_call() const = 0;
 };
 
 /// The images of one call: one per buffer (guards filled with input_guard_fill(k)), out poisoned (its data too), and
@@ -93,6 +96,10 @@ class ImageRunner : public KernelRunner {
   CallOutcome call(const CallSpec& spec) final;
   std::optional<CallOutcome> call_after_producer(const CallSpec&, const CallSpec&, int) override {
     return std::nullopt;
+  }
+  std::string buffers_per_call() const override {
+    return "every call on new guarded host images (allocated per call; the allocator may hand back an earlier "
+           "call's addresses)";
   }
 
  protected:

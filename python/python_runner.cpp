@@ -161,6 +161,13 @@ audit::LargeOutcome PythonRunner::large_call(const audit::LargeSpec& s, const au
   return o;
 }
 
+std::string PythonRunner::buffers_per_call() const {
+  if (!cuda_)
+    return "every call on new guarded host images (allocated per call), wrapped as torch tensors without a copy";
+  return "every call on new guarded host images, copied by the bridge into new device tensors (torch's caching "
+         "allocator may hand back an earlier call's addresses)";
+}
+
 uint64_t PythonRunner::memory_available() const {
   const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   uint64_t host = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;

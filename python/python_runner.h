@@ -32,6 +32,7 @@ class PythonRunner final : public audit::ImageRunner {
   uint64_t memory_available() const override;
   std::string hardware() const override { return hardware_; }
   std::string arch() const override { return arch_; }
+  std::string buffers_per_call() const override;
 
  private:
   std::string inexpressible(const audit::CallSpec& spec) const override;

@@ -15,7 +15,9 @@ namespace fuseproof::mutants {
   X(kFastTanh, "fast_tanh", 4, "eager", "tanh.approx.f32 (fast math) in GELU(tanh)")                                  \
   X(kZeroSignLost, "zero_sign_lost", 15, "eager", "-0 lost: act * (up + 0) (vLLM's form), or -0 written as +0")       \
   X(kGateUpSwapped, "gate_up_swapped", 14, "eager", "act(up) * gate: the halves of the packed input swapped")        \
-  X(kWrongHalfTail, "wrong_half_tail", 14, "eager", "declares vector 1 (any width); the tail past the last 8-element vector reads up at the padded width")
+  X(kWrongHalfTail, "wrong_half_tail", 14, "eager", "declares vector 1 (any width); the tail past the last 8-element vector reads up at the padded width") \
+  X(kFirstDtypeTable, "first_dtype_table", 2, "eager", "computes every call in the first valid call's dtype (an activation table built once, on the first call, and kept): one dtype per process passes; history's mixed calls do not") \
+  X(kRowCountPath, "row_count_path", 2, "eager", "calls of 129..255 rows take a tail-tile path that keeps act(gate) in binary32 from row 128 on; no older class calls that many rows (extreme 38, 64 and 512, property 1..4, widths 3, pdl and the decode shape 256, domain 65,536, shapes 8,192+ on CUDA and 65,537+ on the host), batch's 129 does")
 
 enum class FamilyBug : int {
 #define FUSEPROOF_FAMILY_BUG_ENUM(e, name, ops, contract, what) e,

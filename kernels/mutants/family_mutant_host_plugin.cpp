@@ -16,14 +16,14 @@ void run(const fuseproof_call_t& c) {
   auto* out = static_cast<uint16_t*>(c.out);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t col = 0; col < w; ++col)
-      out[r * w + col] = mutant_element<kOp, D, kBug, kFp32>(a[kernel::family_in0<kOp>(r, col, w)],
-                                                             b[mutant_in1<kOp, kBug>(r, col, w)]);
+      out[r * w + col] = mutant_row_element<kOp, D, kBug, kFp32>(a[kernel::family_in0<kOp>(r, col, w)],
+                                                                 b[mutant_in1<kOp, kBug>(r, col, w)], r, rows);
 }
 
 int call(const fuseproof_call_t* c) {
   const FamilyLaunch l{kOp, kFp32, false, kVector};
   const std::string why = family_can_implement(l, *c);
-  if (why.empty()) c->dtype == FUSEPROOF_DTYPE_BF16 ? run<Half::kBf16>(*c) : run<Half::kFp16>(*c);
+  if (why.empty()) mutant_dtype<kBug>(c->dtype) == FUSEPROOF_DTYPE_BF16 ? run<Half::kBf16>(*c) : run<Half::kFp16>(*c);
   return family_call_status(*c, why);
 }
 

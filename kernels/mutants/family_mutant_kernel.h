@@ -74,6 +74,26 @@ FUSEPROOF_HD uint16_t mutant_element(uint16_t a, uint16_t b) {
   return y;
 }
 
+/// Element r of a call of `rows` rows: the row-count bug's tail-tile path (rows 129..255, rows from 128 on) keeps
+/// act(gate) in binary32; every other bug is the same in every row.
+template <FamilyOp Op, Half D, FamilyBug B, bool kFp32>
+FUSEPROOF_HD uint16_t mutant_row_element(uint16_t a, uint16_t b, int64_t r, int64_t rows) {
+  if constexpr (B == FamilyBug::kRowCountPath)
+    if (rows > 128 && rows < 256 && r >= 128) return mutant_element<Op, D, FamilyBug::kActUnrounded, kFp32>(a, b);
+  return mutant_element<Op, D, B, kFp32>(a, b);
+}
+
+/// The dtype a valid call is computed in (host side of a plugin): its own, or for the first-dtype bug the first
+/// valid call's, kept for the life of the process.
+template <FamilyBug B>
+inline int32_t mutant_dtype(int32_t dtype) {
+  if constexpr (B == FamilyBug::kFirstDtypeTable) {
+    static const int32_t first = dtype;
+    return first;
+  }
+  return dtype;
+}
+
 /// Where element (r, c)'s second input sits for the bug: the tail past the last whole vector of a packed row reads up
 /// at the padded width instead of `w`.
 template <FamilyOp Op, FamilyBug B>

@@ -140,3 +140,14 @@ gelu_tanh_and_mul_eager = _act_and_mul_eager(_gelu_f32)
 gelu_tanh_and_mul_eager.__qualname__ = "gelu_tanh_and_mul_eager"
 gelu_and_mul_eager = _act_and_mul_eager(_gelu_erf_f32)
 gelu_and_mul_eager.__qualname__ = "gelu_and_mul_eager"
+
+
+_first_dtype = []
+
+
+def silu_and_mul_first_dtype(packed):
+    """silu_and_mul_eager on the bits of every call read as the dtype of its first call: a callable that remembers
+    (one dtype per process passes every class; the history class interleaves both dtypes in one process)."""
+    if not _first_dtype:
+        _first_dtype.append(packed.dtype)
+    return silu_and_mul_eager(packed.view(_first_dtype[0])).view(packed.dtype)

@@ -64,7 +64,8 @@ def test_shape_and_dtype_checked():
 
 def test_assert_exact_passes_a_correct_callable():
     from cpu_subjects import correct
-    v = assert_exact(correct, op="bias_gelu_tanh", dtype="bf16", device="cpu")
+    # The exact tanh model: history calls fp16 too, where glibc's tanhf differs from the callable's at 0xB3FE.
+    v = assert_exact(correct, op="bias_gelu_tanh", dtype="bf16", device="cpu", math_model="exact")
     assert v and v.status == 0
 
 
