@@ -19,6 +19,9 @@
 #   mutants     every CUDA mutant (bias_gelu_tanh's and the family's) on gpu_audit.sh's budget scope, the kill check
 #               (each family mutant killed by `extreme`), and the family's controls on the same scope
 #   diag        one small Python subject audit under faulthandler, then cuda-gdb (where the package crashes)
+#   calls       the classes that call a kernel as a model does (history, batch, repeat; NEW_CLASSES picks) on every
+#               built-in CUDA kernel, eager and fp32, one class per process, both dtypes, each timed
+#   default_one the default audit of one built-in kernel alone (DEFAULT_OP, silu_and_mul), timed
 #   subjects    the Python subjects of every op: eager, torch-compile and triton on the eager contract, torch-compile
 #               on the fp32 contract of the *_and_mul ops; the domain class over all 2^32 pairs, --stop-after 0
 #               (exact counts, ULP and correctly rounded histograms); SUBJECT_OPS, SUBJECTS, SUBJECT_JOBS (12)
@@ -189,6 +192,38 @@ diag() {  # one small Python subject audit, under faulthandler and then cuda-gdb
   fi
 }
 
+# The classes that call a kernel the way a model does (issue 22): every built-in CUDA kernel of every op and contract,
+# one class per process (--only), both dtypes, each timed; NEW_CLASSES picks.
+calls() {
+  local rc=0 k cls t0
+  local kernels=()
+  for op in "${FAMILY_OPS[@]}"; do kernels+=("$op:--op $op"); done
+  for op in "${PACKED_OPS[@]}"; do kernels+=("${op}_fp32:--plugin $BUILD/lib/plugins/lib${op}_fp32_cuda.so"); done
+  for k in "${kernels[@]}"; do
+    for cls in ${NEW_CLASSES:-history batch repeat}; do
+      t0=$SECONDS
+      # shellcheck disable=SC2086
+      timeout -k 5 120 "$AUDIT" audit ${k#*:} --backend cuda --dtype all --no-reference --only "$cls" \
+        --json "$W/calls_${k%%:*}_$cls.json" > "$W/calls_${k%%:*}_$cls.log" 2>&1
+      local c=$?
+      echo "gpu_family: ${k%%:*} --only $cls exit $c in $((SECONDS - t0)) s"
+      [ $c -eq 0 ] || rc=1
+    done
+  done
+  return $rc
+}
+
+# The default audit (every class, the production envelope) of one built-in kernel alone, timed: DEFAULT_OP.
+default_one() {
+  local op=${DEFAULT_OP:-silu_and_mul} t0=$SECONDS
+  timeout -k 10 "$(($(left) - 10))" "$AUDIT" audit --op "$op" --backend cuda --dtype all --no-reference \
+    --report "$W/default_$op.md" --json "$W/default_$op.json" > "$W/default_$op.log" 2>&1
+  local rc=$?
+  echo "gpu_family: default audit of $op alone: exit $rc in $((SECONDS - t0)) s"
+  grep -E "^verdict" "$W/default_$op.log" | tail -n 1
+  return $rc
+}
+
 run_step() {  # run_step NAME: one step; its exit status
   case "$1" in
     build) need build 150 || return 0; build || { echo "gpu_family: build failed"; return 2; } ;;
@@ -198,6 +233,8 @@ run_step() {  # run_step NAME: one step; its exit status
     mutants) need mutants 120 || return 0; mutants ;;
     subjects) need subjects 120 || return 0; subjects ;;
     diag) need diag 60 || return 0; diag ;;
+    calls) need calls 60 || return 0; calls ;;
+    default_one) need default_one 240 || return 0; default_one ;;
     *) echo "gpu_family: unknown step $1"; return 2 ;;
   esac
 }
