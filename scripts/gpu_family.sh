@@ -128,6 +128,7 @@ mutants() {
   echo "gpu_family: mutation run exit $rc in $((SECONDS - t0)) s"
   "$PY" scripts/check_cuda_mutants.py "$W/mutation_cuda.json" --family || rc=1
   for op in "${FAMILY_OPS[@]::4}"; do
+    need "control $op" 130 || { rc=1; break; }
     timeout -k 5 120 "$AUDIT" audit --backend cuda --dtype all "${MUTANT_SCOPE[@]}" --no-reference \
       --plugin "$BUILD/lib/plugins/libcontrol_cuda_$op.so" --json "$W/control_cuda_$op.json" \
       > "$W/control_cuda_$op.log" 2>&1
@@ -201,6 +202,7 @@ calls() {
   for op in "${PACKED_OPS[@]}"; do kernels+=("${op}_fp32:--plugin $BUILD/lib/plugins/lib${op}_fp32_cuda.so"); done
   for k in "${kernels[@]}"; do
     for cls in ${NEW_CLASSES:-history batch repeat}; do
+      need "calls ${k%%:*} $cls" 40 || return 1  # run 36: unbounded loops ran past the call's limit
       t0=$SECONDS
       # shellcheck disable=SC2086
       timeout -k 5 120 "$AUDIT" audit ${k#*:} --backend cuda --dtype all --no-reference --only "$cls" \
