@@ -49,6 +49,12 @@ class PluginRunner final : public KernelRunner {
   std::string hardware() const override { return inner_->hardware(); }
   std::string arch() const override { return inner_->arch(); }
   std::string buffers_per_call() const override { return inner_->buffers_per_call(); }
+  std::optional<ConcurrentOutcome> call_concurrent(const std::vector<CallSpec>& specs, int lanes) override {
+    return inner_->call_concurrent(specs, lanes);
+  }
+  std::optional<GraphOutcome> call_graph(const std::vector<std::vector<CallSpec>>& sets) override {
+    return inner_->call_graph(sets);
+  }
 
  private:
   Plugin plugin_;

@@ -139,6 +139,8 @@ const char* check_class_name(CheckClass c) {
     case CheckClass::kBatch: return "batch";
     case CheckClass::kRepeat: return "repeat";
     case CheckClass::kHistory: return "history";
+    case CheckClass::kStreams: return "streams";
+    case CheckClass::kGraph: return "graph";
   }
   return "?";
 }

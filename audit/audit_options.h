@@ -20,15 +20,18 @@ namespace fuseproof::audit {
 
 /// The check classes, in the order they run (new classes are appended: the enumerator seeds each class's inputs).
 /// The calls-that-remember classes come last, so that a bug the per-call classes see is named by them: batch
-/// (invariance of a row's output in its batch), repeat (the same call twice, the same sequence twice), history (one
-/// process interleaving both dtypes and many shapes).
+/// (invariance of a row's output in its batch), repeat (the same call twice, the same sequence twice), streams (calls
+/// on several streams or threads at once), graph (calls captured into a CUDA graph and replayed), history (one process
+/// interleaving both dtypes and many shapes).
 enum class CheckClass : int {
-  kRejection, kExtreme, kProperty, kWidths, kShapes, kDomain, kPdl, kBatch, kRepeat, kHistory
+  kRejection, kExtreme, kProperty, kWidths, kShapes, kDomain, kPdl, kBatch, kRepeat, kHistory, kStreams, kGraph
 };
 inline constexpr CheckClass kAllCheckClasses[] = {
     CheckClass::kRejection, CheckClass::kExtreme, CheckClass::kProperty, CheckClass::kWidths, CheckClass::kShapes,
-    CheckClass::kDomain,    CheckClass::kPdl,     CheckClass::kBatch,    CheckClass::kRepeat, CheckClass::kHistory};
-/// "rejection", "extreme", "property", "widths", "shapes", "domain", "pdl", "batch", "repeat", "history".
+    CheckClass::kDomain,    CheckClass::kPdl,     CheckClass::kBatch,    CheckClass::kRepeat, CheckClass::kStreams,
+    CheckClass::kGraph,     CheckClass::kHistory};
+/// "rejection", "extreme", "property", "widths", "shapes", "domain", "pdl", "batch", "repeat", "streams", "graph",
+/// "history" (the order they run in).
 const char* check_class_name(CheckClass c);
 /// Whether the class calls the subject at both dtypes in one process (history). The engine runs such classes after
 /// every dtype's single-dtype classes, so that a bug one dtype's own classes see is reported by them first.

@@ -46,6 +46,12 @@ void check_batch(const CheckContext& ctx, CheckResult& r);
 /// Determinism: every call of a seeded sequence made twice (outputs compared bitwise), then the whole sequence again
 /// (SHA-256 of all outputs compared); every call also against the contract.
 void check_repeat(const CheckContext& ctx, CheckResult& r);
+/// Concurrency: 32 calls on buffers of their own enqueued on 8 CUDA streams (host subjects: 8 threads) with no
+/// synchronisation between them, their overlap measured and reported (INCOMPLETE when they never overlapped).
+void check_streams(const CheckContext& ctx, CheckResult& r);
+/// CUDA graphs: calls captured after a warm-up, the graph replayed 3 times with new inputs; a failed capture FAILs
+/// naming the CUDA error (CUDA only).
+void check_graph(const CheckContext& ctx, CheckResult& r);
 /// Calls that remember: one process, a seeded interleaving of both dtypes (ctx.other_model), widths (a multiple of
 /// 16 first, then widths that are not) and row counts, shapes repeated with new contents; each against its model.
 void check_history(const CheckContext& ctx, CheckResult& r);

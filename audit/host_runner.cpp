@@ -2,6 +2,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "audit/call_watch.h"
 #include "audit/kernel_runner.h"
@@ -52,6 +55,41 @@ class HostRunner final : public ImageRunner {
   }
 
   std::string hardware() const override { return host_cpu_description(); }
+
+  /// One thread per lane, released together; each makes its calls one after another on images of its own.
+  std::optional<ConcurrentOutcome> call_concurrent(const std::vector<CallSpec>& specs, int lanes) override {
+    ConcurrentOutcome co;
+    const size_t n = specs.size();
+    lanes = std::max(1, std::min(lanes, int(n)));
+    co.lanes = std::to_string(lanes) + " host threads (one per lane, released together)";
+    std::vector<CallImages> images;
+    images.reserve(n);
+    for (const auto& s : specs) images.emplace_back(s);
+    co.calls.resize(n);
+    co.spans.resize(n);
+    using clock = std::chrono::steady_clock;
+    std::atomic<int> ready{0};
+    clock::time_point origin;
+    watch_begin(std::to_string(n) + " calls on " + co.lanes);
+    std::vector<std::thread> pool;
+    for (int lane = 0; lane < lanes; ++lane)
+      pool.emplace_back([&, lane] {
+        if (ready.fetch_add(1) + 1 == lanes) origin = clock::now(), ready.fetch_add(1);
+        while (ready.load() <= lanes) std::this_thread::yield();
+        for (size_t i = size_t(lane); i < n; i += size_t(lanes)) {
+          const auto t0 = clock::now();
+          const fuseproof_call_t c = abi_call(specs[i], images[i].buffer_data(), images[i].out.aligned_data(), nullptr);
+          co.calls[i].rc = plugin_.call(c, &co.calls[i].message);
+          const auto t1 = clock::now();
+          co.spans[i] = {std::chrono::duration<double, std::micro>(t0 - origin).count(),
+                         std::chrono::duration<double, std::micro>(t1 - origin).count()};
+        }
+      });
+    for (auto& t : pool) t.join();
+    watch_end();
+    for (size_t i = 0; i < n; ++i) images[i].finish(specs[i], co.calls[i]);
+    return co;
+  }
 
  private:
   std::string run(const CallSpec& s, CallImages& im, CallOutcome* o) override {

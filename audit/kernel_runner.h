@@ -55,6 +55,30 @@ struct LargeOutcome {
   bool subject_fault = false;
 };
 
+/// When one call of a concurrent or captured set ran, in microseconds from a common origin.
+struct Span {
+  double start_us = 0, end_us = 0;
+};
+
+/// The calls of call_concurrent, in the order given.
+struct ConcurrentOutcome {
+  std::vector<CallOutcome> calls;
+  std::vector<Span> spans;      ///< per call: device time between events around it (CUDA), or the host's clock
+  std::string lanes;            ///< "8 CUDA streams (non-blocking, one per lane)", "8 host threads"
+  std::string fault;            ///< a backend failure; the calls are not valid then
+  bool subject_fault = false;   ///< the fault arose in or after a subject's call
+};
+
+/// The replays of call_graph.
+struct GraphOutcome {
+  std::string capture_error;    ///< the capture or instantiation failed: the call and the CUDA error, named
+  std::vector<CallOutcome> warmup;               ///< the eager call of each spec before the capture
+  std::vector<std::vector<CallOutcome>> replays; ///< [replay][call]
+  std::string graph;            ///< what was captured, in words ("a graph of 4 kernel nodes")
+  std::string fault;
+  bool subject_fault = false;
+};
+
 class KernelRunner {
  public:
   virtual ~KernelRunner() = default;
@@ -74,6 +98,20 @@ class KernelRunner {
   /// Where each call's buffers live and whether a later call gets the same memory, in words (for the scopes of the
   /// classes that make many calls).
   virtual std::string buffers_per_call() const = 0;
+  /// The calls made at once, each on its own buffers: call i on lane i % lanes (a CUDA stream, or a host thread), all
+  /// enqueued with no synchronisation between them, then all read back. nullopt when the runner has no lanes.
+  virtual std::optional<ConcurrentOutcome> call_concurrent(const std::vector<CallSpec>& specs, int lanes) {
+    (void)specs, (void)lanes;
+    return std::nullopt;
+  }
+  /// CUDA graphs: each call of sets[0] made once eagerly (a warm-up, as models do before they capture), then captured
+  /// on one stream (cudaStreamCaptureModeGlobal) into one graph on buffers of its own, instantiated, and replayed once
+  /// per set: before replay r, set r's inputs are written into the captured buffers and out is poisoned again. Every
+  /// set has the shapes of sets[0]. nullopt when the runner has no graphs.
+  virtual std::optional<GraphOutcome> call_graph(const std::vector<std::vector<CallSpec>>& sets) {
+    (void)sets;
+    return std::nullopt;
+  }
 };
 
 /// The images of one call: one per buffer (guards filled with input_guard_fill(k)), out poisoned (its data too), and

@@ -48,7 +48,13 @@
  * cudaLaunchAttributeProgrammaticStreamSerialization) must call cudaGridDependencySynchronize() before reading them.
  * The audit checks this ordering with a producer kernel that releases dependents early and writes the inputs late.
  *
- * Threads: the audit calls the kernel from one thread at a time. The kernel may use threads of its own.
+ * Threads, streams and graphs: as models run kernels, the audit calls one from several threads at once (host
+ * kernels, the `streams` class) and enqueues calls on several CUDA streams from one thread with no synchronisation
+ * between them (CUDA kernels); each call has buffers of its own, so a kernel must not share mutable state between
+ * calls (a static workspace). It captures CUDA kernels' calls into a CUDA graph (cudaStreamCaptureModeGlobal) after
+ * one eager warm-up call of each shape, and replays the graph with new inputs in the same buffers (the `graph` class):
+ * a call may allocate on its first call, but not in every call (cudaMalloc, cudaFree and synchronous copies are not
+ * permitted while a stream captures). The kernel may use threads of its own.
  */
 #ifndef FUSEPROOF_KERNEL_ABI_H_
 #define FUSEPROOF_KERNEL_ABI_H_

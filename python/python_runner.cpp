@@ -106,16 +106,24 @@ std::string PythonRunner::call_bridge(std::vector<audit::GuardedImage*>& buffers
   return fault;
 }
 
-std::string PythonRunner::run(const audit::CallSpec& s, audit::CallImages& im, audit::CallOutcome* o) {
-  std::vector<audit::GuardedImage*> bufs;
+/// The data offset (in elements) of each buffer of a call on `im`, misaligned probes applied.
+std::vector<int64_t> data_offsets(const audit::CallSpec& s, const audit::CallImages& im) {
   std::vector<int64_t> offsets;
-  std::vector<std::vector<int64_t>> shapes;
   for (size_t k = 0; k < im.buffers.size(); ++k) {
-    bufs.push_back(&im.buffers[k]);
     int64_t off = int64_t(im.buffers[k].data_offset() / 2);
     for (int i = 0; i < int(s.inputs.size()); ++i)
       if (s.inputs[size_t(i)].buffer == int(k)) off += s.misalign_of(i) / 2;  // an input with a buffer of its own
     offsets.push_back(off);
+  }
+  return offsets;
+}
+
+std::string PythonRunner::run(const audit::CallSpec& s, audit::CallImages& im, audit::CallOutcome* o) {
+  std::vector<audit::GuardedImage*> bufs;
+  const std::vector<int64_t> offsets = data_offsets(s, im);
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t k = 0; k < im.buffers.size(); ++k) {
+    bufs.push_back(&im.buffers[k]);
     shapes.push_back(buffer_shape(*s.op, int(k), s.rows, s.width));
   }
   const std::string fault = call_bridge(bufs, offsets, shapes, im.out, s.rows, s.width, s.dtype,
@@ -123,6 +131,132 @@ std::string PythonRunner::run(const audit::CallSpec& s, audit::CallImages& im, a
   // A device error found after the subject's call (a sticky CUDA error) is the subject's.
   o->subject_fault = !fault.empty() && fault.rfind("fuseproof._bridge", 0) != 0;
   return fault;
+}
+
+py::tuple PythonRunner::call_args(const audit::CallSpec& s, audit::CallImages& im) {
+  const std::vector<int64_t> offsets = data_offsets(s, im);
+  py::list bufs;
+  for (size_t k = 0; k < im.buffers.size(); ++k) {
+    const std::vector<int64_t> shape = buffer_shape(*s.op, int(k), s.rows, s.width);
+    py::tuple t(shape.size());
+    for (size_t i = 0; i < shape.size(); ++i) t[i] = py::int_(shape[i]);
+    bufs.append(py::make_tuple(view_of(im.buffers[k]), offsets[k], t));
+  }
+  return py::make_tuple(bufs, py::make_tuple(view_of(im.out), im.out.data_offset() / 2), s.rows, s.width,
+                        dtype_name(s.dtype));
+}
+
+namespace {
+
+/// A bridge fault is the backend's when the bridge itself failed, else (a device error after the call) the subject's.
+bool subject_fault_of(const std::string& fault) {
+  return !fault.empty() && fault.rfind("fuseproof._bridge", 0) != 0;
+}
+
+}  // namespace
+
+std::optional<audit::ConcurrentOutcome> PythonRunner::call_concurrent(const std::vector<audit::CallSpec>& specs,
+                                                                      int lanes) {
+  if (!cuda_) return std::nullopt;
+  py::gil_scoped_acquire gil;
+  std::vector<audit::CallImages> images;
+  images.reserve(specs.size());
+  py::list calls;
+  for (const auto& s : specs) {
+    images.emplace_back(s);
+    calls.append(call_args(s, images.back()));
+  }
+  audit::ConcurrentOutcome co;
+  co.calls.resize(specs.size());
+  co.spans.resize(specs.size());
+  audit::watch_begin(std::to_string(specs.size()) + " calls on " + std::to_string(lanes) + " torch streams");
+  try {
+    const py::tuple t = bridge_.attr("call_concurrent")(calls, lanes);
+    const py::list results = t[0], spans = t[1];
+    co.fault = t[2].cast<std::string>();
+    co.lanes = t[3].cast<std::string>();
+    for (size_t i = 0; i < specs.size() && i < results.size(); ++i) {
+      const py::tuple r = results[i];
+      co.calls[i].rc = r[0].cast<int>();
+      co.calls[i].message = r[1].cast<std::string>();
+    }
+    for (size_t i = 0; i < specs.size() && i < spans.size(); ++i) {
+      const py::tuple sp = spans[i];
+      co.spans[i] = {sp[0].cast<double>(), sp[1].cast<double>()};
+    }
+  } catch (const py::error_already_set& e) {
+    co.fault = "fuseproof._bridge: " + one_line(e);
+  } catch (const py::cast_error& e) {
+    co.fault = std::string("fuseproof._bridge: ") + e.what();
+  }
+  audit::watch_end();
+  co.subject_fault = subject_fault_of(co.fault);
+  if (co.fault.empty())
+    for (size_t i = 0; i < specs.size(); ++i) images[i].finish(specs[i], co.calls[i]);
+  return co;
+}
+
+std::optional<audit::GraphOutcome> PythonRunner::call_graph(const std::vector<std::vector<audit::CallSpec>>& sets) {
+  if (!cuda_ || sets.empty()) return std::nullopt;
+  py::gil_scoped_acquire gil;
+  std::vector<std::vector<audit::CallImages>> images(sets.size());
+  py::list py_sets;
+  for (size_t k = 0; k < sets.size(); ++k) {
+    images[k].reserve(sets[k].size());
+    py::list calls;
+    for (const auto& s : sets[k]) {
+      images[k].emplace_back(s);
+      calls.append(call_args(s, images[k].back()));
+    }
+    py_sets.append(calls);
+  }
+  // The warm-ups run on images of their own (sets[0]'s contents), as the bridge's call() of each.
+  std::vector<audit::CallImages> warm_images;
+  warm_images.reserve(sets[0].size());
+  py::list warm_calls;
+  for (const auto& s : sets[0]) {
+    warm_images.emplace_back(s);
+    warm_calls.append(call_args(s, warm_images.back()));
+  }
+  audit::GraphOutcome g;
+  audit::watch_begin("warm-up, capture and " + std::to_string(sets.size()) + " replays of " +
+                     std::to_string(sets[0].size()) + " calls in a torch.cuda.graph");
+  try {
+    const py::tuple t = bridge_.attr("call_graph")(py_sets, warm_calls);
+    const py::list warm = t[0], replays = t[2];
+    g.capture_error = t[1].cast<std::string>();
+    g.graph = t[3].cast<std::string>();
+    g.fault = t[4].cast<std::string>();
+    for (size_t i = 0; i < warm.size() && i < warm_images.size(); ++i) {
+      const py::tuple w = warm[i];
+      audit::CallOutcome o;
+      o.rc = w[0].cast<int>();
+      o.message = w[1].cast<std::string>();
+      o.fault = w[2].cast<std::string>();
+      o.subject_fault = subject_fault_of(o.fault);
+      if (o.fault.empty()) warm_images[i].finish(sets[0][i], o);
+      g.warmup.push_back(std::move(o));
+    }
+    for (size_t k = 0; k < replays.size() && k < sets.size(); ++k) {
+      const py::list calls = replays[k];
+      g.replays.emplace_back();
+      for (size_t i = 0; i < calls.size() && i < sets[k].size(); ++i) {
+        const py::tuple r = calls[i];
+        audit::CallOutcome o;
+        o.rc = r[0].cast<int>();
+        o.message = r[1].cast<std::string>();
+        images[k][i].finish(sets[k][i], o);
+        g.replays.back().push_back(std::move(o));
+      }
+    }
+  } catch (const py::error_already_set& e) {
+    g.fault = "fuseproof._bridge: " + one_line(e);
+  } catch (const py::cast_error& e) {
+    g.fault = std::string("fuseproof._bridge: ") + e.what();
+  }
+  audit::watch_end();
+  g.subject_fault = subject_fault_of(g.fault);
+  return g;
 }
 
 audit::LargeOutcome PythonRunner::large_call(const audit::LargeSpec& s, const audit::ChunkCheck& check) {

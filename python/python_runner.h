@@ -33,6 +33,11 @@ class PythonRunner final : public audit::ImageRunner {
   std::string hardware() const override { return hardware_; }
   std::string arch() const override { return arch_; }
   std::string buffers_per_call() const override;
+  /// On CUDA: the calls on torch.cuda.Stream lanes (the bridge's call_concurrent); nullopt on the CPU.
+  std::optional<audit::ConcurrentOutcome> call_concurrent(const std::vector<audit::CallSpec>& specs,
+                                                          int lanes) override;
+  /// On CUDA: the calls captured by torch.cuda.graph and replayed (the bridge's call_graph); nullopt on the CPU.
+  std::optional<audit::GraphOutcome> call_graph(const std::vector<std::vector<audit::CallSpec>>& sets) override;
 
  private:
   std::string inexpressible(const audit::CallSpec& spec) const override;
@@ -41,6 +46,9 @@ class PythonRunner final : public audit::ImageRunner {
   std::string call_bridge(std::vector<audit::GuardedImage*>& buffers, const std::vector<int64_t>& data_offsets,
                           const std::vector<std::vector<int64_t>>& shapes, audit::GuardedImage& out, int64_t rows,
                           int64_t width, int32_t dtype, const std::string& call, int* rc, std::string* message);
+
+  /// The bridge's arguments of one call on `images`: (buffers, out image, rows, width, dtype).
+  pybind11::tuple call_args(const audit::CallSpec& spec, audit::CallImages& images);
 
   pybind11::object bridge_;
   bool cuda_;

@@ -111,6 +111,60 @@ struct DeviceGuarded {
   }
 };
 
+/// A call's images on the device, on allocations of their own (the concurrent and captured calls keep them).
+struct DeviceImages {
+  std::vector<DeviceSlot> slots;  // the buffers, then out
+  std::vector<uint8_t*> data;     // where each buffer's data starts
+  uint8_t* out = nullptr;
+  /// Copies the images in (allocating on the first use), asynchronously on `s`.
+  std::string upload(CallImages& im, cudaStream_t s) {
+    const size_t nb = im.buffers.size();
+    slots.resize(nb + 1);
+    data.clear();
+    for (size_t k = 0; k < nb; ++k) {
+      if (auto e = slots[k].reserve(im.buffers[k].size_bytes()); !e.empty()) return e;
+      FP_CUDA_TRY(cudaMemcpyAsync(slots[k].base, im.buffers[k].bytes(), im.buffers[k].size_bytes(),
+                                  cudaMemcpyHostToDevice, s));
+      data.push_back(slots[k].base + im.buffers[k].data_offset());
+    }
+    if (auto e = slots[nb].reserve(im.out.size_bytes()); !e.empty()) return e;
+    FP_CUDA_TRY(cudaMemcpyAsync(slots[nb].base, im.out.bytes(), im.out.size_bytes(), cudaMemcpyHostToDevice, s));
+    out = slots[nb].base + kGuardElems * 2;
+    return "";
+  }
+  /// Copies every image back (synchronous).
+  std::string download(CallImages& im) {
+    const size_t nb = im.buffers.size();
+    for (size_t k = 0; k < nb; ++k)
+      FP_CUDA_TRY(cudaMemcpy(im.buffers[k].bytes(), slots[k].base, im.buffers[k].size_bytes(), cudaMemcpyDeviceToHost));
+    FP_CUDA_TRY(cudaMemcpy(im.out.bytes(), slots[nb].base, im.out.size_bytes(), cudaMemcpyDeviceToHost));
+    return "";
+  }
+};
+
+/// Streams and events made for one class, destroyed with it.
+struct StreamSet {
+  std::vector<cudaStream_t> streams;
+  std::vector<cudaEvent_t> events;
+  std::string make(int n_streams, size_t n_events) {
+    for (int i = 0; i < n_streams; ++i) {
+      streams.push_back(nullptr);
+      FP_CUDA_TRY(cudaStreamCreateWithFlags(&streams.back(), cudaStreamNonBlocking));
+    }
+    for (size_t i = 0; i < n_events; ++i) {
+      events.push_back(nullptr);
+      FP_CUDA_TRY(cudaEventCreate(&events.back()));
+    }
+    return "";
+  }
+  ~StreamSet() {
+    for (auto e : events)
+      if (e) cudaEventDestroy(e);
+    for (auto s : streams)
+      if (s) cudaStreamDestroy(s);
+  }
+};
+
 class CudaRunner final : public ImageRunner {
  public:
   explicit CudaRunner(const Plugin& plugin) : plugin_(plugin) {
@@ -157,6 +211,18 @@ class CudaRunner final : public ImageRunner {
 
   std::string hardware() const override { return hardware_; }
   std::string arch() const override { return arch_; }
+
+  std::optional<ConcurrentOutcome> call_concurrent(const std::vector<CallSpec>& specs, int lanes) override {
+    ConcurrentOutcome co;
+    co.fault = concurrent(specs, lanes, co);
+    return co;
+  }
+
+  std::optional<GraphOutcome> call_graph(const std::vector<std::vector<CallSpec>>& sets) override {
+    GraphOutcome g;
+    g.fault = graph(sets, g);
+    return g;
+  }
   std::string buffers_per_call() const override {
     return "every call's guarded images copied whole into device buffers kept from call to call while large "
            "enough (the same device addresses; out poisoned again before each call)";
@@ -210,6 +276,144 @@ class CudaRunner final : public ImageRunner {
       FP_CUDA_TRY(cudaMemcpy(im.buffers[k].bytes(), slots_[k].base, im.buffers[k].size_bytes(), cudaMemcpyDeviceToHost));
     FP_CUDA_TRY(cudaMemcpy(im.out.bytes(), out_slot.base, im.out.size_bytes(), cudaMemcpyDeviceToHost));
     o->subject_fault = false;
+    return "";
+  }
+
+  /// Every call on device images of its own, call i on stream i % lanes, all enqueued from this thread after one
+  /// event that every stream waits on; events around each call time it.
+  std::string concurrent(const std::vector<CallSpec>& specs, int lanes, ConcurrentOutcome& co) {
+    const size_t n = specs.size();
+    lanes = std::max(1, std::min(lanes, int(n)));
+    co.lanes = std::to_string(lanes) + " CUDA streams (non-blocking, one per lane)";
+    std::vector<CallImages> images;
+    images.reserve(n);
+    for (const auto& s : specs) images.emplace_back(s);
+    std::vector<DeviceImages> dev(n);
+    for (size_t i = 0; i < n; ++i)
+      if (auto e = dev[i].upload(images[i], stream_); !e.empty()) return e;
+    StreamSet set;
+    if (auto e = set.make(lanes, 2 * n + 1); !e.empty()) return e;
+    FP_CUDA_TRY(cudaStreamSynchronize(stream_));
+    cudaEvent_t origin = set.events[2 * n];
+    FP_CUDA_TRY(cudaEventRecord(origin, stream_));
+    for (cudaStream_t ls : set.streams) FP_CUDA_TRY(cudaStreamWaitEvent(ls, origin, 0));
+    co.calls.resize(n);
+    co.spans.resize(n);
+    watch_begin(std::to_string(n) + " calls on " + co.lanes);
+    co.subject_fault = true;
+    for (size_t i = 0; i < n; ++i) {
+      cudaStream_t ls = set.streams[i % size_t(lanes)];
+      FP_CUDA_TRY(cudaEventRecord(set.events[2 * i], ls));
+      const fuseproof_call_t c = abi_call(specs[i], dev[i].data, dev[i].out, ls);
+      co.calls[i].rc = plugin_.call(c, &co.calls[i].message);
+      FP_CUDA_TRY(cudaEventRecord(set.events[2 * i + 1], ls));
+    }
+    FP_CUDA_TRY(cudaDeviceSynchronize());
+    FP_CUDA_TRY(cudaGetLastError());
+    watch_end();
+    for (size_t i = 0; i < n; ++i) {
+      if (auto e = dev[i].download(images[i]); !e.empty()) return e;
+      float t0 = 0, t1 = 0;
+      FP_CUDA_TRY(cudaEventElapsedTime(&t0, origin, set.events[2 * i]));
+      FP_CUDA_TRY(cudaEventElapsedTime(&t1, origin, set.events[2 * i + 1]));
+      co.spans[i] = {double(t0) * 1000.0, double(t1) * 1000.0};
+    }
+    co.subject_fault = false;
+    for (size_t i = 0; i < n; ++i) images[i].finish(specs[i], co.calls[i]);
+    return "";
+  }
+
+  /// Warm-up calls, one capture of sets[0]'s calls on device images of their own, replays with each set's images.
+  std::string graph(const std::vector<std::vector<CallSpec>>& sets, GraphOutcome& g) {
+    if (sets.empty()) return "";
+    const std::vector<CallSpec>& first = sets[0];
+    const size_t n = first.size();
+    for (const auto& s : first) {
+      g.warmup.push_back(call(s));
+      if (!g.warmup.back().fault.empty()) {
+        g.subject_fault = g.warmup.back().subject_fault;
+        return "in a warm-up call: " + g.warmup.back().fault;
+      }
+    }
+    std::vector<CallImages> images;
+    images.reserve(n);
+    for (const auto& s : first) images.emplace_back(s);
+    std::vector<DeviceImages> dev(n);
+    for (size_t i = 0; i < n; ++i)
+      if (auto e = dev[i].upload(images[i], stream_); !e.empty()) return e;
+    FP_CUDA_TRY(cudaStreamSynchronize(stream_));
+    StreamSet set;
+    if (auto e = set.make(1, 0); !e.empty()) return e;
+    cudaStream_t cs = set.streams[0];
+    FP_CUDA_TRY(cudaStreamBeginCapture(cs, cudaStreamCaptureModeGlobal));
+    watch_begin("capture of " + std::to_string(n) + " calls");
+    std::string refused;
+    for (size_t i = 0; i < n && refused.empty(); ++i) {
+      const fuseproof_call_t c = abi_call(first[i], dev[i].data, dev[i].out, cs);
+      std::string message;
+      if (plugin_.call(c, &message) != 0)
+        refused = "call " + std::to_string(i) + " [" + describe_call(first[i]) + "] returned an error while the "
+                  "stream was capturing: " + message;
+    }
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(cs, &graph);
+    const cudaError_t pending = cudaGetLastError();  // clears an error the capture left (not sticky)
+    watch_end();
+    struct GraphFree {
+      cudaGraph_t g = nullptr;
+      cudaGraphExec_t x = nullptr;
+      ~GraphFree() {
+        if (x) cudaGraphExecDestroy(x);
+        if (g) cudaGraphDestroy(g);
+      }
+    } owned{graph, nullptr};
+    if (!refused.empty() || end != cudaSuccess) {
+      g.capture_error = refused;
+      if (end != cudaSuccess)
+        g.capture_error += std::string(refused.empty() ? "" : "; ") + "cudaStreamEndCapture: " +
+                           cudaGetErrorName(end) + " (" + cudaGetErrorString(end) + ")";
+      if (pending != cudaSuccess && pending != end)
+        g.capture_error += std::string("; first error during the capture: ") + cudaGetErrorName(pending) + " (" +
+                           cudaGetErrorString(pending) + ")";
+      return "";
+    }
+    if (const cudaError_t e = cudaGraphInstantiate(&owned.x, graph, 0); e != cudaSuccess) {
+      g.capture_error = std::string("cudaGraphInstantiate: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+      return "";
+    }
+    size_t nodes = 0;
+    FP_CUDA_TRY(cudaGraphGetNodes(graph, nullptr, &nodes));
+    std::vector<cudaGraphNode_t> list(nodes);
+    size_t kernels = 0;
+    if (nodes) {
+      FP_CUDA_TRY(cudaGraphGetNodes(graph, list.data(), &nodes));
+      for (cudaGraphNode_t node : list) {
+        cudaGraphNodeType type;
+        FP_CUDA_TRY(cudaGraphNodeGetType(node, &type));
+        kernels += type == cudaGraphNodeTypeKernel;
+      }
+    }
+    g.graph = "captured one CUDA graph of " + std::to_string(nodes) + " nodes (" + std::to_string(kernels) +
+              " kernel nodes) for the " + std::to_string(n) + " calls";
+    for (size_t k = 0; k < sets.size(); ++k) {
+      std::vector<CallImages> im;
+      im.reserve(n);
+      for (const auto& s : sets[k]) im.emplace_back(s);
+      for (size_t i = 0; i < n; ++i)
+        if (auto e = dev[i].upload(im[i], stream_); !e.empty()) return e;
+      watch_begin("graph replay " + std::to_string(k));
+      g.subject_fault = true;
+      FP_CUDA_TRY(cudaGraphLaunch(owned.x, stream_));
+      FP_CUDA_TRY(cudaStreamSynchronize(stream_));
+      FP_CUDA_TRY(cudaGetLastError());
+      watch_end();
+      g.replays.emplace_back(n);
+      for (size_t i = 0; i < n; ++i) {
+        if (auto e = dev[i].download(im[i]); !e.empty()) return e;
+        im[i].finish(sets[k][i], g.replays.back()[i]);
+      }
+      g.subject_fault = false;
+    }
     return "";
   }
 

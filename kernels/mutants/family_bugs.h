@@ -4,7 +4,8 @@
 
 namespace fuseproof::mutants {
 
-/// Ops, as bits of a mask: bias_gelu_erf 1, silu_and_mul 2, gelu_tanh_and_mul 4, gelu_and_mul 8.
+/// Ops, as bits of a mask: bias_gelu_erf 1, silu_and_mul 2, gelu_tanh_and_mul 4, gelu_and_mul 8; bit 16: a CUDA
+/// mutant only (the bug needs a device: a host plugin has no graph to capture).
 /// X(enum, name, ops mask, contract the mutant claims, what)
 #define FUSEPROOF_FAMILY_BUGS(X)                                                                                       \
   X(kControl, "control", 15, "eager", "no bug: the unmutated base, which must pass")                                  \
@@ -17,7 +18,10 @@ namespace fuseproof::mutants {
   X(kGateUpSwapped, "gate_up_swapped", 14, "eager", "act(up) * gate: the halves of the packed input swapped")        \
   X(kWrongHalfTail, "wrong_half_tail", 14, "eager", "declares vector 1 (any width); the tail past the last 8-element vector reads up at the padded width") \
   X(kFirstDtypeTable, "first_dtype_table", 2, "eager", "computes every call in the first valid call's dtype (an activation table built once, on the first call, and kept): one dtype per process passes; history's mixed calls do not") \
-  X(kRowCountPath, "row_count_path", 2, "eager", "calls of 129..255 rows take a tail-tile path that keeps act(gate) in binary32 from row 128 on; no older class calls that many rows (extreme 38, 64 and 512, property 1..4, widths 3, pdl and the decode shape 256, domain 65,536, shapes 8,192+ on CUDA and 65,537+ on the host), batch's 129 does")
+  X(kRowCountPath, "row_count_path", 2, "eager", "calls of 129..255 rows take a tail-tile path that keeps act(gate) in binary32 from row 128 on; no older class calls that many rows (extreme 38, 64 and 512, property 1..4, widths 3, pdl and the decode shape 256, domain 65,536, shapes 8,192+ on CUDA and 65,537+ on the host), batch's 129 does") \
+  X(kStaticWorkspace, "static_workspace", 2, "eager", "stages every call's output in one workspace per process (a static buffer, grown when a call needs more) and copies it to out in a second pass (a second kernel on the call's stream): right one call at a time, wrong when two calls overlap") \
+  X(kPerCallMalloc, "per_call_malloc", 18, "eager", "cudaMalloc a workspace, stage the output in it, copy it to out, cudaFree, in every call: right, and serialising, on streams; a stream capture refuses it") \
+  X(kFirstCallVector, "first_call_vector", 2, "eager", "picks its vector step on the first valid call and keeps it for the process: the widest power of two up to 64 dividing the first width when that call is at least 2,048 wide (a prefill-sized first call), else 8; a later width not a multiple of the step leaves the rest of each row past the last whole step unwritten")
 
 enum class FamilyBug : int {
 #define FUSEPROOF_FAMILY_BUG_ENUM(e, name, ops, contract, what) e,

@@ -11,12 +11,40 @@ namespace fuseproof::mutants {
 namespace {
 
 template <Half D>
-__global__ void mutant_kernel(uint16_t* out, const uint16_t* a, const uint16_t* b, int64_t rows, int64_t w) {
+__global__ void mutant_kernel(uint16_t* out, const uint16_t* a, const uint16_t* b, int64_t rows, int64_t w,
+                              int64_t done) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * w; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = i / w, col = i % w;
+    if (col >= done) continue;  // the first-call bug's unwritten tail
     out[i] = mutant_row_element<kOp, D, kBug, kFp32>(a[kernel::family_in0<kOp>(r, col, w)],
                                                      b[mutant_in1<kOp, kBug>(r, col, w)], r, rows);
   }
+}
+
+/// The second pass of the workspace bugs: out[i] = ws[i].
+__global__ void copy_out(uint16_t* out, const uint16_t* ws, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = ws[i];
+}
+
+std::string cuda_error(const char* what, cudaError_t e) {
+  return std::string(what) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
+/// The static-workspace bug's one device workspace per process, grown (cudaFree, then cudaMalloc) when a call needs
+/// more.
+std::string static_workspace(size_t bytes, uint16_t** ws) {
+  static uint16_t* buffer = nullptr;
+  static size_t capacity = 0;
+  if (bytes > capacity) {
+    if (buffer) cudaFree(buffer);
+    buffer = nullptr;
+    capacity = 0;
+    if (const cudaError_t e = cudaMalloc(&buffer, bytes); e != cudaSuccess) return cuda_error("cudaMalloc", e);
+    capacity = bytes;
+  }
+  *ws = buffer;
+  return "";
 }
 
 int call(const fuseproof_call_t* c) {
@@ -29,12 +57,26 @@ int call(const fuseproof_call_t* c) {
     const auto* a = static_cast<const uint16_t*>(c->inputs[0].data);
     const auto* b = static_cast<const uint16_t*>(c->inputs[1].data);
     auto s = static_cast<cudaStream_t>(c->stream);
-    if (mutant_dtype<kBug>(c->dtype) == FUSEPROOF_DTYPE_BF16)
-      mutant_kernel<Half::kBf16><<<blocks, 256, 0, s>>>(out, a, b, c->shape[0], c->shape[1]);
-    else
-      mutant_kernel<Half::kFp16><<<blocks, 256, 0, s>>>(out, a, b, c->shape[0], c->shape[1]);
-    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
-      why = std::string("launch failed: ") + cudaGetErrorString(e);
+    const int64_t step = mutant_step<kBug>(c->shape[1]);
+    const int64_t done = step ? c->shape[1] / step * step : c->shape[1];
+    uint16_t* dst = out;
+    if constexpr (kBug == FamilyBug::kStaticWorkspace) {
+      why = static_workspace(size_t(std::max<int64_t>(n, 1)) * 2, &dst);
+    } else if constexpr (kBug == FamilyBug::kPerCallMalloc) {
+      if (const cudaError_t e = cudaMalloc(&dst, size_t(std::max<int64_t>(n, 1)) * 2); e != cudaSuccess)
+        why = cuda_error("cudaMalloc", e), dst = nullptr;
+    }
+    if (why.empty()) {
+      if (mutant_dtype<kBug>(c->dtype) == FUSEPROOF_DTYPE_BF16)
+        mutant_kernel<Half::kBf16><<<blocks, 256, 0, s>>>(dst, a, b, c->shape[0], c->shape[1], done);
+      else
+        mutant_kernel<Half::kFp16><<<blocks, 256, 0, s>>>(dst, a, b, c->shape[0], c->shape[1], done);
+      if (dst != out) copy_out<<<blocks, 256, 0, s>>>(out, dst, n);
+      if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+        why = std::string("launch failed: ") + cudaGetErrorString(e);
+    }
+    if (kBug == FamilyBug::kPerCallMalloc && dst && dst != out)
+      if (const cudaError_t e = cudaFree(dst); e != cudaSuccess && why.empty()) why = cuda_error("cudaFree", e);
   }
   return family_call_status(*c, why);
 }

@@ -94,6 +94,24 @@ inline int32_t mutant_dtype(int32_t dtype) {
   return dtype;
 }
 
+/// The vector step of a call of width `w`: for the first-call bug, the step picked on the first valid call (the widest
+/// power of two up to 64 dividing a first width of 2,048 or more, else 8) and kept; for every other bug 0 (every
+/// element written). Elements past the last whole step of a row are left unwritten.
+template <FamilyBug B>
+inline int64_t mutant_step(int64_t w) {
+  if constexpr (B == FamilyBug::kFirstCallVector) {
+    static const int64_t step = [w] {
+      int64_t s = 8;
+      if (w >= 2048)
+        while (s < 64 && w % (2 * s) == 0) s *= 2;
+      return s;
+    }();
+    return step;
+  }
+  (void)w;
+  return 0;
+}
+
 /// Where element (r, c)'s second input sits for the bug: the tail past the last whole vector of a packed row reads up
 /// at the padded width instead of `w`.
 template <FamilyOp Op, FamilyBug B>

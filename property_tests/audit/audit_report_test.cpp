@@ -146,16 +146,16 @@ TEST(Audit_Report, MissingGoldenDataIsIncompleteNeverAPass) {
 
 TEST(Audit_Report, GithubSummaryOfAPass) {
   const std::string md = report_github_markdown({passing_audit()}, "PASS");
-  EXPECT_EQ(md.rfind("✅ **fuseproof audit: PASS**: 20 checks, none failed; reference self-audit PASS", 0), 0u) << md;
+  EXPECT_EQ(md.rfind("✅ **fuseproof audit: PASS**: 24 checks, none failed; reference self-audit PASS", 0), 0u) << md;
   EXPECT_EQ(md.find("<details>"), std::string::npos);
-  EXPECT_NE(md.find("| control_host | bias_gelu_tanh, eager | bf16 | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ |"),
+  EXPECT_NE(md.find("| control_host | bias_gelu_tanh, eager | bf16 | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ |"),
             std::string::npos) << md;
   EXPECT_LE(lines_of(md), kGithubMaxLines);
 }
 
 TEST(Audit_Report, GithubSummaryOfAFailureShowsRecordsAndReproduce) {
   const std::string md = report_github_markdown({failing_audit()}, "");
-  EXPECT_EQ(md.rfind("❌ **fuseproof audit: FAIL**: 1 of 20 checks failed, 1 incomplete, 2 skipped", 0), 0u) << md;
+  EXPECT_EQ(md.rfind("❌ **fuseproof audit: FAIL**: 1 of 24 checks failed, 1 incomplete, 2 skipped", 0), 0u) << md;
   EXPECT_NE(md.find("| ❌ 1000+ |"), std::string::npos) << md;
   EXPECT_NE(md.find("<details><summary>❌ host_gelu_unrounded_sum extreme bf16: 1000+ mismatches in 1000 cases"),
             std::string::npos) << md;

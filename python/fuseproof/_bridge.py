@@ -78,8 +78,8 @@ class Bridge:
             return 1, "subject's output cannot be copied into out: " + _one_line(e)
         return 0, ""
 
-    def call(self, buffers, out_image, rows, width, dtype):
-        """buffers: [(memoryview of the image, data offset in elements, shape)]; out_image: (memoryview, offset)."""
+    def _place(self, buffers, out_image, rows, width, dtype):
+        """The images as tensors on the subject's device: (hosts, devices, args, out host, out device, out view)."""
         dt = _DTYPES[dtype]
         hosts, devs, args = [], [], []
         for image, offset, shape in buffers:
@@ -94,12 +94,108 @@ class Bridge:
         ho = torch.frombuffer(out_image[0], dtype=torch.int16)
         do = ho.to(self.device) if self.cuda else ho
         out = do[out_image[1]:out_image[1] + rows * width].view(dt).view(rows, width)
+        return hosts, devs, args, ho, do, out
+
+    @staticmethod
+    def _download(hosts, devs, ho, do):
+        for h, d in list(zip(hosts, devs)) + [(ho, do)]:
+            h.copy_(d)
+
+    def call(self, buffers, out_image, rows, width, dtype):
+        """buffers: [(memoryview of the image, data offset in elements, shape)]; out_image: (memoryview, offset)."""
+        hosts, devs, args, ho, do, out = self._place(buffers, out_image, rows, width, dtype)
         rc, message = self._run(args, out, rows, width)
         try:
             if self.cuda:
                 torch.cuda.synchronize(self.device)
-                for h, d in list(zip(hosts, devs)) + [(ho, do)]:
-                    h.copy_(d)
+                self._download(hosts, devs, ho, do)
         except Exception as e:  # the device is broken (a sticky CUDA error): the backend cannot go on
             return rc, message, "after the call: " + _one_line(e)
         return rc, message, ""
+
+    def call_concurrent(self, calls, lanes):
+        """calls: [(buffers, out_image, rows, width, dtype)] as for call(). Call i runs on torch.cuda.Stream i % lanes,
+        all enqueued with no synchronisation between them (after one event every stream waits on), each between two
+        timing events. ([(rc, message)], [(start_us, end_us)], fault, lanes in words); None on the CPU."""
+        if not self.cuda:
+            return None
+        lanes = max(1, min(lanes, len(calls)))
+        placed = [self._place(*c) for c in calls]
+        streams = [torch.cuda.Stream(self.device) for _ in range(lanes)]
+        origin = torch.cuda.Event(enable_timing=True)
+        origin.record()
+        for st in streams:
+            st.wait_event(origin)
+        results, events = [], []
+        for i, (p, c) in enumerate(zip(placed, calls)):
+            st = streams[i % lanes]
+            with torch.cuda.stream(st):
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                e0.record(st)
+                results.append(self._run(p[2], p[5], c[2], c[3]))
+                e1.record(st)
+            events.append((e0, e1))
+        words = "%d torch.cuda.Stream objects (one per lane)" % lanes
+        try:
+            torch.cuda.synchronize(self.device)
+            spans = [(origin.elapsed_time(e0) * 1000.0, origin.elapsed_time(e1) * 1000.0) for e0, e1 in events]
+            for hosts, devs, _, ho, do, _ in placed:
+                self._download(hosts, devs, ho, do)
+        except Exception as e:
+            return results, [], "after the calls on %s: %s" % (words, _one_line(e)), words
+        return results, spans, "", words
+
+    def call_graph(self, sets, warm_calls):
+        """sets: [[call]] (calls as for call(), every set of the same shapes); warm_calls: sets[0]'s calls on images
+        of their own. Each warm-up call made eagerly, then all captured into one torch.cuda.CUDAGraph (torch.cuda.graph, capture_error_mode global) on
+        device copies of sets[0]'s images; before replay r, set r's images are copied into those buffers.
+        (warm-ups [(rc, message, fault)], capture error, replays [[(rc, message)]], graph in words, fault); None on
+        the CPU."""
+        if not self.cuda:
+            return None
+        warm = [self.call(*c) for c in warm_calls]
+        for w in warm:
+            if w[2]:
+                return warm, "", [], "", "in a warm-up call: " + w[2]
+        placed = [self._place(*c) for c in sets[0]]
+        torch.cuda.synchronize(self.device)
+        graph = torch.cuda.CUDAGraph()
+        results = []
+        try:
+            with torch.cuda.graph(graph, capture_error_mode="global"):
+                for hosts, devs, args, ho, do, out in placed:
+                    results.append(self.fn(*args, out) if self.out_arg else self.fn(*args))
+        except Exception as e:
+            try:
+                torch.cuda.synchronize(self.device)
+            except Exception as e2:
+                return warm, "", [], "", "after a failed capture: " + _one_line(e2)
+            return warm, "torch.cuda.graph capture failed: " + _one_line(e), [], "", ""
+        if not self.out_arg:
+            for (hosts, devs, args, ho, do, out), (c, result) in zip(placed, zip(sets[0], results)):
+                why = check_result(result, c[2], c[3], out.dtype, out.device)
+                if why:
+                    return warm, "the captured call " + why, [], "", ""
+        replays = []
+        try:
+            for calls in sets:
+                new_hosts = []
+                for (hosts, devs, args, ho, do, out), c in zip(placed, calls):
+                    hs = [torch.frombuffer(image, dtype=torch.int16) for image, _, _ in c[0]]
+                    hn = torch.frombuffer(c[1][0], dtype=torch.int16)
+                    for h, d in zip(hs, devs):
+                        d.copy_(h)
+                    do.copy_(hn)
+                    new_hosts.append((hs, hn))
+                graph.replay()
+                if not self.out_arg:
+                    for (hosts, devs, args, ho, do, out), result in zip(placed, results):
+                        out.copy_(result)
+                torch.cuda.synchronize(self.device)
+                for (hosts, devs, args, ho, do, out), (hs, hn) in zip(placed, new_hosts):
+                    self._download(hs, devs, hn, do)
+                replays.append([(0, "")] * len(calls))
+        except Exception as e:
+            return warm, "", replays, "", "in a replay: " + _one_line(e)
+        words = "one torch.cuda.CUDAGraph (torch.cuda.graph, capture_error_mode global) of the %d calls" % len(placed)
+        return warm, "", replays, words, ""

@@ -43,7 +43,7 @@ def _parser(table):
     who = a.add_mutually_exclusive_group()
     who.add_argument("--callable", metavar="MODULE:FUNCTION",
                      help="fn(*buffers) -> out or fn(*buffers, out) -> None (fuseproof ops lists each op's buffers)")
-    who.add_argument("--subject", help="built-in subject: eager, torch-compile, torch-compile-emulated, triton")
+    who.add_argument("--subject", help="built-in subject: eager, torch-compile, torch-compile-emulated, torch-compile-reduce-overhead, torch-cuda-graph, triton")
     a.add_argument("--op", help="op to audit (fuseproof ops lists them; default: the first, bias_gelu_tanh)")
     a.add_argument("--contract", help="the contract to judge against: eager or fp32 (default: the callable's "
                                       "fuseproof_contract attribute, else eager)")

@@ -4,6 +4,7 @@ Every built-in subject takes the op's buffers, as a user's callable does: fn(x, 
 packed *_and_mul ops (x = [rows, 2d], gate = x[:, :d], up = x[:, d:]).
 """
 
+import collections
 import importlib
 import inspect
 
@@ -50,6 +51,48 @@ def _compiled(op, emulate_precision_casts, mode=None):
     return torch.compile(eager_subject(op), **({"mode": mode} if mode else {}))
 
 
+def _cuda_graph(op, budget_bytes=16 << 30):
+    """The eager composition as a model runs it under CUDA graphs: per shape and dtype, a warm-up on a side stream, a
+    torch.cuda.graph capture on static input copies, then every call copies its inputs in, replays, and returns a copy
+    of the static output. Graphs are kept least recently used first while their static tensors fit budget_bytes."""
+    if not torch.cuda.is_available():
+        raise Unavailable("torch.cuda.graph needs a CUDA device (torch.cuda.is_available() is False)")
+    fn = eager_subject(op)
+    cache = collections.OrderedDict()
+
+    def nbytes(entry):
+        _, static, out = entry
+        return sum(t.numel() * t.element_size() for t in static) + out.numel() * out.element_size()
+
+    def subject(*buffers):
+        key = tuple((tuple(b.shape), b.dtype, b.device) for b in buffers)
+        entry = cache.get(key)
+        if entry is None:
+            need = sum(b.numel() * b.element_size() for b in buffers) * 2
+            while cache and sum(nbytes(e) for e in cache.values()) + need > budget_bytes:
+                cache.popitem(last=False)
+            static = [b.clone() for b in buffers]
+            side = torch.cuda.Stream(buffers[0].device)
+            side.wait_stream(torch.cuda.current_stream(buffers[0].device))
+            with torch.cuda.stream(side):
+                fn(*static)
+            torch.cuda.current_stream(buffers[0].device).wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                out = fn(*static)
+            entry = cache[key] = (graph, static, out)
+        else:
+            cache.move_to_end(key)
+        graph, static, out = entry
+        for dst, src in zip(static, buffers):
+            dst.copy_(src)
+        graph.replay()
+        return out.clone()
+
+    subject.__qualname__ = "cuda_graph_eager_" + op["name"]
+    return subject
+
+
 def _triton(op):
     try:
         import triton  # noqa: F401
@@ -68,6 +111,10 @@ BUILTIN = {
     "torch-compile-emulated": ("torch.compile of the eager composition, "
                                "torch._inductor.config.emulate_precision_casts = True",
                                lambda op: _compiled(op, True)),
+    "torch-compile-reduce-overhead": ("torch.compile of the eager composition, mode=\"reduce-overhead\" (Inductor "
+                                      "with CUDA graphs)", lambda op: _compiled(op, False, mode="reduce-overhead")),
+    "torch-cuda-graph": ("the eager composition captured per shape with torch.cuda.graph and replayed with each "
+                         "call's inputs copied in", _cuda_graph),
     "triton": ("a Triton kernel of the op that rounds where eager rounds (python/fuseproof/triton_ops.py)", _triton),
 }
 

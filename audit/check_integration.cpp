@@ -1,0 +1,366 @@
+// check_integration.cpp: the classes that call the subject as models run it: batch invariance, repeated calls,
+// several streams at once, CUDA graphs, and one process's history of dtypes and shapes.
+#include <algorithm>
+#include <numeric>
+
+#include "audit/check_support.h"
+#include "common/sha256.h"
+
+namespace fuseproof::audit {
+
+using namespace detail;
+
+namespace {
+
+/// The call under `label`; `kept` gets a copy of its output when the call ran and was accepted (else it is empty).
+CallOutcome call_keeping(const CheckContext& ctx, const CallSpec& spec, const std::string& label,
+                         std::vector<uint16_t>* kept) {
+  watch_label(label);
+  CallOutcome o = ctx.runner.call(spec);
+  kept->clear();
+  if (o.fault.empty() && o.rc == 0) *kept = o.out;
+  return o;
+}
+
+std::string hex16(uint16_t v) {
+  char b[8];
+  std::snprintf(b, sizeof b, "0x%04X", v);
+  return b;
+}
+
+/// "x [rows, 64], bias [64] (broadcast)": the op's buffers of a call of `width`, for a scope.
+std::string buffer_shapes(const ref::OpSpec& op, int64_t width) {
+  std::string s;
+  for (int k = 0; k < int(op.buffers().size()); ++k)
+    s += (s.empty() ? "" : ", ") + op.buffers()[size_t(k)] +
+         (op.buffer_broadcast(k)
+              ? " [" + std::to_string(op.buffer_row_elems(k, width)) + "] (broadcast: the same in every call)"
+              : " [rows, " + std::to_string(op.buffer_row_elems(k, width)) + "]");
+  return s;
+}
+
+}  // namespace
+
+void check_batch(const CheckContext& ctx, CheckResult& r) {
+  const ref::OpSpec& op = *ctx.model.op;
+  const int64_t v = ctx.info.vector_elems();
+  const int64_t width = 8 * v;
+  Tally t(ctx, r);
+  std::mt19937_64 rng(class_seed(ctx, CheckClass::kBatch));
+  // The probe: one row of every per-row buffer (a packed op's whole [2 * width] row) and the broadcast rows, which
+  // stay the same in every call.
+  CallSpec probe = make_spec(ctx, 1, width);
+  fill_random(ctx, probe, rng);
+  const int64_t sizes[] = {1, 7, 128, 129, 4096, 75600};
+  std::vector<uint16_t> alone, got;
+  uint64_t placements = 0, calls = 0;
+  bool go = true;
+  for (int64_t rows : sizes) {
+    std::vector<std::pair<int64_t, const char*>> places{{0, rows == 1 ? "alone" : "first"}};
+    if (rows > 2) places.push_back({rows / 2, "middle"});
+    if (rows > 1) places.push_back({rows - 1, "last"});
+    for (const auto& [p, pos] : places) {
+      if (!go) break;
+      CallSpec s = make_spec(ctx, rows, width);
+      fill_random(ctx, s, rng);
+      for (size_t k = 0; k < s.buffers.size(); ++k) {
+        const size_t n = probe.buffers[k].size();  // one row of the buffer
+        std::copy(probe.buffers[k].begin(), probe.buffers[k].end(),
+                  s.buffers[k].begin() + long(op.buffer_broadcast(int(k)) ? 0 : size_t(p) * n));
+      }
+      const std::string label = "batch of " + std::to_string(rows) + " rows, probe at row " + std::to_string(p) +
+                                " (" + pos + ")";
+      CallOutcome o = call_keeping(ctx, s, label, &got);
+      ++calls;
+      if (!got.empty()) {
+        const uint16_t* row = got.data() + size_t(p * width);
+        if (rows == 1) {
+          alone.assign(row, row + width);
+        } else if (!alone.empty()) {
+          ++placements;
+          for (int64_t c = 0; c < width; ++c) {
+            if (row[c] == alone[size_t(c)]) continue;
+            const uint16_t in[2] = {s.at(0, p, c), s.at(1, p, c)};
+            t.failure(head_of(ctx, rows, width) + " probe at row " + std::to_string(p) + " (" + pos + ") " +
+                      describe_element(op, p, c, in) + " => " + hex16(row[c]) + " alone " + hex16(alone[size_t(c)]) +
+                      " (the probe row in a batch of 1)");
+          }
+        }
+      }
+      go = run_valid(ctx, t, s, label, std::move(o), "batch=" + std::to_string(rows) + ",");
+    }
+  }
+  r.scope = "a probe row (random; " + buffer_shapes(op, width) + ", width " + std::to_string(width) +
+            " = 8 vectors) first, in the middle and last in batches of 7, 128, 129, 4,096 and 75,600 rows (the "
+            "other rows random): " + std::to_string(placements) +
+            " placements compared bitwise with the probe alone (a batch of 1); all " + std::to_string(calls) +
+            " calls against the contract";
+}
+
+void check_repeat(const CheckContext& ctx, CheckResult& r) {
+  const ref::OpSpec& op = *ctx.model.op;
+  const int64_t v = ctx.info.vector_elems();
+  const int64_t max_vecs = std::max<int64_t>(1, 512 / v);
+  constexpr int kCalls = 32;
+  Tally t(ctx, r);
+  std::string digest[2];
+  std::vector<std::string> call_digest[2];
+  bool go = true;
+  for (int pass = 0; pass < 2 && go; ++pass) {
+    std::mt19937_64 rng(class_seed(ctx, CheckClass::kRepeat));  // the same sequence in both passes
+    Sha256 all;
+    for (int i = 0; i < kCalls && go; ++i) {
+      const int64_t rows = 1 + int64_t(rng() % 256);
+      const int64_t width = v * (1 + int64_t(rng() % uint64_t(max_vecs)));
+      CallSpec s = make_spec(ctx, rows, width);
+      fill_random(ctx, s, rng);
+      std::vector<uint16_t> out[2];
+      for (int twice = 0; twice < 2 && go; ++twice) {
+        const std::string label = "repeat pass " + std::to_string(pass + 1) + " call " + std::to_string(i) +
+                                  (twice ? " (again)" : "");
+        CallOutcome o = call_keeping(ctx, s, label, &out[twice]);
+        go = run_valid(ctx, t, s, label, std::move(o), "call=" + std::to_string(i) + ",");
+      }
+      Sha256 one;
+      for (const auto& o : out) {
+        all.update(o.data(), o.size() * 2);
+        one.update(o.data(), o.size() * 2);
+      }
+      call_digest[pass].push_back(one.hex());
+      if (out[0].empty() || out[1].empty()) continue;  // refused or stopped: run_valid has said so
+      uint64_t differ = 0;
+      size_t first = 0;
+      for (size_t e = 0; e < out[0].size(); ++e)
+        if (out[0][e] != out[1][e] && !differ++) first = e;
+      if (!differ) continue;
+      const int64_t rr = int64_t(first) / width, cc = int64_t(first) % width;
+      const uint16_t in[2] = {s.at(0, rr, cc), s.at(1, rr, cc)};
+      t.failure(head_of(ctx, rows, width) + " pass " + std::to_string(pass + 1) + " call " + std::to_string(i) +
+                    " made twice with the same inputs: " + std::to_string(differ) + " elements differ, first " +
+                    describe_element(op, rr, cc, in) + " => " + hex16(out[0][first]) + " then " +
+                    hex16(out[1][first]),
+                differ);
+    }
+    digest[pass] = all.hex();
+  }
+  const int calls = 2 * kCalls;
+  if (go) {
+    r.note = "SHA-256 of the " + std::to_string(calls) + " outputs of each pass " + digest[0] +
+             (digest[0] == digest[1] ? " (equal)" : " and " + digest[1]);
+    if (digest[0] != digest[1]) {
+      int i = 0;
+      while (i < kCalls && call_digest[0][size_t(i)] == call_digest[1][size_t(i)]) ++i;
+      t.failure(op.name + " " + ref::dtype_name(ctx.model.dtype) + " the sequence made again gave other outputs: " +
+                "SHA-256 of pass 1 " + digest[0] + ", of pass 2 " + digest[1] + "; first differing call " +
+                std::to_string(i));
+    }
+  } else {
+    r.note = "digests of the passes not compared (stopped early)";
+  }
+  r.scope = std::to_string(kCalls) + " random calls (rows 1..256, widths " + std::to_string(v) + ".." +
+            std::to_string(max_vecs * v) + " in steps of " + std::to_string(v) +
+            ", weighted random patterns, std::mt19937_64 seeded from --seed " + std::to_string(ctx.options.seed) +
+            "), each made twice with the same inputs and the outputs compared bitwise; then the sequence again and "
+            "the SHA-256 of all its outputs compared with the first pass's; all " + std::to_string(2 * calls) +
+            " calls against the contract, one after another on one thread; " + ctx.runner.buffers_per_call();
+}
+
+namespace {
+
+/// The most calls whose spans intersect at one instant, and the pairs of calls on different lanes that intersect.
+std::pair<int, uint64_t> overlap_of(const std::vector<Span>& spans, int lanes) {
+  std::vector<std::pair<double, int>> ev;
+  for (const Span& sp : spans) ev.push_back({sp.start_us, 1}), ev.push_back({sp.end_us, -1});
+  std::sort(ev.begin(), ev.end());  // an end before a start at the same instant: touching spans do not overlap
+  int now = 0, most = 0;
+  for (const auto& e : ev) most = std::max(most, now += e.second);
+  uint64_t pairs = 0;
+  for (size_t i = 0; i < spans.size(); ++i)
+    for (size_t j = i + 1; j < spans.size(); ++j)
+      if (int(i) % lanes != int(j) % lanes && spans[i].start_us < spans[j].end_us &&
+          spans[j].start_us < spans[i].end_us)
+        ++pairs;
+  return {most, pairs};
+}
+
+std::string fixed1(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", v);
+  return b;
+}
+
+}  // namespace
+
+void check_streams(const CheckContext& ctx, CheckResult& r) {
+  const int64_t v = ctx.info.vector_elems();
+  const bool cuda = ctx.info.cuda();
+  constexpr int kLanes = 8, kCalls = 32;
+  // Sized so that the calls overlap: on a GPU each call is 1..16 M elements (tens of microseconds, longer than an
+  // enqueue), on the host each is a few milliseconds of one thread.
+  const int64_t row_lo = cuda ? 1024 : 16, row_hi = cuda ? 4096 : 128;
+  const int64_t w_lo = std::max(v, (cuda ? 1024 : 64) / v * v), w_hi = std::max(v, (cuda ? 4096 : 1024) / v * v);
+  Tally t(ctx, r);
+  std::mt19937_64 rng(class_seed(ctx, CheckClass::kStreams));
+  std::vector<CallSpec> specs;
+  uint64_t elems = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    const int64_t rows = row_lo + int64_t(rng() % uint64_t(row_hi - row_lo + 1));
+    const int64_t width = w_lo + v * int64_t(rng() % uint64_t((w_hi - w_lo) / v + 1));
+    specs.push_back(make_spec(ctx, rows, width));
+    fill_random(ctx, specs.back(), rng);
+    elems += uint64_t(rows * width);
+  }
+  watch_label("streams: " + std::to_string(kCalls) + " calls at once");
+  std::optional<ConcurrentOutcome> co = ctx.runner.call_concurrent(specs, kLanes);
+  if (!co) {
+    r.status = CheckStatus::kSkipped;
+    r.note = "this runner has no streams or threads to run calls at once on";
+    return;
+  }
+  if (!co->fault.empty()) {
+    if (!co->subject_fault) throw std::runtime_error("audit: backend failure in the streams calls: " + co->fault);
+    t.fault("CUDA error in the streams calls (" + std::to_string(kCalls) + " calls on " + co->lanes + "): " + co->fault);
+    return;
+  }
+  int checked = 0;
+  for (int i = 0; i < kCalls; ++i, ++checked)
+    if (!run_valid(ctx, t, specs[size_t(i)],
+                   "streams call " + std::to_string(i) + " (lane " + std::to_string(i % kLanes) + ")",
+                   std::move(co->calls[size_t(i)]), "call=" + std::to_string(i) + ",lane=" + std::to_string(i % kLanes) + ","))
+      break;
+  const auto [most, pairs] = overlap_of(co->spans, kLanes);
+  double first = 1e300, last = 0, busy = 0;
+  for (const Span& sp : co->spans) first = std::min(first, sp.start_us), last = std::max(last, sp.end_us),
+                                   busy += sp.end_us - sp.start_us;
+  r.note = "measured overlap: up to " + std::to_string(most) + " of the " + std::to_string(kCalls) +
+           " calls in flight at once, " + std::to_string(pairs) + " pairs of calls on different lanes overlapping in "
+           "time; the calls' spans add up to " + fixed1(busy) + " us in " + fixed1(last - first) + " us of wall time (" +
+           (cuda ? "CUDA events recorded on each stream around each call" : "the host's steady clock around each call") +
+           ")";
+  if (most < 2) {
+    r.incomplete_when_passing = true;
+    r.note += "; the calls never overlapped, so concurrency was not tested";
+  }
+  r.scope = std::to_string(kCalls) + " calls (" + (checked < kCalls ? std::to_string(checked) + " checked before the "
+                                                                      "stop, " : "") +
+            "rows " + std::to_string(row_lo) + ".." + std::to_string(row_hi) + ", widths " + std::to_string(w_lo) +
+            ".." + std::to_string(w_hi) + ", " + std::to_string(elems) + " elements in all, each on buffers of its "
+            "own with random contents) enqueued round-robin on " + co->lanes +
+            " with no synchronisation between them until all were enqueued; every output against the contract";
+}
+
+void check_graph(const CheckContext& ctx, CheckResult& r) {
+  if (!ctx.info.cuda()) {
+    r.status = CheckStatus::kSkipped;
+    r.note = "host-memory subject: no CUDA graph to capture";
+    return;
+  }
+  const int64_t v = ctx.info.vector_elems();
+  constexpr int kCalls = 4, kReplays = 3;
+  Tally t(ctx, r);
+  std::mt19937_64 rng(class_seed(ctx, CheckClass::kGraph));
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  const int64_t max_vecs = std::max<int64_t>(1, 4096 / v);
+  for (int i = 0; i < kCalls; ++i)
+    shapes.push_back({1 + int64_t(rng() % 1024), v * (1 + int64_t(rng() % uint64_t(max_vecs)))});
+  std::vector<std::vector<CallSpec>> sets(kReplays);
+  for (auto& set : sets)
+    for (const auto& [rows, width] : shapes) {
+      set.push_back(make_spec(ctx, rows, width));
+      fill_random(ctx, set.back(), rng);
+    }
+  std::optional<GraphOutcome> g = ctx.runner.call_graph(sets);
+  if (!g) {
+    r.status = CheckStatus::kSkipped;
+    r.note = "this runner has no CUDA graphs";
+    return;
+  }
+  std::string shape_list;
+  for (const auto& [rows, width] : shapes) shape_list += (shape_list.empty() ? "" : ", ") + shape(rows, width);
+  r.scope = std::to_string(kCalls) + " calls (" + shape_list + ") each made once eagerly (warm-up), then captured "
+            "on one stream (cudaStreamCaptureModeGlobal) into one CUDA graph on buffers of their own, and the graph "
+            "replayed " + std::to_string(kReplays) + " times, new random inputs written into the captured buffers "
+            "and out poisoned again before each replay; every warm-up and replay output against the contract";
+  if (!g->fault.empty()) {
+    if (!g->subject_fault) throw std::runtime_error("audit: backend failure in the graph class: " + g->fault);
+    t.fault("CUDA error in the graph class: " + g->fault);
+    return;
+  }
+  for (size_t i = 0; i < g->warmup.size(); ++i)
+    if (!run_valid(ctx, t, sets[0][i], "graph warm-up call " + std::to_string(i), std::move(g->warmup[i]),
+                   "warmup=" + std::to_string(i) + ","))
+      return;
+  if (!g->capture_error.empty()) {
+    t.failure(ctx.model.op->name + " " + ref::dtype_name(ctx.model.dtype) + " CUDA graph capture failed: " +
+              g->capture_error);
+    r.note = "the capture failed, so no replay ran";
+    return;
+  }
+  r.note = g->graph;
+  for (size_t k = 0; k < g->replays.size(); ++k)
+    for (size_t i = 0; i < g->replays[k].size(); ++i)
+      if (!run_valid(ctx, t, sets[k][i], "graph replay " + std::to_string(k) + " call " + std::to_string(i),
+                     std::move(g->replays[k][i]), "replay=" + std::to_string(k) + ",call=" + std::to_string(i) + ","))
+        return;
+}
+
+void check_history(const CheckContext& ctx, CheckResult& r) {
+  if (!ctx.other_model) throw std::logic_error("audit: the history class needs the other dtype's model");
+  const CheckContext other{ctx.info, ctx.runner, *ctx.other_model, ctx.options, ctx.other_abi_dtype,
+                           ctx.domain_biases, ctx.max_width};
+  const CheckContext* ctxs[2] = {&ctx, &other};
+  Tally mine(ctx, r), theirs(other, r);  // both write into r; each record names its dtype
+  Tally* tallies[2] = {&mine, &theirs};
+  const int64_t v = ctx.info.vector_elems();
+  // The first width: prefill-sized (2,048 or 4,096 elements), a multiple of 64 (so of 16) and of the vector, as a
+  // model's first call is; a kernel that picks a launch plan on its first call picks its widest one here.
+  const int64_t v64 = std::lcm(v, int64_t(64));
+  const bool off16 = v % 16 != 0;                 // widths that are not multiples of 16 exist
+  const int64_t max_vecs = std::max<int64_t>(2, 1024 / v);
+  constexpr int kCalls = 64;
+  std::mt19937_64 rng(class_seed(ctx, CheckClass::kHistory));
+  int64_t rows = 1 + int64_t(rng() % 200);
+  int64_t width = v64 * ((2048 + v64 - 1) / v64) * (1 + int64_t(rng() % 2));
+  const int64_t first_width = width;
+  int calls[2] = {0, 0}, repeats = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    int which = 0;
+    if (i == 1) {
+      which = 1;  // the other dtype at once, on the same shape
+      ++repeats;
+    } else if (i > 1) {
+      which = int(rng() % 2);
+      if (rng() % 3 == 0) {
+        ++repeats;
+      } else {
+        rows = 1 + int64_t(rng() % 200);
+        do width = v * (1 + int64_t(rng() % uint64_t(max_vecs)));
+        while (off16 && width % 16 == 0);
+      }
+    }
+    const CheckContext& c = *ctxs[which];
+    CallSpec s = make_spec(c, rows, width);
+    fill_random(c, s, rng);
+    ++calls[which];
+    const std::string label = "history call " + std::to_string(i) + " (" + ref::dtype_name(c.model.dtype) + ", " +
+                              shape(rows, width) + ")";
+    if (!run_valid(c, *tallies[which], s, label, std::nullopt, "call=" + std::to_string(i) + ",")) break;
+  }
+  const char* mine_name = ref::dtype_name(ctx.model.dtype);
+  const char* theirs_name = ref::dtype_name(other.model.dtype);
+  const int made = calls[0] + calls[1];
+  r.scope = (made < kCalls ? std::to_string(made) + " of " + std::to_string(kCalls) + " calls (stopped early)"
+                           : std::to_string(kCalls) + " calls") +
+            " in one process, " + std::to_string(calls[0]) + " " + mine_name +
+            " and " + std::to_string(calls[1]) + " " + theirs_name + " interleaved at random (the first " +
+            mine_name + " at width " + std::to_string(first_width) + ", a multiple of 64, the second " +
+            theirs_name + " on the same shape), then widths " +
+            (off16 ? "not a multiple of 16 (" : "(every one a multiple of 16: the vector is " + std::to_string(v) +
+                                                    " elements; ") +
+            std::to_string(v) + ".." + std::to_string(max_vecs * v) + " in steps of " + std::to_string(v) +
+            "), rows 1..200, " + std::to_string(repeats) +
+            " calls repeating the previous shape with new contents; each output against its own dtype's model; " +
+            ctx.runner.buffers_per_call();
+}
+
+}  // namespace fuseproof::audit

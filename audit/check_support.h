@@ -1,0 +1,158 @@
+// check_support.h: what the check classes share (audit/check_classes.cpp, audit/check_integration.cpp): the tally of
+// one class, a valid call run and compared element by element, the seeded inputs. Internal to the audit library.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "audit/audit_inputs.h"
+#include "audit/call_watch.h"
+#include "audit/check_classes.h"
+#include "common/testfloat_record.h"
+
+namespace fuseproof::audit::detail {
+
+
+/// Per-check comparison state: counts, the first records, the distinct-expected guard, the early stop, the
+/// histogram of distances from the contract.
+class Tally {
+ public:
+  Tally(const CheckContext& ctx, CheckResult& r) : ctx_(ctx), r_(r), seen_(65536, false) {
+    for (const auto& in : ctx.model.op->inputs) names_.push_back(in.name);
+  }
+
+  /// Compares one element; false once the check should stop. `where` is called only for a record.
+  template <class Where>
+  bool element(const Where& where, const uint16_t* in, uint16_t got, uint16_t expected) {
+    ++r_.cases;
+    seen(expected);
+    if (got == expected) {
+      r_.vs_contract.add_exact(1);
+      return true;
+    }
+    r_.vs_contract.add(ctx_.model.dtype, got, expected);
+    ++r_.mismatches;
+    if (r_.records.size() < ctx_.options.records)
+      r_.records.push_back(
+          testfloat_record_inputs(ctx_.model.op->name, ctx_.model.dtype, where(), names_, in, got, expected));
+    return !stop();
+  }
+  /// Counts `n` elements compared equal in bulk.
+  void equal(uint64_t n) {
+    r_.cases += n;
+    r_.vs_contract.add_exact(n);
+  }
+  /// The subject faulted (a CUDA error after its call): the class stops here.
+  void fault(const std::string& line) { r_.fault = line; }
+  /// Counts an expected output towards the distinct-output guard without a comparison record.
+  void seen(uint16_t expected) {
+    if (!seen_[expected]) seen_[expected] = true, ++r_.distinct_expected;
+  }
+  /// A failure that is not an element comparison (a refused valid call, a guard write, a probe accepted).
+  void failure(const std::string& line, uint64_t count = 1) {
+    r_.mismatches += count;
+    if (r_.records.size() < ctx_.options.records) r_.records.push_back(line);
+  }
+  bool stop() {
+    if (ctx_.options.stop_after && r_.mismatches >= ctx_.options.stop_after) r_.stopped_early = true;
+    return r_.stopped_early;
+  }
+
+ private:
+  const CheckContext& ctx_;
+  CheckResult& r_;
+  std::vector<bool> seen_;
+  std::vector<std::string> names_;
+};
+
+inline std::string shape(int64_t rows, int64_t width) {
+  return "rows=" + std::to_string(rows) + ",width=" + std::to_string(width);
+}
+
+inline std::string head_of(const CheckContext& ctx, int64_t rows, int64_t width) {
+  return ctx.model.op->name + " " + ref::dtype_name(ctx.model.dtype) + " [" + shape(rows, width) + "]";
+}
+
+/// Checks what a valid call's outcome says besides its elements: a refusal, guard writes, changed inputs.
+/// False when the elements cannot be compared (the call was refused).
+inline bool outcome_ok(const CheckContext& ctx, Tally& t, const CallSpec& spec, const CallOutcome& o) {
+  const std::string head = head_of(ctx, spec.rows, spec.width);
+  if (o.rc != 0) {
+    t.failure(head + " valid call rejected: " + o.message, uint64_t(spec.rows * spec.width));
+    return false;
+  }
+  if (o.guard_writes) t.failure(head + " wrote " + std::to_string(o.guard_writes) + " guard bytes outside out", o.guard_writes);
+  if (!o.inputs_intact) t.failure(head + " modified its input " + o.modified + " (or its guards)");
+  return true;
+}
+
+/// fn(lo, hi) over [0, n) on every hardware thread when n is large, else on this one.
+template <class Fn>
+void parallel_ranges(size_t n, Fn fn) {
+  const size_t threads = n < (size_t(1) << 18) ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 1) return fn(size_t(0), n);
+  std::vector<std::thread> pool;
+  for (size_t w = 0; w < threads; ++w) pool.emplace_back([&, w] { fn(n * w / threads, n * (w + 1) / threads); });
+  for (auto& t : pool) t.join();
+}
+
+/// Runs a valid call and compares every element; checks the return code, the guards and the inputs. The expected
+/// outputs are computed first (in parallel for large calls) and compared row by row; a row that differs is compared
+/// element by element for the records. False once the check should stop (or the subject faulted).
+/// `where` is put before "r=..,c=.." in the records (a call's place in a sequence: "call=7,").
+inline bool run_valid(const CheckContext& ctx, Tally& t, const CallSpec& spec, const std::string& label,
+                      std::optional<CallOutcome> pre_run = std::nullopt, const std::string& where = "") {
+  watch_label(label);
+  const CallOutcome o = pre_run ? std::move(*pre_run) : ctx.runner.call(spec);
+  if (!o.fault.empty()) {
+    if (!o.subject_fault) throw std::runtime_error("audit: backend failure in " + label + ": " + o.fault);
+    t.fault("CUDA error in call " + label + " [" + describe_call(spec) + "]: " + o.fault);
+    return false;
+  }
+  if (!outcome_ok(ctx, t, spec, o)) return !t.stop();
+  const size_t w = size_t(spec.width), n = size_t(spec.rows) * w;
+  std::vector<uint16_t> want(n);
+  parallel_ranges(n, [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i)
+      want[i] = ctx.model.expected(spec.at(0, int64_t(i / w), int64_t(i % w)), spec.at(1, int64_t(i / w), int64_t(i % w)));
+  });
+  const size_t stride = n > (size_t(1) << 22) ? 61 : 1;  // the distinct-output guard needs no more
+  for (size_t i = 0; i < n; i += stride) t.seen(want[i]);
+  for (int64_t r = 0; r < spec.rows; ++r) {
+    const size_t row = size_t(r) * w;
+    if (std::memcmp(want.data() + row, o.out.data() + row, w * 2) == 0) {
+      t.equal(w);
+      continue;
+    }
+    for (int64_t c = 0; c < spec.width; ++c) {
+      const uint16_t in[2] = {spec.at(0, r, c), spec.at(1, r, c)};
+      if (!t.element([&] { return where + "r=" + std::to_string(r) + ",c=" + std::to_string(c); }, in,
+                     o.out[row + size_t(c)], want[row + size_t(c)]))
+        return false;
+    }
+  }
+  return !t.stop();
+}
+
+inline CallSpec make_spec(const CheckContext& ctx, int64_t rows, int64_t width) {
+  return make_call(*ctx.model.op, rows, width, ctx.abi_dtype);
+}
+
+inline void fill_random(const CheckContext& ctx, CallSpec& s, std::mt19937_64& rng) {
+  for (auto& b : s.buffers)
+    for (auto& v : b) v = random_pattern(ctx.model.dtype, rng);
+}
+
+inline uint64_t class_seed(const CheckContext& ctx, CheckClass c) {
+  return ctx.options.seed * 0x9E3779B97F4A7C15ull + uint64_t(c) * 1000003u + uint64_t(ctx.model.dtype) * 7919u;
+}
+
+}  // namespace fuseproof::audit::detail
