@@ -19,8 +19,14 @@
 #   mutants     every CUDA mutant (bias_gelu_tanh's and the family's) on gpu_audit.sh's budget scope, the kill check
 #               (each family mutant killed by `extreme`), and the family's controls on the same scope
 #   diag        one small Python subject audit under faulthandler, then cuda-gdb (where the package crashes)
-#   calls       the classes that call a kernel as a model does (history, batch, repeat; NEW_CLASSES picks) on every
-#               built-in CUDA kernel, eager and fp32, one class per process, both dtypes, each timed
+#   calls       the classes that call a kernel as a model does (history, batch, repeat, streams, graph; NEW_CLASSES
+#               picks) on every built-in CUDA kernel, eager and fp32, one class per process, both dtypes, each timed
+#   calls_mutants  the CUDA mutants of those classes (static_workspace, per_call_malloc, first_call_vector,
+#               first_dtype_table, row_count_path) and silu_and_mul's control, every class on a light scope, each
+#               checked against the class that must kill it (check_cuda_mutants.py --subset)
+#   pycalls     the Python subjects of silu_and_mul (eager, torch-cuda-graph, torch-compile-reduce-overhead; PYCALL_SUBJECTS)
+#               and the two callables that only streams and graph see (property_tests/python/cpu_subjects.py), one
+#               class per process (PYCALL_CLASSES), both dtypes, each timed
 #   default_one the default audit of one built-in kernel alone (DEFAULT_OP, silu_and_mul), timed
 #   subjects    the Python subjects of every op: eager, torch-compile and triton on the eager contract, torch-compile
 #               on the fp32 contract of the *_and_mul ops; the domain class over all 2^32 pairs, --stop-after 0
@@ -201,7 +207,7 @@ calls() {
   for op in "${FAMILY_OPS[@]}"; do kernels+=("$op:--op $op"); done
   for op in "${PACKED_OPS[@]}"; do kernels+=("${op}_fp32:--plugin $BUILD/lib/plugins/lib${op}_fp32_cuda.so"); done
   for k in "${kernels[@]}"; do
-    for cls in ${NEW_CLASSES:-history batch repeat}; do
+    for cls in ${NEW_CLASSES:-history batch repeat streams graph}; do
       need "calls ${k%%:*} $cls" 40 || return 1  # run 36: unbounded loops ran past the call's limit
       t0=$SECONDS
       # shellcheck disable=SC2086
@@ -213,6 +219,56 @@ calls() {
     done
   done
   return $rc
+}
+
+# The calls-classes' CUDA mutants on a light scope, every class (no --first-fail: each class's status is in the JSON).
+CALLS_SCOPE=(--domain-biases 64 --max-width 2048 --no-default-shapes --shapes 65537x64 --call-timeout 10)
+calls_mutants() {
+  local d=$W/calls_mutants t0=$SECONDS rc
+  mkdir -p "$d/lib"
+  for m in static_workspace per_call_malloc first_call_vector first_dtype_table row_count_path; do
+    ln -sf "$PWD/$BUILD/lib/mutants/cuda/libcuda_silu_and_mul_$m.so" "$d/lib/"
+  done
+  timeout -k 5 "$(($(left) - 40))" "$AUDIT" audit --backend cuda --dtype all "${CALLS_SCOPE[@]}" \
+    --mutants "$d/lib" --mutant-timeout 100 --report "$d/mutation.md" --json "$d/mutation.json" > "$d/mutation.log" 2>&1
+  rc=$?
+  echo "gpu_family: calls mutants exit $rc in $((SECONDS - t0)) s"
+  "$PY" scripts/check_cuda_mutants.py "$d/mutation.json" --subset || rc=1
+  need "calls control" 60 || return 1
+  timeout -k 5 100 "$AUDIT" audit --backend cuda --dtype all "${CALLS_SCOPE[@]}" --no-reference \
+    --plugin "$BUILD/lib/plugins/libcontrol_cuda_silu_and_mul.so" --json "$d/control.json" > "$d/control.log" 2>&1
+  local c=$?
+  echo "gpu_family: calls control exit $c in $((SECONDS - t0)) s"
+  [ $c -eq 0 ] || rc=1
+  return $rc
+}
+
+# Python subjects under the calls classes: one process per subject and class, PYCALL_JOBS (4) at a time.
+pycalls() {
+  export PYTHONPATH=$PWD/$BUILD/python:$PWD/property_tests/python${PYTHONPATH:+:$PYTHONPATH}
+  local d=$W/pycalls t0=$SECONDS s cls n pids=()
+  mkdir -p "$d"
+  local subs=(${PYCALL_SUBJECTS:-eager torch-cuda-graph torch-compile-reduce-overhead}
+              callable:cpu_subjects:silu_and_mul_static_workspace callable:cpu_subjects:silu_and_mul_host_sync)
+  for s in "${subs[@]}"; do
+    for cls in ${PYCALL_CLASSES:-streams graph history batch repeat}; do
+      need "pycalls $s $cls" 45 || break 2
+      n="${s##*:}.$cls"
+      local who=(--subject "$s")
+      [[ $s == callable:* ]] && who=(--callable "${s#callable:}")
+      (
+        t=$SECONDS
+        timeout -k 5 "$(( $(left) < 150 ? $(left) - 10 : 150 ))" "$PY" -m fuseproof audit "${who[@]}" --op silu_and_mul \
+          --backend cuda --dtype all --only "$cls" --json "$d/$n.json" > "$d/$n.log" 2>&1
+        echo "$? $((SECONDS - t))" > "$d/$n.status"
+      ) &
+      pids+=($!)
+      while [ "$(jobs -rp | wc -l)" -ge "${PYCALL_JOBS:-4}" ]; do wait -n "${pids[@]}" 2>/dev/null; done
+    done
+  done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  echo "gpu_family: pycalls in $((SECONDS - t0)) s"
+  for f in "$d"/*.status; do printf '%-60s %s\n' "$(basename "$f" .status)" "$(cat "$f")"; done
 }
 
 # The default audit (every class, the production envelope) of one built-in kernel alone, timed: DEFAULT_OP.
@@ -236,6 +292,8 @@ run_step() {  # run_step NAME: one step; its exit status
     subjects) need subjects 120 || return 0; subjects ;;
     diag) need diag 60 || return 0; diag ;;
     calls) need calls 60 || return 0; calls ;;
+    calls_mutants) need calls_mutants 120 || return 0; calls_mutants ;;
+    pycalls) need pycalls 60 || return 0; pycalls ;;
     default_one) need default_one 240 || return 0; default_one ;;
     *) echo "gpu_family: unknown step $1"; return 2 ;;
   esac

@@ -151,3 +151,38 @@ def silu_and_mul_first_dtype(packed):
     if not _first_dtype:
         _first_dtype.append(packed.dtype)
     return silu_and_mul_eager(packed.view(_first_dtype[0])).view(packed.dtype)
+
+
+# Callables that are right one call at a time and wrong as models run them (issue 22), on any device. On the GPU the
+# streams class kills the first and the graph class the second; on the CPU those classes are skipped and both pass.
+_workspace = {}
+
+
+def _silu_and_mul_any(packed):
+    """Eager torch itself on a CUDA device (F.silu(gate) * up, which the cuda math model predicts); on the CPU the
+    binary32 form above (torch's CPU kernels are not the contract)."""
+    if packed.is_cuda:
+        w = packed.shape[-1] // 2
+        return F.silu(packed[..., :w]) * packed[..., w:]
+    return silu_and_mul_eager(packed)
+
+
+def silu_and_mul_static_workspace(packed):
+    """silu_and_mul_eager staged in one workspace per device and dtype (grown when a call needs more) and returned as
+    a view of it: two calls at once on two streams write the same memory."""
+    n = packed.numel() // 2
+    key = (packed.device, packed.dtype)
+    ws = _workspace.get(key)
+    if ws is None or ws.numel() < n:
+        ws = _workspace[key] = torch.empty(n, dtype=packed.dtype, device=packed.device)
+    out = ws[:n].view(packed.shape[0], packed.shape[-1] // 2)
+    out.copy_(_silu_and_mul_any(packed))
+    return out
+
+
+def silu_and_mul_host_sync(packed):
+    """silu_and_mul_eager after an input check that reads a flag back to the host (.item()): right in every eager call,
+    and a synchronisation that a CUDA graph capture refuses."""
+    if packed.numel() > 0 and bool(torch.isinf(packed).all().item()):
+        return _silu_and_mul_any(packed)
+    return _silu_and_mul_any(packed)
