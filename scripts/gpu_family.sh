@@ -27,6 +27,7 @@
 #   pycalls     the Python subjects of silu_and_mul (eager, torch-cuda-graph, torch-compile-reduce-overhead; PYCALL_SUBJECTS)
 #               and the two callables that only streams and graph see (property_tests/python/cpu_subjects.py), one
 #               class per process (PYCALL_CLASSES), both dtypes, each timed
+#   sanitize_calls  compute-sanitizer memcheck over the streams and graph classes of DEFAULT_OP's built-in, bf16
 #   default_one the default audit of one built-in kernel alone (DEFAULT_OP, silu_and_mul), timed
 #   subjects    the Python subjects of every op: eager, torch-compile and triton on the eager contract, torch-compile
 #               on the fp32 contract of the *_and_mul ops; the domain class over all 2^32 pairs, --stop-after 0
@@ -271,6 +272,25 @@ pycalls() {
   for f in "$d"/*.status; do printf '%-60s %s\n' "$(basename "$f" .status)" "$(cat "$f")"; done
 }
 
+# compute-sanitizer memcheck over the streams and graph classes of one built-in kernel (bf16, in one process): the
+# runner's own streams, events and graph calls, and the kernel's accesses under them.
+sanitize_calls() {
+  local cs cls t0 rc=0 op=${DEFAULT_OP:-silu_and_mul}
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for cls in streams graph; do
+    need "sanitize $cls" 60 || return 1
+    t0=$SECONDS
+    timeout -k 5 "$(( $(left) < 200 ? $(left) - 10 : 200 ))" "$cs" --tool memcheck --error-exitcode 99 "$AUDIT" audit \
+      --op "$op" --backend cuda --dtype bf16 --no-reference --no-isolation --only "$cls" \
+      > "$W/memcheck_$cls.log" 2>&1
+    local c=$?
+    echo "gpu_family: memcheck $op --only $cls exit $c in $((SECONDS - t0)) s"
+    grep -E "ERROR SUMMARY|^verdict" "$W/memcheck_$cls.log" | tail -n 2
+    [ $c -eq 0 ] || rc=1
+  done
+  return $rc
+}
+
 # The default audit (every class, the production envelope) of one built-in kernel alone, timed: DEFAULT_OP.
 default_one() {
   local op=${DEFAULT_OP:-silu_and_mul} t0=$SECONDS
@@ -294,6 +314,7 @@ run_step() {  # run_step NAME: one step; its exit status
     calls) need calls 60 || return 0; calls ;;
     calls_mutants) need calls_mutants 120 || return 0; calls_mutants ;;
     pycalls) need pycalls 60 || return 0; pycalls ;;
+    sanitize_calls) need sanitize_calls 60 || return 0; sanitize_calls ;;
     default_one) need default_one 240 || return 0; default_one ;;
     *) echo "gpu_family: unknown step $1"; return 2 ;;
   esac
