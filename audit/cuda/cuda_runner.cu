@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -42,6 +44,13 @@ __global__ void count_changed(const uint16_t* x, size_t n, bool bf16, uint64_t s
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
     local += x[i] != counter_pattern(bf16, seed, i);
   if (local) atomicAdd(changed, local);
+}
+
+/// The streams class's gate: spins `ns` on the origin stream while the calls are enqueued behind it.
+__global__ void spin_ns(uint64_t ns) {
+  const uint64_t t0 = global_ns();
+  while (global_ns() - t0 < ns) {
+  }
 }
 
 /// What the PDL producer writes late: up to FUSEPROOF_MAX_INPUTS buffers.
@@ -295,12 +304,16 @@ class CudaRunner final : public ImageRunner {
     if (auto e = set.make(lanes, 2 * n + 1); !e.empty()) return e;
     FP_CUDA_TRY(cudaStreamSynchronize(stream_));
     cudaEvent_t origin = set.events[2 * n];
+    constexpr uint64_t kGateNs = 10'000'000;  // 10 ms: far longer than enqueuing 32 calls
+    spin_ns<<<1, 1, 0, stream_>>>(kGateNs);
+    FP_CUDA_TRY(cudaGetLastError());
     FP_CUDA_TRY(cudaEventRecord(origin, stream_));
     for (cudaStream_t ls : set.streams) FP_CUDA_TRY(cudaStreamWaitEvent(ls, origin, 0));
     co.calls.resize(n);
     co.spans.resize(n);
     watch_begin(std::to_string(n) + " calls on " + co.lanes);
     co.subject_fault = true;
+    const auto e0 = std::chrono::steady_clock::now();
     for (size_t i = 0; i < n; ++i) {
       cudaStream_t ls = set.streams[i % size_t(lanes)];
       FP_CUDA_TRY(cudaEventRecord(set.events[2 * i], ls));
@@ -308,6 +321,12 @@ class CudaRunner final : public ImageRunner {
       co.calls[i].rc = plugin_.call(c, &co.calls[i].message);
       FP_CUDA_TRY(cudaEventRecord(set.events[2 * i + 1], ls));
     }
+    const double enqueue_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - e0).count();
+    const bool gate_open = cudaEventQuery(origin) == cudaSuccess;  // the gate ended before the last enqueue
+    char gate[160];
+    std::snprintf(gate, sizeof gate, ", held behind a %.0f ms gate kernel on the origin stream; all enqueued in %.2f ms%s",
+                  double(kGateNs) / 1e6, enqueue_ms, gate_open ? " (after the gate had opened)" : " (before it opened)");
+    co.lanes += gate;
     FP_CUDA_TRY(cudaDeviceSynchronize());
     FP_CUDA_TRY(cudaGetLastError());
     watch_end();

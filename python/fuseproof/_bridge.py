@@ -7,6 +7,8 @@ later). On a CUDA device the whole image, guards included, is copied to one devi
 views into it, and the image is copied back, so guard writes and input changes are seen on the host.
 """
 
+import time
+
 import torch
 
 _DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
@@ -122,10 +124,16 @@ class Bridge:
         lanes = max(1, min(lanes, len(calls)))
         placed = [self._place(*c) for c in calls]
         streams = [torch.cuda.Stream(self.device) for _ in range(lanes)]
-        origin = torch.cuda.Event(enable_timing=True)
+        # A gate: the current stream spins (torch.cuda._sleep, about 50 ms) before the event every lane waits on, so
+        # the calls start together however long Python takes to enqueue them.
+        before, origin = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        before.record()
+        if hasattr(torch.cuda, "_sleep"):
+            torch.cuda._sleep(100_000_000)
         origin.record()
         for st in streams:
             st.wait_event(origin)
+        t0 = time.perf_counter()
         results, events = [], []
         for i, (p, c) in enumerate(zip(placed, calls)):
             st = streams[i % lanes]
@@ -135,9 +143,14 @@ class Bridge:
                 results.append(self._run(p[2], p[5], c[2], c[3]))
                 e1.record(st)
             events.append((e0, e1))
+        enqueue_ms = (time.perf_counter() - t0) * 1000.0
+        gate_open = origin.query()
         words = "%d torch.cuda.Stream objects (one per lane)" % lanes
         try:
             torch.cuda.synchronize(self.device)
+            words += ", held behind a %.0f ms gate (torch.cuda._sleep) on the current stream; all enqueued in %.1f ms%s" % (
+                before.elapsed_time(origin), enqueue_ms,
+                " (after the gate had opened)" if gate_open else " (before it opened)")
             spans = [(origin.elapsed_time(e0) * 1000.0, origin.elapsed_time(e1) * 1000.0) for e0, e1 in events]
             for hosts, devs, _, ho, do, _ in placed:
                 self._download(hosts, devs, ho, do)
