@@ -2,6 +2,7 @@
 // and assembles the verdict.
 #include "audit/audit_engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -353,6 +354,10 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     res.checks.push_back(std::move(r));
   }
   res.seconds = seconds_since(t0);
+  // Every class skipped (--only pdl or graph on the host): nothing was judged, so it is not a pass.
+  if (std::none_of(res.checks.begin(), res.checks.end(),
+                   [](const CheckResult& c) { return c.status == CheckStatus::kPass || c.status == CheckStatus::kFail; }))
+    res.complete = false;
   const CheckResult* k = res.killed_by();
   if (k)
     std::printf("VERDICT: FAIL (%s): first failure in %s %s, %llu mismatches%s\n", info.kernel_name.c_str(),

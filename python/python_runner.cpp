@@ -157,7 +157,6 @@ bool subject_fault_of(const std::string& fault) {
 
 std::optional<audit::ConcurrentOutcome> PythonRunner::call_concurrent(const std::vector<audit::CallSpec>& specs,
                                                                       int lanes) {
-  if (!cuda_) return std::nullopt;
   py::gil_scoped_acquire gil;
   std::vector<audit::CallImages> images;
   images.reserve(specs.size());

@@ -33,7 +33,7 @@ class PythonRunner final : public audit::ImageRunner {
   std::string hardware() const override { return hardware_; }
   std::string arch() const override { return arch_; }
   std::string buffers_per_call() const override;
-  /// On CUDA: the calls on torch.cuda.Stream lanes (the bridge's call_concurrent); nullopt on the CPU.
+  /// The calls on torch.cuda.Stream lanes, or on the CPU on Python threads (the bridge's call_concurrent).
   std::optional<audit::ConcurrentOutcome> call_concurrent(const std::vector<audit::CallSpec>& specs,
                                                           int lanes) override;
   /// On CUDA: the calls captured by torch.cuda.graph and replayed (the bridge's call_graph); nullopt on the CPU.
