@@ -62,9 +62,7 @@ class HostRunner final : public ImageRunner {
     const size_t n = specs.size();
     lanes = std::max(1, std::min(lanes, int(n)));
     co.lanes = std::to_string(lanes) + " host threads (one per lane, released together)";
-    std::vector<CallImages> images;
-    images.reserve(n);
-    for (const auto& s : specs) images.emplace_back(s);
+    std::vector<CallImages> images = images_of(specs);
     co.calls.resize(n);
     co.spans.resize(n);
     using clock = std::chrono::steady_clock;

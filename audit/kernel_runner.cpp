@@ -61,6 +61,13 @@ void CallImages::finish(const CallSpec& s, CallOutcome& o) const {
   }
 }
 
+std::vector<CallImages> images_of(const std::vector<CallSpec>& specs) {
+  std::vector<CallImages> images;
+  images.reserve(specs.size());  // the images' memory stays where it is: the calls' pointers point into it
+  for (const auto& s : specs) images.emplace_back(s);
+  return images;
+}
+
 CallOutcome ImageRunner::call(const CallSpec& s) {
   CallOutcome o;
   if (const std::string why = inexpressible(s); !why.empty()) {

@@ -127,6 +127,9 @@ struct CallImages {
   void finish(const CallSpec& spec, CallOutcome& o) const;
 };
 
+/// The images of each call of `specs`, in order (what call_concurrent and call_graph work on).
+std::vector<CallImages> images_of(const std::vector<CallSpec>& specs);
+
 /// A runner whose calls go through CallImages: it places the images where the subject reads them, calls it, and
 /// brings every byte back; guards and inputs are checked here, once for every runner.
 class ImageRunner : public KernelRunner {

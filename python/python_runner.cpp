@@ -146,6 +146,12 @@ py::tuple PythonRunner::call_args(const audit::CallSpec& s, audit::CallImages& i
                         dtype_name(s.dtype));
 }
 
+py::list PythonRunner::call_list(const std::vector<audit::CallSpec>& specs, std::vector<audit::CallImages>& images) {
+  py::list calls;
+  for (size_t i = 0; i < specs.size(); ++i) calls.append(call_args(specs[i], images[i]));
+  return calls;
+}
+
 namespace {
 
 /// A bridge fault is the backend's when the bridge itself failed, else (a device error after the call) the subject's.
@@ -158,13 +164,8 @@ bool subject_fault_of(const std::string& fault) {
 std::optional<audit::ConcurrentOutcome> PythonRunner::call_concurrent(const std::vector<audit::CallSpec>& specs,
                                                                       int lanes) {
   py::gil_scoped_acquire gil;
-  std::vector<audit::CallImages> images;
-  images.reserve(specs.size());
-  py::list calls;
-  for (const auto& s : specs) {
-    images.emplace_back(s);
-    calls.append(call_args(s, images.back()));
-  }
+  std::vector<audit::CallImages> images = audit::images_of(specs);
+  const py::list calls = call_list(specs, images);
   audit::ConcurrentOutcome co;
   co.calls.resize(specs.size());
   co.spans.resize(specs.size());
@@ -198,25 +199,15 @@ std::optional<audit::ConcurrentOutcome> PythonRunner::call_concurrent(const std:
 std::optional<audit::GraphOutcome> PythonRunner::call_graph(const std::vector<std::vector<audit::CallSpec>>& sets) {
   if (!cuda_ || sets.empty()) return std::nullopt;
   py::gil_scoped_acquire gil;
-  std::vector<std::vector<audit::CallImages>> images(sets.size());
+  std::vector<std::vector<audit::CallImages>> images;
   py::list py_sets;
-  for (size_t k = 0; k < sets.size(); ++k) {
-    images[k].reserve(sets[k].size());
-    py::list calls;
-    for (const auto& s : sets[k]) {
-      images[k].emplace_back(s);
-      calls.append(call_args(s, images[k].back()));
-    }
-    py_sets.append(calls);
+  for (const auto& set : sets) {
+    images.push_back(audit::images_of(set));
+    py_sets.append(call_list(set, images.back()));
   }
   // The warm-ups run on images of their own (sets[0]'s contents), as the bridge's call() of each.
-  std::vector<audit::CallImages> warm_images;
-  warm_images.reserve(sets[0].size());
-  py::list warm_calls;
-  for (const auto& s : sets[0]) {
-    warm_images.emplace_back(s);
-    warm_calls.append(call_args(s, warm_images.back()));
-  }
+  std::vector<audit::CallImages> warm_images = audit::images_of(sets[0]);
+  const py::list warm_calls = call_list(sets[0], warm_images);
   audit::GraphOutcome g;
   audit::watch_begin("warm-up, capture and " + std::to_string(sets.size()) + " replays of " +
                      std::to_string(sets[0].size()) + " calls in a torch.cuda.graph");

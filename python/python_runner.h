@@ -49,6 +49,8 @@ class PythonRunner final : public audit::ImageRunner {
 
   /// The bridge's arguments of one call on `images`: (buffers, out image, rows, width, dtype).
   pybind11::tuple call_args(const audit::CallSpec& spec, audit::CallImages& images);
+  /// call_args of every call, in order.
+  pybind11::list call_list(const std::vector<audit::CallSpec>& specs, std::vector<audit::CallImages>& images);
 
   pybind11::object bridge_;
   bool cuda_;

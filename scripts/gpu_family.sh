@@ -146,6 +146,16 @@ mutants() {
   return $rc
 }
 
+# pooled BASE MAX CMD...: CMD in the background, output in BASE.log, "exit seconds" in BASE.status; appends its pid to
+# the caller's `pids` and returns once fewer than MAX jobs run (a bare `wait` would also wait for the log's tee).
+pooled() {
+  local base=$1 max=$2
+  shift 2
+  ( t=$SECONDS; "$@" > "$base.log" 2>&1; echo "$? $((SECONDS - t))" > "$base.status" ) &
+  pids+=($!)
+  while [ "$(jobs -rp | wc -l)" -ge "$max" ]; do wait -n "${pids[@]}" 2>/dev/null; done
+}
+
 subjects() {
   export PYTHONPATH=$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}
   local ops=(${SUBJECT_OPS:-${FAMILY_OPS[@]}}) subs=(${SUBJECTS:-eager torch-compile triton}) jobs=() t0=$SECONDS
@@ -161,16 +171,9 @@ subjects() {
     IFS=: read -r op s c <<< "$j"
     for dt in bf16 fp16; do
       n="${op}.${s}.${c}.${dt}"
-      (
-        t=$SECONDS
-        timeout -k 10 "$(($(left) - 15))" "$PY" -X faulthandler -m fuseproof audit --subject "$s" --op "$op" \
-          --contract "$c" --backend "$BACKEND" --dtype "$dt" --only domain --stop-after 0 --domain-biases "$DOMAIN_BIASES" \
-          --report "$d/$n.md" --json "$d/$n.json" > "$d/$n.log" 2>&1
-        echo "$? $((SECONDS - t))" > "$d/$n.status"
-      ) &
-      pids+=($!)
-      # (a bare `wait` would also wait for the log's tee: name the jobs)
-      while [ "$(jobs -rp | wc -l)" -ge "${SUBJECT_JOBS:-12}" ]; do wait -n "${pids[@]}" 2>/dev/null; done
+      pooled "$d/$n" "${SUBJECT_JOBS:-12}" timeout -k 10 "$(($(left) - 15))" "$PY" -X faulthandler -m fuseproof audit \
+        --subject "$s" --op "$op" --contract "$c" --backend "$BACKEND" --dtype "$dt" --only domain --stop-after 0 \
+        --domain-biases "$DOMAIN_BIASES" --report "$d/$n.md" --json "$d/$n.json"
     done
   done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
@@ -260,14 +263,8 @@ pycalls() {
       # Inductor's arithmetic is not eager's (docs/SUBJECTS.md); gelu_tanh_and_mul's passes the fp32 contract, so
       # there a failure is the graphs' or the streams', not the arithmetic's.
       [[ $s == torch-compile-reduce-overhead ]] && who=(--subject "$s" --op gelu_tanh_and_mul --contract fp32)
-      (
-        t=$SECONDS
-        timeout -k 5 "$(( $(left) < 150 ? $(left) - 10 : 150 ))" "$PY" -m fuseproof audit "${who[@]}" \
-          --backend cuda --dtype all --only "$cls" --json "$d/$n.json" > "$d/$n.log" 2>&1
-        echo "$? $((SECONDS - t))" > "$d/$n.status"
-      ) &
-      pids+=($!)
-      while [ "$(jobs -rp | wc -l)" -ge "${PYCALL_JOBS:-4}" ]; do wait -n "${pids[@]}" 2>/dev/null; done
+      pooled "$d/$n" "${PYCALL_JOBS:-4}" timeout -k 5 "$(( $(left) < 150 ? $(left) - 10 : 150 ))" "$PY" -m fuseproof \
+        audit "${who[@]}" --backend cuda --dtype all --only "$cls" --json "$d/$n.json"
     done
   done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done

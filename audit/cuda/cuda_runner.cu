@@ -288,18 +288,22 @@ class CudaRunner final : public ImageRunner {
     return "";
   }
 
+  /// Copies images[i] into dev[i] (allocated on its first use), asynchronously on the runner's stream.
+  std::string upload_all(std::vector<CallImages>& images, std::vector<DeviceImages>& dev) {
+    for (size_t i = 0; i < images.size(); ++i)
+      if (auto e = dev[i].upload(images[i], stream_); !e.empty()) return e;
+    return "";
+  }
+
   /// Every call on device images of its own, call i on stream i % lanes, all enqueued from this thread after one
   /// event that every stream waits on; events around each call time it.
   std::string concurrent(const std::vector<CallSpec>& specs, int lanes, ConcurrentOutcome& co) {
     const size_t n = specs.size();
     lanes = std::max(1, std::min(lanes, int(n)));
     co.lanes = std::to_string(lanes) + " CUDA streams (non-blocking, one per lane)";
-    std::vector<CallImages> images;
-    images.reserve(n);
-    for (const auto& s : specs) images.emplace_back(s);
+    std::vector<CallImages> images = images_of(specs);
     std::vector<DeviceImages> dev(n);
-    for (size_t i = 0; i < n; ++i)
-      if (auto e = dev[i].upload(images[i], stream_); !e.empty()) return e;
+    if (auto e = upload_all(images, dev); !e.empty()) return e;
     StreamSet set;
     if (auto e = set.make(lanes, 2 * n + 1); !e.empty()) return e;
     FP_CUDA_TRY(cudaStreamSynchronize(stream_));
@@ -354,12 +358,9 @@ class CudaRunner final : public ImageRunner {
         return "in a warm-up call: " + g.warmup.back().fault;
       }
     }
-    std::vector<CallImages> images;
-    images.reserve(n);
-    for (const auto& s : first) images.emplace_back(s);
+    std::vector<CallImages> images = images_of(first);
     std::vector<DeviceImages> dev(n);
-    for (size_t i = 0; i < n; ++i)
-      if (auto e = dev[i].upload(images[i], stream_); !e.empty()) return e;
+    if (auto e = upload_all(images, dev); !e.empty()) return e;
     FP_CUDA_TRY(cudaStreamSynchronize(stream_));
     StreamSet set;
     if (auto e = set.make(1, 0); !e.empty()) return e;
@@ -415,11 +416,8 @@ class CudaRunner final : public ImageRunner {
     g.graph = "captured one CUDA graph of " + std::to_string(nodes) + " nodes (" + std::to_string(kernels) +
               " kernel nodes) for the " + std::to_string(n) + " calls";
     for (size_t k = 0; k < sets.size(); ++k) {
-      std::vector<CallImages> im;
-      im.reserve(n);
-      for (const auto& s : sets[k]) im.emplace_back(s);
-      for (size_t i = 0; i < n; ++i)
-        if (auto e = dev[i].upload(im[i], stream_); !e.empty()) return e;
+      std::vector<CallImages> im = images_of(sets[k]);
+      if (auto e = upload_all(im, dev); !e.empty()) return e;
       watch_begin("graph replay " + std::to_string(k));
       g.subject_fault = true;
       FP_CUDA_TRY(cudaGraphLaunch(owned.x, stream_));
