@@ -12,6 +12,10 @@ std::vector<InputView> layout_views(const ref::OpSpec& op, int64_t width) {
     iv.buffer = op.buffer_of(i);
     switch (op.inputs[size_t(i)].layout) {
       case ref::Layout::kElementwise: iv.stride[0] = width; break;
+      case ref::Layout::kGroupBroadcast:
+        iv.stride[0] = width;
+        iv.grouped = true;
+        break;
       case ref::Layout::kRowBroadcast: iv.stride[0] = 0; break;
       case ref::Layout::kPackedFirst: iv.stride[0] = 2 * width; break;
       case ref::Layout::kPackedSecond:
@@ -24,16 +28,17 @@ std::vector<InputView> layout_views(const ref::OpSpec& op, int64_t width) {
   return v;
 }
 
-CallSpec make_call(const ref::OpSpec& op, int64_t rows, int64_t width, int32_t dtype) {
+CallSpec make_call(const ref::OpSpec& op, int64_t rows, int64_t width, int32_t dtype, int64_t group_rows) {
   CallSpec s;
   s.op = &op;
   s.rows = rows;
   s.width = width;
   s.dtype = dtype;
+  s.group_rows = op.has_groups() ? group_rows : 1;
   s.buffer_names = op.buffers();
   for (int k = 0; k < int(s.buffer_names.size()); ++k) {
     const int64_t per_row = op.buffer_row_elems(k, width);
-    s.buffers.emplace_back(size_t(op.buffer_broadcast(k) ? per_row : rows * per_row), 0);
+    s.buffers.emplace_back(size_t(op.buffer_rows(k, rows, s.group_rows) * per_row), 0);
   }
   s.inputs = layout_views(op, width);
   s.out_elems = size_t(rows * width);
@@ -55,12 +60,14 @@ fuseproof_call_t abi_call(const CallSpec& s, const std::vector<uint8_t*>& buffer
     c.inputs[i].stride[1] = v.stride[1];
   }
   c.stream = stream;
+  c.group_rows = s.group_rows;
   return c;
 }
 
 std::string describe_call(const CallSpec& s) {
   std::string d = "rows=" + std::to_string(s.rows) + ",width=" + std::to_string(s.width) + ",dtype=" +
                   std::to_string(s.dtype);
+  if (s.op && s.op->has_groups()) d += ",group_rows=" + std::to_string(s.group_rows);
   for (int i = 0; s.op && i < int(s.inputs.size()); ++i) {
     d += "," + s.op->inputs[size_t(i)].name + (s.null_of(i) ? "=null" : "+" + std::to_string(s.misalign_of(i)));
   }

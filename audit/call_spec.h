@@ -16,6 +16,7 @@ struct InputView {
   int buffer = 0;
   int64_t offset = 0;
   int64_t stride[2] = {0, 1};
+  bool grouped = false;  ///< group-broadcast: row r reads row r / CallSpec::group_rows
 };
 
 struct CallSpec {
@@ -23,6 +24,7 @@ struct CallSpec {
   int64_t rows = 0;
   int64_t width = 0;
   int32_t dtype = 0;
+  int64_t group_rows = 1;                      ///< rows per row of a group-broadcast input (ABI version 3)
   std::vector<std::vector<uint16_t>> buffers;  ///< the op's buffers (OpSpec::buffers order), copied into the call
   std::vector<std::string> buffer_names;
   std::vector<InputView> inputs;               ///< one per declared input
@@ -34,15 +36,16 @@ struct CallSpec {
   bool null_out = false;
   int32_t n_inputs_override = -1;              ///< >= 0: passed as n_inputs instead of the op's count
 
-  /// The element (r, c) of input i.
+  /// The element (r, c) of input i (row r / group_rows of a group-broadcast input).
   uint16_t& at(int i, int64_t r, int64_t c) {
     const InputView& v = inputs[size_t(i)];
-    return buffers[size_t(v.buffer)][size_t(v.offset + r * v.stride[0] + c * v.stride[1])];
+    return buffers[size_t(v.buffer)][size_t(v.offset + row_of(v, r) * v.stride[0] + c * v.stride[1])];
   }
   uint16_t at(int i, int64_t r, int64_t c) const {
     const InputView& v = inputs[size_t(i)];
-    return buffers[size_t(v.buffer)][size_t(v.offset + r * v.stride[0] + c * v.stride[1])];
+    return buffers[size_t(v.buffer)][size_t(v.offset + row_of(v, r) * v.stride[0] + c * v.stride[1])];
   }
+  int64_t row_of(const InputView& v, int64_t r) const { return v.grouped ? r / group_rows : r; }
   uint32_t misalign_of(int i) const { return input_misalign.empty() ? 0 : input_misalign[size_t(i)]; }
   bool null_of(int i) const { return !null_input.empty() && null_input[size_t(i)]; }
 };
@@ -51,8 +54,9 @@ struct CallSpec {
 std::vector<InputView> layout_views(const ref::OpSpec& op, int64_t width);
 
 /// A valid call of `op`: buffers sized for [rows, width] (rows * width, width for a broadcast row, rows * 2 * width
-/// for a packed pair), zero-filled, with the op's views; out of rows * width.
-CallSpec make_call(const ref::OpSpec& op, int64_t rows, int64_t width, int32_t dtype);
+/// for a packed pair, rows / group_rows * width for a group-broadcast input), zero-filled, with the op's views; out
+/// of rows * width. group_rows must divide rows (ops without group-broadcast inputs ignore it).
+CallSpec make_call(const ref::OpSpec& op, int64_t rows, int64_t width, int32_t dtype, int64_t group_rows = 1);
 
 /// The ABI call for `spec` once each buffer's data starts at buffer_data[k] and out at `out`; pointers of null and
 /// misaligned probes applied. The error fields are left for Plugin::call.

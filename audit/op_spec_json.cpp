@@ -13,6 +13,8 @@ const char* node_op_name(ref::NodeOp op) {
     case ref::NodeOp::kActivation: return "activation";
     case ref::NodeOp::kAdd: return "add";
     case ref::NodeOp::kMul: return "mul";
+    case ref::NodeOp::kConst: return "const";
+    case ref::NodeOp::kFma: return "fma";
   }
   return "?";
 }
@@ -23,9 +25,14 @@ nlohmann::json node_json(const ref::Node& n) {
     j["input"] = n.input;
     return j;
   }
+  if (n.op == ref::NodeOp::kConst) {
+    j["value"] = n.value;
+    return j;
+  }
   if (n.op == ref::NodeOp::kActivation) j["act"] = ref::activation_name(n.act);
   j["a"] = n.a;
   if (n.b >= 0) j["b"] = n.b;
+  if (n.c >= 0) j["c"] = n.c;
   j["precision"] = n.precision == ref::Precision::kHalf ? "half" : "float32";
   return j;
 }

@@ -6,13 +6,21 @@
  *     fuseproof audit --plugin ./libmy_kernel.so            (the op and the contract come from the descriptor)
  *
  * The suite dlopen()s the library, calls fuseproof_kernel_descriptor(), reads abi_version and struct_size first and
- * refuses the library unless they name a version it knows (1 or 2) and that version's struct, then calls the kernel
+ * refuses the library unless they name a version it knows (1, 2 or 3) and that version's struct, then calls the kernel
  * many times. `fuseproof ops` lists every op with its inputs, layouts and contracts (reference/op_registry.cpp is the
  * one description). Worked examples built in this tree: kernels/plugins/ (the built-in kernels and their CPU
  * emulations) and kernels/mutants/ (deliberately broken kernels the audit must reject).
  *
  * This header is C (C99 and C++); it includes only <stddef.h> and <stdint.h>. Nothing is allocated or freed across it.
  *
+ * ABI version 3 (this header): version 2's call with one field more, group_rows, for the ops whose inputs are
+ *   group-broadcast (gated_residual's gate, modulate's scale and shift: a DiT's [batch, 1, d] over each batch's
+ *   tokens). Element (r, c) of a group-broadcast input is
+ *       inputs[i].data[(r / group_rows) * inputs[i].stride[0] + c * inputs[i].stride[1]]
+ *   with shape[0] a multiple of group_rows >= 1: group_rows 1 is one row per output row (per element), group_rows
+ *   shape[0] one row shared by all. Inputs of every other layout ignore it (the audit passes 1 with them).
+ *   A version-2 plugin is still loaded for the ops without group-broadcast inputs: it is called with struct_size
+ *   FUSEPROOF_CALL_V2_SIZE and never reads group_rows.
  * ABI version 2: one op-generic call.
  *   The op's logical output is out[r][c] for 0 <= r < shape[0], 0 <= c < shape[1] (rank 2) and each declared input is
  *   a strided view of the same logical shape: element (r, c) of input i is
@@ -22,14 +30,17 @@
  *       row-broadcast bias [w]:   stride {0, 1}                      (bias_gelu_tanh, bias_gelu_erf)
  *       packed gate / up:         data x and x + width, stride {2 * width, 1} into one [rows, 2 * width] tensor
  *                                 (silu_and_mul, gelu_tanh_and_mul, gelu_and_mul: vLLM's and sglang's layout)
- *   out is contiguous row-major (stride {width, 1}). The audit passes inputs in the op's declared order (x, bias) or
- *   (gate, up), every one with the layout the spec declares; a kernel may refuse any other layout.
+ *       group-broadcast [rows / group_rows, w]: stride {width, 1}, row r / group_rows (version 3; gated_residual,
+ *                                 modulate)
+ *   out is contiguous row-major (stride {width, 1}). The audit passes inputs in the op's declared order (x, bias),
+ *   (gate, up), (x, gate, y) or (x, scale, shift), every one with the layout the spec declares; a kernel may refuse any other layout.
  * ABI version 1 (kept through a shim): the entry `(out, x, bias, rows, width, dtype, stream, error, error_size)` of
  *   op bias_gelu_tanh only; its contract is eager.
  *
  * A call is VALID when all of these hold, and must then return 0 and write exactly rows * width elements of out:
  *   - dtype is FUSEPROOF_DTYPE_BF16 or FUSEPROOF_DTYPE_FP16; n_inputs and the strides are the op's
  *   - rows >= 1, width >= 1, width is a multiple of vector_bytes / 2
+ *   - for an op with group-broadcast inputs: group_rows >= 1 and rows is a multiple of group_rows
  *   - every buffer's size in bytes fits in int64_t (the audit's overflow probes overflow int64_t)
  *   - out and every input pointer are non-null and aligned to vector_bytes
  * Any other call must be REJECTED: return non-zero, write a one-line message (no final period) naming the argument,
@@ -39,6 +50,8 @@
  * Contracts (descriptor field `contract`, "eager" when NULL; `fuseproof audit --contract` overrides):
  *   "eager"  bit-exact with eager PyTorch's composition on the device, every intermediate tensor rounded to T
  *   "fp32"   (the *_and_mul ops) to_T(act(f32(gate)) * f32(up)) as PyTorch's float32 kernels compute it
+ *   "fma"    (gated_residual, modulate) one binary32 fmaf rounded once to T: fmaf(gate, y, x), fmaf(x, 1 + scale,
+ *            shift) with 1 + scale in binary32
  * Every NaN output is 0x7FFF, as the GPU's cvt.rn gives it.
  *
  * Memory: FUSEPROOF_MEMORY_HOST kernels receive host pointers and must have finished when they return.
@@ -67,7 +80,9 @@ extern "C" {
 #endif
 
 /** The version this header defines; bumped on any change to the structs, the call or the op contracts above. */
-#define FUSEPROOF_KERNEL_ABI_VERSION 2u
+#define FUSEPROOF_KERNEL_ABI_VERSION 3u
+/** Version 2: the same descriptor, the call without group_rows. */
+#define FUSEPROOF_KERNEL_ABI_VERSION_2 2u
 /** The first version, still loaded (bias_gelu_tanh, one entry with raw pointers). */
 #define FUSEPROOF_KERNEL_ABI_VERSION_1 1u
 
@@ -105,9 +120,13 @@ typedef struct fuseproof_call_t {
   void* stream;          /**< cudaStream_t for CUDA kernels, NULL for host ones */
   char* error;           /**< a rejection's one-line message goes here (NUL-terminated); NULL when error_size is 0 */
   size_t error_size;
+  int64_t group_rows;    /**< version 3: output rows per row of a group-broadcast input (>= 1, divides shape[0]) */
 } fuseproof_call_t;
 
-/** Version 2: runs the op once; 0 on success, non-zero on rejection with the message in call->error. */
+/** struct_size of a call made to a version-2 plugin: the struct up to group_rows. */
+#define FUSEPROOF_CALL_V2_SIZE ((uint32_t)offsetof(fuseproof_call_t, group_rows))
+
+/** Versions 2 and 3: runs the op once; 0 on success, non-zero on rejection with the message in call->error. */
 typedef int (*fuseproof_kernel_call_fn)(const fuseproof_call_t* call);
 
 /** Version 1: bias_gelu_tanh's entry. */
@@ -120,7 +139,7 @@ typedef struct fuseproof_kernel_descriptor_t {
   uint32_t struct_size;           /**< sizeof(fuseproof_kernel_descriptor_t), a second guard against mismatches */
   const char* kernel_name;        /**< e.g. "fuseproof built-in silu_and_mul (CUDA)"; shown in reports */
   const char* op;                 /**< an op of `fuseproof ops`: "silu_and_mul" */
-  const char* contract;           /**< the contract the kernel claims: "eager" (also when NULL) or "fp32" */
+  const char* contract;           /**< the contract the kernel claims: "eager" (also when NULL), "fp32" or "fma" */
   int32_t memory;                 /**< FUSEPROOF_MEMORY_HOST or FUSEPROOF_MEMORY_CUDA */
   int32_t vector_bytes;           /**< bytes per vector load/store (2, 16 or 32); widths are multiples of this / 2 */
   fuseproof_kernel_call_fn call;  /**< the op */

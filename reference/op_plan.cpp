@@ -1,6 +1,7 @@
 // op_plan.cpp: compiling a composition into its tabulated form.
 #include "op_plan.h"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "domain_sweep.h"
@@ -14,8 +15,10 @@ namespace {
 uint32_t depends(const std::vector<Node>& nodes, int n) {
   const Node& node = nodes[size_t(n)];
   if (node.op == NodeOp::kInput) return 1u << node.input;
+  if (node.op == NodeOp::kConst) return 0u;
   uint32_t m = depends(nodes, node.a);
   if (node.b >= 0) m |= depends(nodes, node.b);
+  if (node.c >= 0) m |= depends(nodes, node.c);
   return m;
 }
 
@@ -31,6 +34,9 @@ float OpPlan::node_raw(int n, const float* in, int override_node, float override
     case NodeOp::kActivation: return activation_f32(node.act, operand(node.a), cfg_);
     case NodeOp::kAdd: return operand(node.a) + operand(node.b);
     case NodeOp::kMul: return operand(node.a) * operand(node.b);
+    case NodeOp::kConst: return node.value;
+    // std::fma of three binary32 values rounds once to binary32, as the device's fma.rn.f32.
+    case NodeOp::kFma: return std::fma(operand(node.a), operand(node.b), operand(node.c));
   }
   throw std::invalid_argument("op plan: unknown node");
 }
@@ -38,12 +44,13 @@ float OpPlan::node_raw(int n, const float* in, int override_node, float override
 float OpPlan::node_value(int n, const float* in, int override_node, float override_value) const {
   if (n == override_node) return override_value;
   const float v = node_raw(n, in, override_node, override_value);
-  return nodes_[size_t(n)].op != NodeOp::kInput && nodes_[size_t(n)].precision == Precision::kHalf
+  return nodes_[size_t(n)].op != NodeOp::kInput && nodes_[size_t(n)].op != NodeOp::kConst &&
+                 nodes_[size_t(n)].precision == Precision::kHalf
              ? half_to_f32(dtype_, round_(v)) : v;
 }
 
 uint16_t OpPlan::eval_nodes(const uint16_t* in) const {
-  float wide[8];
+  float wide[kMaxOpInputs];
   for (size_t i = 0; i < op_->inputs.size(); ++i) wide[i] = half_to_f32(dtype_, in[i]);
   const Node& out = nodes_.back();
   if (out.op == NodeOp::kInput) return in[out.input];
@@ -52,7 +59,7 @@ uint16_t OpPlan::eval_nodes(const uint16_t* in) const {
 }
 
 float OpPlan::side_value(const Side& s, uint16_t pattern, bool unrounded) const {
-  float in[8] = {};
+  float in[kMaxOpInputs] = {};
   in[s.input] = half_to_f32(dtype_, pattern);
   return unrounded ? node_raw(s.node, in, -1, 0) : node_value(s.node, in, -1, 0);
 }
@@ -61,7 +68,7 @@ float OpPlan::a_unrounded(uint16_t in0) const { return side_value(side0_, in0, t
 
 float OpPlan::p_unrounded(uint16_t t) const {
   // The chain after the binary step is unary: the last node's raw value with the step's value substituted.
-  float in[8] = {};
+  float in[kMaxOpInputs] = {};
   return node_raw(int(nodes_.size()) - 1, in, join_, half_to_f32(dtype_, t));
 }
 
@@ -69,10 +76,11 @@ OpPlan::OpPlan(const OpSpec& op, Contract contract, Dtype d, const MathConfig& c
     : op_(&op), contract_(contract), dtype_(d), cfg_(cfg) {
   const ContractSpec* cs = op.contract(contract);
   if (!cs) throw std::invalid_argument(op.name + " has no contract " + contract_name(contract));
-  if (op.inputs.size() != 2)
-    throw std::invalid_argument(op.name + ": the tabulated form needs exactly 2 inputs, got " +
+  if (op.inputs.empty() || op.inputs.size() > size_t(kMaxOpInputs))
+    throw std::invalid_argument(op.name + ": an op has 1 to " + std::to_string(kMaxOpInputs) + " inputs, got " +
                                 std::to_string(op.inputs.size()));
   nodes_ = cs->nodes;
+  if (op.inputs.size() != 2) return;  // no tabulated form: eval() runs the nodes, stages() gives the boundaries
   for (int n = 0; n < int(nodes_.size()); ++n)
     if (depends(nodes_, n) == 3u) {
       join_ = n;
@@ -123,6 +131,30 @@ void OpPlan::row(uint16_t in1, uint16_t* out) const {
   }
   if (!p_.empty())
     for (uint32_t x = 0; x < 65536; ++x) out[x] = p_[out[x]];
+}
+
+std::array<uint16_t, kMaxOpInputs> Stage::inputs(size_t ia, size_t ib) const {
+  std::array<uint16_t, kMaxOpInputs> in = neutral;
+  for (int i = 0; i < kMaxOpInputs; ++i) {
+    if (a.depends >> i & 1u) in[size_t(i)] = a.witness[ia][size_t(i)];
+    if (b.depends >> i & 1u) in[size_t(i)] = b.witness[ib][size_t(i)];
+  }
+  return in;
+}
+
+const std::vector<Stage>& OpPlan::stages() const {
+  std::call_once(stages_once_, [this] { analyse_stages(); });
+  return stages_;
+}
+
+std::string OpPlan::no_stages_reason() const {
+  stages();
+  return no_stages_;
+}
+
+void OpPlan::analyse_stages() const {
+  // Implemented in op_stages.cpp.
+  no_stages_ = "stage analysis not implemented yet";
 }
 
 }  // namespace fuseproof::ref

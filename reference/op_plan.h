@@ -1,8 +1,12 @@
-// op_plan.h: an op's contract compiled for one dtype: the composition evaluated node by node (the definition), and
-// the tabulated form every 2-input op reduces to, out = P[round_T(A[in0] (+|*) B[in1])], for the domain's rows.
+// op_plan.h: an op's contract compiled for one dtype: the composition evaluated node by node (the definition), the
+// tabulated form every 2-input op reduces to, out = P[round_T(A[in0] (+|*) B[in1])], for the domain's rows, and the
+// rounding boundaries (stages) of a 3-input eager composition, each a 2-input step whose whole domain is enumerable.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "dtype.h"
@@ -14,12 +18,53 @@ namespace fuseproof::ref {
 /// The one binary step of a 2-input composition.
 enum class Combine : int { kAdd, kMul };
 
+/// Most declared inputs of an op (kernels/fuseproof_kernel_abi.h's FUSEPROOF_MAX_INPUTS).
+inline constexpr int kMaxOpInputs = 4;
+
+/// One rounding boundary of an eager composition: a kHalf node of two operands, each a declared input, an earlier
+/// kHalf node or a constant, so that the step sees T patterns only and its domain is at most 65,536 x 65,536 pairs.
+/// The analysis finds, for every pattern an operand can take, op inputs that give it (a witness), and values of the
+/// other inputs that make the rest of the composition the identity on the stage's result, so the op's output shows
+/// the stage's rounding directly.
+struct Stage {
+  int node = -1;                ///< the rounding node
+  std::string text;             ///< "round_T(gate * y)", "round_T(1 + scale)"
+  Combine combine = Combine::kAdd;
+  struct Operand {
+    int node = -1;              ///< the node feeding the stage
+    std::string text;           ///< "gate", "round_T(gate * y)", "1"
+    uint32_t depends = 0;       ///< bit i: depends on declared input i (0 for a constant)
+    std::vector<uint16_t> values;  ///< the patterns it can take, ascending (one for a constant)
+    /// witness[k]: inputs (only the bits in `depends` matter) giving values[k]
+    std::vector<std::array<uint16_t, kMaxOpInputs>> witness;
+    std::string how;            ///< how the values are reached, one line: "every gate with y = 0x3F80 (1)"
+  };
+  Operand a, b;                 ///< a is the node's first operand
+  std::array<uint16_t, kMaxOpInputs> neutral{};  ///< the inputs outside a's and b's that pass the result through
+  std::string neutral_text;     ///< "x = 0x8000 (-0)"
+  uint64_t pairs() const { return uint64_t(a.values.size()) * b.values.size(); }
+  /// The op's inputs for the pair (a.values[ia], b.values[ib]).
+  std::array<uint16_t, kMaxOpInputs> inputs(size_t ia, size_t ib) const;
+};
 class OpPlan {
  public:
   /// Compiles `contract` of `op` for dtype d under cfg (the cuda model needs cfg.mufu; cfg must outlive the plan).
-  /// Throws std::invalid_argument (one line) when the op has no such contract or its composition has no tabulated
-  /// form (it needs exactly one step that joins the two inputs, a unary chain of half tensors after it).
+  /// Throws std::invalid_argument (one line) when the op has no such contract, or it has 2 inputs and its
+  /// composition has no tabulated form (it needs exactly one step that joins the two inputs, a unary chain of half
+  /// tensors after it). Ops of 3 or more inputs have no tabulated form: eval() runs the nodes.
   OpPlan(const OpSpec& op, Contract contract, Dtype d, const MathConfig& cfg);
+
+  /// Whether the op has the 2-input tabulated form (a(), b(), row(), ... are valid only then).
+  bool tabulated() const { return join_ >= 0; }
+  int inputs() const { return int(op_->inputs.size()); }
+  /// The expected output for the op's declared inputs in[0 .. inputs()-1]: the tabulated form when there is one.
+  uint16_t eval(const uint16_t* in) const { return tabulated() ? eval(in[0], in[1]) : eval_nodes(in); }
+  /// The rounding boundaries of a composition of 3 or more inputs, in evaluation order (empty for a 2-input op,
+  /// whose one join the domain class enumerates, and for a contract with a rounding of more than two T operands:
+  /// fma). Computed once, on first use (a few passes over 65,536 patterns per operand); thread-safe.
+  const std::vector<Stage>& stages() const;
+  /// Why stages() is empty, one line ("" when it is not).
+  std::string no_stages_reason() const;
 
   const OpSpec& op() const { return *op_; }
   Contract contract() const { return contract_; }
@@ -80,6 +125,10 @@ class OpPlan {
   bool add_shortcuts_ = false;  // A and B are plain widenings and the step is an add
   std::vector<float> a_, b_;
   std::vector<uint16_t> p_;
+  mutable std::once_flag stages_once_;
+  mutable std::vector<Stage> stages_;
+  mutable std::string no_stages_;
+  void analyse_stages() const;
 };
 
 }  // namespace fuseproof::ref

@@ -12,11 +12,19 @@ const char* layout_name(Layout l) {
     case Layout::kRowBroadcast: return "row-broadcast";
     case Layout::kPackedFirst: return "packed-first";
     case Layout::kPackedSecond: return "packed-second";
+    case Layout::kGroupBroadcast: return "group-broadcast";
   }
   return "?";
 }
 
-const char* contract_name(Contract c) { return c == Contract::kEager ? "eager" : "fp32"; }
+const char* contract_name(Contract c) {
+  switch (c) {
+    case Contract::kEager: return "eager";
+    case Contract::kFp32: return "fp32";
+    case Contract::kFma: return "fma";
+  }
+  return "?";
+}
 
 std::optional<Contract> parse_contract(std::string_view s) {
   for (Contract c : kAllContracts)
@@ -54,6 +62,24 @@ int Composition::binary(NodeOp op, int a, int b, Precision p) {
 int Composition::add(int a, int b, Precision p) { return binary(NodeOp::kAdd, a, b, p); }
 
 int Composition::mul(int a, int b, Precision p) { return binary(NodeOp::kMul, a, b, p); }
+
+int Composition::constant(float value) {
+  Node n;
+  n.op = NodeOp::kConst;
+  n.value = value;
+  n.precision = Precision::kFloat32;  // a literal: nothing rounds it
+  return push(n);
+}
+
+int Composition::fma(int a, int b, int c, Precision p) {
+  Node n;
+  n.op = NodeOp::kFma;
+  n.a = a;
+  n.b = b;
+  n.c = c;
+  n.precision = p;
+  return push(n);
+}
 
 namespace {
 
@@ -108,6 +134,63 @@ OpSpec act_and_mul(const char* name, Activation act, const char* formula, const 
           users, gated_envelope()};
 }
 
+/// DiT blocks (Wan, HunyuanVideo, FLUX, SD3): [batch * tokens, d] activations, gate/scale/shift one row per batch
+/// element, and one call above 2^31 elements.
+std::vector<ShapeSpec> dit_envelope() {
+  return {{75600, 5120, "Wan2.2 14B block, 81 frames at 720p: 75,600 tokens"},
+          {32760, 5120, "Wan2.2 block, 32,760 tokens"},
+          {4096, 3072, "FLUX / SD3 block, 4,096 image tokens"},
+          {8, 5120, "a short text-conditioning batch"},
+          // 2^31 / 5,120 = 419,430.4: one more row puts the call above 2^31 elements.
+          {419431, 5120, "above 2^31 elements (2,147,486,720)"}};
+}
+
+/// out = x + gate * y (a DiT block's gated residual around attention and the FFN): eager rounds the product to T,
+/// then the sum; fma is one binary32 fmaf(gate, y, x) rounded once.
+OpSpec gated_residual() {
+  Composition eager, fma;
+  {
+    const int x = eager.input(0), gate = eager.input(1), y = eager.input(2);
+    const int p = eager.mul(gate, y, kHalf);
+    eager.add(x, p, kHalf);
+  }
+  {
+    const int x = fma.input(0), gate = fma.input(1), y = fma.input(2);
+    fma.fma(gate, y, x, kHalf);
+  }
+  return {"gated_residual", "out = x + gate * y; gate is [batch, 1, d] over each batch's tokens, or per element",
+          {{"x", Layout::kElementwise}, {"gate", Layout::kGroupBroadcast}, {"y", Layout::kElementwise}},
+          {{Contract::kEager, eager.nodes(),
+            "bit-exact with eager PyTorch on the device: gate * y rounded to T, then x + that rounded to T"},
+           {Contract::kFma, fma.nodes(), "to_T(fmaf(gate, y, x)) in binary32: one rounding to T"}},
+          "sglang diffusion (residual_gate_add), DiT blocks (Wan, HunyuanVideo, FLUX)", dit_envelope()};
+}
+
+/// out = x * (1 + scale) + shift (adaLN modulation before a DiT block's attention and FFN): eager rounds 1 + scale,
+/// the product and the sum to T; fma is fmaf(x, 1 + scale, shift) with 1 + scale in binary32, rounded once.
+OpSpec modulate() {
+  Composition eager, fma;
+  {
+    const int x = eager.input(0), scale = eager.input(1), shift = eager.input(2);
+    const int one = eager.constant(1.0f);
+    const int s = eager.add(one, scale, kHalf);
+    const int m = eager.mul(x, s, kHalf);
+    eager.add(m, shift, kHalf);
+  }
+  {
+    const int x = fma.input(0), scale = fma.input(1), shift = fma.input(2);
+    const int one = fma.constant(1.0f);
+    const int s = fma.add(one, scale, kF32);
+    fma.fma(x, s, shift, kHalf);
+  }
+  return {"modulate", "out = x * (1 + scale) + shift; scale, shift are [batch, 1, d] over each batch's tokens, or per element",
+          {{"x", Layout::kElementwise}, {"scale", Layout::kGroupBroadcast}, {"shift", Layout::kGroupBroadcast}},
+          {{Contract::kEager, eager.nodes(),
+            "bit-exact with eager PyTorch on the device: 1 + scale, x * that and that + shift each rounded to T"},
+           {Contract::kFma, fma.nodes(), "to_T(fmaf(x, 1 + scale, shift)) with 1 + scale in binary32: one rounding to T"}},
+          "sglang diffusion (modulate_scale_shift), DiT blocks (Wan, HunyuanVideo, FLUX)", dit_envelope()};
+}
+
 std::vector<OpSpec> build() {
   return {
       bias_act("bias_gelu_tanh", Activation::kGeluTanh, "out = gelu_tanh(round_T(x + bias))",
@@ -121,6 +204,8 @@ std::vector<OpSpec> build() {
                   "vLLM, FlashInfer, sgl-kernel, Liger (GeGLU, tanh)"),
       act_and_mul("gelu_and_mul", Activation::kGeluErf, "out = gelu_erf(gate) * up; gate = x[:, :d], up = x[:, d:]",
                   "vLLM, FlashInfer, sgl-kernel (GeGLU, exact)"),
+      gated_residual(),
+      modulate(),
   };
 }
 
@@ -179,9 +264,28 @@ bool OpSpec::buffer_broadcast(int buffer) const {
   return false;
 }
 
-int64_t OpSpec::input_offset(int input, int64_t r, int64_t c, int64_t width) const {
+bool OpSpec::buffer_grouped(int buffer) const {
+  for (int i = 0; i < int(inputs.size()); ++i)
+    if (buffer_of(i) == buffer) return inputs[size_t(i)].layout == Layout::kGroupBroadcast;
+  return false;
+}
+
+int64_t OpSpec::buffer_rows(int buffer, int64_t rows, int64_t group_rows) const {
+  if (buffer_broadcast(buffer)) return 1;
+  if (buffer_grouped(buffer)) return group_rows > 0 ? (rows + group_rows - 1) / group_rows : rows;
+  return rows;
+}
+
+bool OpSpec::has_groups() const {
+  for (const InputSpec& in : inputs)
+    if (in.layout == Layout::kGroupBroadcast) return true;
+  return false;
+}
+
+int64_t OpSpec::input_offset(int input, int64_t r, int64_t c, int64_t width, int64_t group_rows) const {
   switch (inputs[size_t(input)].layout) {
     case Layout::kElementwise: return r * width + c;
+    case Layout::kGroupBroadcast: return (r / group_rows) * width + c;
     case Layout::kRowBroadcast: return c;
     case Layout::kPackedFirst: return r * 2 * width + c;
     case Layout::kPackedSecond: return r * 2 * width + width + c;
@@ -191,7 +295,9 @@ int64_t OpSpec::input_offset(int input, int64_t r, int64_t c, int64_t width) con
 
 int64_t OpSpec::bytes_per_element() const {
   int64_t per = 1;  // the output
-  for (const InputSpec& in : inputs) per += in.layout == Layout::kRowBroadcast ? 0 : 1;
+  // A group-broadcast row is read once per group: counted as broadcast (DiT groups are thousands of tokens).
+  for (const InputSpec& in : inputs)
+    per += in.layout == Layout::kRowBroadcast || in.layout == Layout::kGroupBroadcast ? 0 : 1;
   return 2 * per;
 }
 

@@ -18,16 +18,20 @@ enum class Layout : int {
   kRowBroadcast,  ///< its own [width] tensor, shared by every row (a bias)
   kPackedFirst,   ///< the first half of one contiguous [rows, 2 * width] tensor (vLLM's and sglang's gate)
   kPackedSecond,  ///< the second half of that same tensor (up)
+  /// its own [rows / group_rows, width] tensor: output row r reads row r / group_rows (a DiT's [batch, 1, d] gate,
+  /// scale or shift over a batch's tokens). group_rows is a property of the call: 1 makes it per element, rows makes
+  /// it one row shared by every row.
+  kGroupBroadcast,
 };
 
-/// "elementwise", "row-broadcast", "packed-first", "packed-second".
+/// "elementwise", "row-broadcast", "packed-first", "packed-second", "group-broadcast".
 const char* layout_name(Layout l);
 
 /// The name of the [rows, 2 * width] tensor that the packed halves share (vLLM's `input`).
 inline constexpr const char* kPackedBufferName = "x";
 
 struct InputSpec {
-  std::string name;  ///< "x", "bias", "gate", "up"
+  std::string name;  ///< "x", "bias", "gate", "up", "y", "scale", "shift"
   Layout layout;
 };
 
@@ -35,11 +39,12 @@ struct InputSpec {
 enum class Contract : int {
   kEager,  ///< bit-exact with eager PyTorch's composition on the device: every intermediate tensor rounded to T
   kFp32,   ///< the intermediate steps in binary32, one rounding to T at the end (FlashInfer's, sgl-kernel's claim)
+  kFma,    ///< the 3-input ops as one binary32 fmaf, rounded once to T (a fused DiT kernel's claim)
 };
 
-inline constexpr Contract kAllContracts[] = {Contract::kEager, Contract::kFp32};
+inline constexpr Contract kAllContracts[] = {Contract::kEager, Contract::kFp32, Contract::kFma};
 
-/// "eager", "fp32".
+/// "eager", "fp32", "fma".
 const char* contract_name(Contract c);
 std::optional<Contract> parse_contract(std::string_view s);
 
@@ -49,6 +54,8 @@ enum class NodeOp : int {
   kActivation,  ///< act(a), the activation's eager binary32 formula
   kAdd,         ///< a + b in binary32
   kMul,         ///< a * b in binary32
+  kConst,       ///< a binary32 constant (Node::value): the 1 of `1 + scale`
+  kFma,         ///< fmaf(a, b, c): a * b + c in binary32 with one rounding
 };
 
 /// The tensor a node's result lives in: kHalf rounds it to the op's dtype (and widens it again for the next step).
@@ -58,7 +65,8 @@ struct Node {
   NodeOp op = NodeOp::kInput;
   int input = -1;                          ///< kInput: index into OpSpec::inputs
   Activation act = Activation::kGeluTanh;  ///< kActivation
-  int a = -1, b = -1;                      ///< operands: indices of earlier nodes
+  int a = -1, b = -1, c = -1;              ///< operands: indices of earlier nodes (c: kFma's addend)
+  float value = 0.0f;                      ///< kConst
   Precision precision = Precision::kHalf;
 };
 
@@ -91,8 +99,13 @@ struct OpSpec {
   /// Elements of buffer k for an output of [rows, width] (width per row: width, or 2 * width when packed).
   int64_t buffer_row_elems(int buffer, int64_t width) const;
   bool buffer_broadcast(int buffer) const;  ///< one row shared by every output row (kRowBroadcast)
+  bool buffer_grouped(int buffer) const;    ///< one row per group of group_rows output rows (kGroupBroadcast)
+  /// Rows of buffer k for an output of `rows` rows in groups of `group_rows`: 1, rows / group_rows or rows.
+  int64_t buffer_rows(int buffer, int64_t rows, int64_t group_rows) const;
+  /// Whether any input is group-broadcast (the call then carries group_rows; ABI version 3).
+  bool has_groups() const;
   /// The element offset of input i at (r, c) inside its buffer.
-  int64_t input_offset(int input, int64_t r, int64_t c, int64_t width) const;
+  int64_t input_offset(int input, int64_t r, int64_t c, int64_t width, int64_t group_rows = 1) const;
   /// Bytes of every buffer plus the output per element of the output (2 * (1 + elements read per output element)).
   int64_t bytes_per_element() const;
 };
@@ -114,6 +127,9 @@ class Composition {
   int activation(Activation act, int a, Precision p);
   int add(int a, int b, Precision p);
   int mul(int a, int b, Precision p);
+  int constant(float value);
+  /// fmaf(a, b, c) rounded once; p is the precision of its result.
+  int fma(int a, int b, int c, Precision p);
   std::vector<Node> nodes() const { return nodes_; }
 
  private:
