@@ -135,6 +135,7 @@ const char* check_class_name(CheckClass c) {
     case CheckClass::kWidths: return "widths";
     case CheckClass::kShapes: return "shapes";
     case CheckClass::kDomain: return "domain";
+    case CheckClass::kStages: return "stages";
     case CheckClass::kPdl: return "pdl";
     case CheckClass::kBatch: return "batch";
     case CheckClass::kRepeat: return "repeat";

@@ -24,14 +24,15 @@ namespace fuseproof::audit {
 /// on several streams or threads at once), graph (calls captured into a CUDA graph and replayed), history (one process
 /// interleaving both dtypes and many shapes).
 enum class CheckClass : int {
-  kRejection, kExtreme, kProperty, kWidths, kShapes, kDomain, kPdl, kBatch, kRepeat, kHistory, kStreams, kGraph
+  kRejection, kExtreme, kProperty, kWidths, kShapes, kDomain, kStages, kPdl, kBatch, kRepeat, kHistory, kStreams,
+  kGraph
 };
 inline constexpr CheckClass kAllCheckClasses[] = {
     CheckClass::kRejection, CheckClass::kExtreme, CheckClass::kProperty, CheckClass::kWidths, CheckClass::kShapes,
-    CheckClass::kDomain,    CheckClass::kPdl,     CheckClass::kBatch,    CheckClass::kRepeat, CheckClass::kStreams,
-    CheckClass::kGraph,     CheckClass::kHistory};
-/// "rejection", "extreme", "property", "widths", "shapes", "domain", "pdl", "batch", "repeat", "streams", "graph",
-/// "history" (the order they run in).
+    CheckClass::kDomain,    CheckClass::kStages,  CheckClass::kPdl,      CheckClass::kBatch,  CheckClass::kRepeat,
+    CheckClass::kStreams,   CheckClass::kGraph,   CheckClass::kHistory};
+/// "rejection", "extreme", "property", "widths", "shapes", "domain", "stages", "pdl", "batch", "repeat", "streams",
+/// "graph", "history" (the order they run in).
 const char* check_class_name(CheckClass c);
 /// Whether the class calls the subject at both dtypes in one process (history). The engine runs such classes after
 /// every dtype's single-dtype classes, so that a bug one dtype's own classes see is reported by them first.

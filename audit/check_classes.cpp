@@ -520,6 +520,7 @@ void run_check_class(CheckClass c, const CheckContext& ctx, CheckResult& r) {
     case CheckClass::kWidths: return check_widths(ctx, r);
     case CheckClass::kShapes: return check_shapes(ctx, r);
     case CheckClass::kDomain: return check_domain(ctx, r);
+    case CheckClass::kStages: return check_stages(ctx, r);
     case CheckClass::kPdl: return check_pdl(ctx, r);
     case CheckClass::kBatch: return check_batch(ctx, r);
     case CheckClass::kRepeat: return check_repeat(ctx, r);

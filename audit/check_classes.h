@@ -38,6 +38,9 @@ void check_shapes(const CheckContext& ctx, CheckResult& r);
 /// All 65,536 first inputs for each second input of the domain set (all 65,536: the whole 2^32 domain, with its
 /// digests), with the distances from the correctly rounded value.
 void check_domain(const CheckContext& ctx, CheckResult& r);
+/// Ops of 3 or more inputs: each rounding boundary of the eager composition (reference/op_plan.h's stages) over every
+/// pair of its two operands' reachable patterns, each reached through the op's inputs (audit/check_stages.cpp).
+void check_stages(const CheckContext& ctx, CheckResult& r);
 /// PDL ordering: a producer releases the subject's launch early and writes the inputs late (CUDA only).
 void check_pdl(const CheckContext& ctx, CheckResult& r);
 /// Batch invariance: a probe row placed first, in the middle and last in batches of 7 to 75,600 rows must give the
