@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -317,16 +319,12 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     for (ref::Dtype d : opt.dtypes)
       for (CheckClass c : kAllCheckClasses)
         if ((!opt.only_class || *opt.only_class == c) && check_class_mixes_dtypes(c) == mixed) order.push_back({d, c});
-  for (const auto& dc : order) {
-    const ref::Dtype d = dc.first;
-    const CheckClass c = dc.second;
+  // One class on one dtype, in its child process (or here): no printing, nothing shared but the spec folder.
+  const auto run_one = [&](ref::Dtype d, CheckClass c) {
     CheckResult r;
     r.cls = c;
     r.dtype = d;
-    if (opt.first_fail && !res.passed) {
-      r.status = CheckStatus::kSkipped;
-      r.note = "not run: after the first failure (--first-fail)";
-    } else if (opt.isolate) {
+    if (opt.isolate) {
       ChildOutcome co;
       const std::string name = std::string(check_class_name(c)) + "_" + ref::dtype_name(d);
       const json spec = {{"task", "class"}, {"class", check_class_name(c)}, {"dtype", ref::dtype_name(d)},
@@ -345,10 +343,55 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
       r = run_class_here(opt, info, *local_runner, d, c);
     }
     settle(r);
-    if (r.status == CheckStatus::kFail) {
-      res.passed = false;
-      r.reproduce = reproduce_command(opt, subject, d, c);
+    if (r.status == CheckStatus::kFail) r.reproduce = reproduce_command(opt, subject, d, c);
+    return r;
+  };
+  // Side by side (--lanes 2): each dtype's single-dtype classes in a thread of their own, each class still in its own
+  // child; the results are printed in the usual order as they come. Not with --first-fail, whose skips need the order.
+  const bool side_by_side = opt.isolate && !opt.first_fail && opt.dtypes.size() == 2 &&
+                            (opt.lanes ? opt.lanes : (desc.backend == "cuda" ? 2u : 1u)) == 2;
+  std::vector<std::future<CheckResult>> ahead(order.size());
+  std::vector<std::thread> lanes;
+  if (side_by_side) {
+    for (const ref::Dtype lane_dtype : opt.dtypes) {
+      std::vector<std::pair<size_t, std::promise<CheckResult>>> work;
+      for (size_t i = 0; i < order.size(); ++i)
+        if (order[i].first == lane_dtype && !check_class_mixes_dtypes(order[i].second)) {
+          work.emplace_back(i, std::promise<CheckResult>());
+          ahead[i] = work.back().second.get_future();
+        }
+      lanes.emplace_back([&run_one, &order, work = std::move(work)]() mutable {
+        for (auto& [i, promise] : work) {
+          try {
+            promise.set_value(run_one(order[i].first, order[i].second));
+          } catch (...) {
+            promise.set_exception(std::current_exception());
+          }
+        }
+      });
     }
+  }
+  struct JoinLanes {
+    std::vector<std::thread>* t;
+    ~JoinLanes() {
+      for (auto& th : *t) th.join();
+    }
+  } join_lanes{&lanes};
+  for (size_t i = 0; i < order.size(); ++i) {
+    const ref::Dtype d = order[i].first;
+    const CheckClass c = order[i].second;
+    CheckResult r;
+    if (ahead[i].valid()) {
+      r = ahead[i].get();
+    } else if (opt.first_fail && !res.passed) {
+      r.cls = c;
+      r.dtype = d;
+      r.status = CheckStatus::kSkipped;
+      r.note = "not run: after the first failure (--first-fail)";
+    } else {
+      r = run_one(d, c);
+    }
+    if (r.status == CheckStatus::kFail) res.passed = false;
     if (r.status == CheckStatus::kIncomplete) res.complete = false;
     print_check(opt, r);
     res.checks.push_back(std::move(r));

@@ -55,6 +55,9 @@ std::vector<OptionDef> build_table() {
      0, 0, false, false},
     {"--first-fail", "first_fail", "Skip the classes after the first failure (mutation runs on a budget)",
      &AuditOptions::first_fail, 0, 0, false, false},
+    {"--lanes", "lanes", "Dtypes audited side by side, each class in its own child process (1 or 2; default 2 on "
+     "CUDA, where a class's host work is serial and the GPU idles, 1 on the host)", &AuditOptions::lanes, 1, 2, false,
+     false},
     {"--golden-dir", "golden_dir", "golden/ (default: $FUSEPROOF_GOLDEN_DIR or the source tree)",
      S(&AuditOptions::golden_dir), 0, 0, false, false},
     {"--golden-build-dir", "golden_build_dir", "Unpacked golden archives (default: the build tree)",
