@@ -58,6 +58,35 @@ uint16_t OpPlan::eval_nodes(const uint16_t* in) const {
   return round_(node_raw(int(nodes_.size()) - 1, wide, -1, 0));
 }
 
+uint16_t OpPlan::forward(const uint16_t* in, int last, float* v, int override_node, float override_value) const {
+  for (int k = 0;; ++k) {
+    const Node& n = nodes_[size_t(k)];
+    float r;
+    bool rounds = n.precision == Precision::kHalf;
+    if (k == override_node) {
+      r = override_value;
+      rounds = false;
+    } else {
+      switch (n.op) {
+        case NodeOp::kInput:
+          if (k == last) return in[n.input];
+          r = widen_[in[n.input]];
+          rounds = false;
+          break;
+        case NodeOp::kConst: r = n.value; rounds = false; break;
+        case NodeOp::kActivation: r = activation_f32(n.act, v[n.a], cfg_); break;
+        case NodeOp::kAdd: r = v[n.a] + v[n.b]; break;
+        case NodeOp::kMul: r = v[n.a] * v[n.b]; break;
+        case NodeOp::kFma: r = std::fma(v[n.a], v[n.b], v[n.c]); break;
+        default: throw std::invalid_argument("op plan: unknown node");
+      }
+    }
+    // The last node's value is rounded to T whatever its precision: a kFloat32 output is narrowed once at the end.
+    if (k == last) return round_(r);
+    v[k] = rounds ? widen_[round_(r)] : r;
+  }
+}
+
 float OpPlan::side_value(const Side& s, uint16_t pattern, bool unrounded) const {
   float in[kMaxOpInputs] = {};
   in[s.input] = half_to_f32(dtype_, pattern);
@@ -80,6 +109,11 @@ OpPlan::OpPlan(const OpSpec& op, Contract contract, Dtype d, const MathConfig& c
     throw std::invalid_argument(op.name + ": an op has 1 to " + std::to_string(kMaxOpInputs) + " inputs, got " +
                                 std::to_string(op.inputs.size()));
   nodes_ = cs->nodes;
+  if (nodes_.empty() || nodes_.size() > size_t(kMaxPlanNodes))
+    throw std::invalid_argument(op.name + ": a composition has 1 to " + std::to_string(kMaxPlanNodes) +
+                                " nodes, got " + std::to_string(nodes_.size()));
+  widen_.resize(65536);
+  for (uint32_t p = 0; p < 65536; ++p) widen_[p] = half_to_f32(d, uint16_t(p));
   if (op.inputs.size() != 2) return;  // no tabulated form: eval() runs the nodes, stages() gives the boundaries
   for (int n = 0; n < int(nodes_.size()); ++n)
     if (depends(nodes_, n) == 3u) {

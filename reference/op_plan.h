@@ -20,6 +20,8 @@ enum class Combine : int { kAdd, kMul };
 
 /// Most declared inputs of an op (kernels/fuseproof_kernel_abi.h's FUSEPROOF_MAX_INPUTS).
 inline constexpr int kMaxOpInputs = 4;
+/// Most nodes of one contract's composition (the forward pass keeps their values on the stack).
+inline constexpr int kMaxPlanNodes = 32;
 
 /// One rounding boundary of an eager composition: a kHalf node of two operands, each a declared input, an earlier
 /// kHalf node or a constant, so that the step sees T patterns only and its domain is at most 65,536 x 65,536 pairs.
@@ -57,8 +59,13 @@ class OpPlan {
   /// Whether the op has the 2-input tabulated form (a(), b(), row(), ... are valid only then).
   bool tabulated() const { return join_ >= 0; }
   int inputs() const { return int(op_->inputs.size()); }
-  /// The expected output for the op's declared inputs in[0 .. inputs()-1]: the tabulated form when there is one.
-  uint16_t eval(const uint16_t* in) const { return tabulated() ? eval(in[0], in[1]) : eval_nodes(in); }
+  /// The expected output for the op's declared inputs in[0 .. inputs()-1]: the tabulated form when there is one, else
+  /// the nodes compiled into one forward pass (equal to eval_nodes; property_tests/reference/op_plan_test.cpp).
+  uint16_t eval(const uint16_t* in) const {
+    if (tabulated()) return eval(in[0], in[1]);
+    float v[kMaxPlanNodes];
+    return forward(in, int(nodes_.size()) - 1, v, -1, 0.0f);
+  }
   /// The rounding boundaries of a composition of 3 or more inputs, in evaluation order (empty for a 2-input op,
   /// whose one join the domain class enumerates, and for a contract with a rounding of more than two T operands:
   /// fma). Computed once, on first use (a few passes over 65,536 patterns per operand); thread-safe.
@@ -108,6 +115,10 @@ class OpPlan {
     int input = -1;  // the input it depends on
   };
   float side_value(const Side& s, uint16_t pattern, bool unrounded) const;
+  /// The forward pass: nodes 0 .. last in order, v[k] = node k's value as its users read it (a kHalf node's rounded
+  /// and widened; override_value for override_node); returns round_T of node last's value (its pattern; a declared
+  /// input's own pattern when last is an input).
+  uint16_t forward(const uint16_t* in, int last, float* v, int override_node, float override_value) const;
   float node_raw(int node, const float* in, int override_node, float override_value) const;
   float node_value(int node, const float* in, int override_node, float override_value) const;
   uint16_t round_(float v) const;
@@ -125,6 +136,7 @@ class OpPlan {
   bool add_shortcuts_ = false;  // A and B are plain widenings and the step is an add
   std::vector<float> a_, b_;
   std::vector<uint16_t> p_;
+  std::vector<float> widen_;  // T pattern -> binary32, for the forward pass
   mutable std::once_flag stages_once_;
   mutable std::vector<Stage> stages_;
   mutable std::string no_stages_;
