@@ -9,20 +9,15 @@
 
 namespace fuseproof::ref {
 
-namespace {
-
-/// Bit i set when node n depends on declared input i.
-uint32_t depends(const std::vector<Node>& nodes, int n) {
+uint32_t node_depends(const std::vector<Node>& nodes, int n) {
   const Node& node = nodes[size_t(n)];
   if (node.op == NodeOp::kInput) return 1u << node.input;
   if (node.op == NodeOp::kConst) return 0u;
-  uint32_t m = depends(nodes, node.a);
-  if (node.b >= 0) m |= depends(nodes, node.b);
-  if (node.c >= 0) m |= depends(nodes, node.c);
+  uint32_t m = node_depends(nodes, node.a);
+  if (node.b >= 0) m |= node_depends(nodes, node.b);
+  if (node.c >= 0) m |= node_depends(nodes, node.c);
   return m;
 }
-
-}  // namespace
 
 uint16_t OpPlan::round_(float v) const { return f32_to_half(dtype_, v, cfg_.nan); }
 
@@ -116,7 +111,7 @@ OpPlan::OpPlan(const OpSpec& op, Contract contract, Dtype d, const MathConfig& c
   for (uint32_t p = 0; p < 65536; ++p) widen_[p] = half_to_f32(d, uint16_t(p));
   if (op.inputs.size() != 2) return;  // no tabulated form: eval() runs the nodes, stages() gives the boundaries
   for (int n = 0; n < int(nodes_.size()); ++n)
-    if (depends(nodes_, n) == 3u) {
+    if (node_depends(nodes_, n) == 3u) {
       join_ = n;
       break;
     }
@@ -126,7 +121,7 @@ OpPlan::OpPlan(const OpSpec& op, Contract contract, Dtype d, const MathConfig& c
     throw std::invalid_argument(op.name + ": the step that joins the inputs must be an add or a multiply");
   combine_ = j.op == NodeOp::kAdd ? Combine::kAdd : Combine::kMul;
   combine_precision_ = j.precision;
-  Side sa{j.a, depends(nodes_, j.a) == 1u ? 0 : 1}, sb{j.b, depends(nodes_, j.b) == 1u ? 0 : 1};
+  Side sa{j.a, node_depends(nodes_, j.a) == 1u ? 0 : 1}, sb{j.b, node_depends(nodes_, j.b) == 1u ? 0 : 1};
   if (sa.input == sb.input) throw std::invalid_argument(op.name + ": both operands of the join read one input");
   side0_ = sa.input == 0 ? sa : sb;
   side1_ = sa.input == 0 ? sb : sa;  // the step is commutative in IEEE arithmetic: A always holds input 0's side
@@ -186,9 +181,9 @@ std::string OpPlan::no_stages_reason() const {
   return no_stages_;
 }
 
-void OpPlan::analyse_stages() const {
-  // Implemented in op_stages.cpp.
-  no_stages_ = "stage analysis not implemented yet";
+const std::vector<std::string>& OpPlan::stages_left_out() const {
+  stages();
+  return left_out_;
 }
 
 }  // namespace fuseproof::ref

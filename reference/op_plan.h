@@ -36,8 +36,10 @@ struct Stage {
     int node = -1;              ///< the node feeding the stage
     std::string text;           ///< "gate", "round_T(gate * y)", "1"
     uint32_t depends = 0;       ///< bit i: depends on declared input i (0 for a constant)
+    uint32_t varies = 0;        ///< bit i: input i is not the same in every witness (within depends)
     std::vector<uint16_t> values;  ///< the patterns it can take, ascending (one for a constant)
-    /// witness[k]: inputs (only the bits in `depends` matter) giving values[k]
+    /// witness[k]: inputs giving values[k] in the bits of `depends`; every input outside both operands' depends holds
+    /// the stage's neutral value, the other operand's inputs 0 (Stage::inputs overwrites them)
     std::vector<std::array<uint16_t, kMaxOpInputs>> witness;
     std::string how;            ///< how the values are reached, one line: "every gate with y = 0x3F80 (1)"
   };
@@ -45,9 +47,21 @@ struct Stage {
   std::array<uint16_t, kMaxOpInputs> neutral{};  ///< the inputs outside a's and b's that pass the result through
   std::string neutral_text;     ///< "x = 0x8000 (-0)"
   uint64_t pairs() const { return uint64_t(a.values.size()) * b.values.size(); }
-  /// The op's inputs for the pair (a.values[ia], b.values[ib]).
+  /// The op's inputs for the pair (a.values[ia], b.values[ib]): a's witness with b's depends bits from b's witness.
   std::array<uint16_t, kMaxOpInputs> inputs(size_t ia, size_t ib) const;
 };
+
+/// Bit i set when node n of a composition depends on declared input i (0 for a constant).
+uint32_t node_depends(const std::vector<Node>& nodes, int n);
+
+/// Node n of a composition as an expression of the op's input names: "gate", "1", "round_T(gate * y)",
+/// "fmaf(gate, y, x)"; a kHalf result is wrapped in round_T(), a kFloat32 one is not.
+std::string node_text(const OpSpec& op, const std::vector<Node>& nodes, int n);
+
+/// "0x3F80 (1)", "0x8000 (-0)", "0x7FFF (nan)": a pattern of dtype d, hex first, then the shortest decimal that
+/// rounds back to it.
+std::string half_text(Dtype d, uint16_t h);
+
 class OpPlan {
  public:
   /// Compiles `contract` of `op` for dtype d under cfg (the cuda model needs cfg.mufu; cfg must outlive the plan).
@@ -72,6 +86,9 @@ class OpPlan {
   const std::vector<Stage>& stages() const;
   /// Why stages() is empty, one line ("" when it is not).
   std::string no_stages_reason() const;
+  /// The candidate steps stages() leaves out, one line each with the reason (operands sharing an input, a rest of
+  /// the composition no choice of the other inputs makes the identity, a constant that is not a T value).
+  const std::vector<std::string>& stages_left_out() const;
 
   const OpSpec& op() const { return *op_; }
   Contract contract() const { return contract_; }
@@ -140,7 +157,8 @@ class OpPlan {
   mutable std::once_flag stages_once_;
   mutable std::vector<Stage> stages_;
   mutable std::string no_stages_;
-  void analyse_stages() const;
+  mutable std::vector<std::string> left_out_;
+  void analyse_stages() const;  // op_stages.cpp
 };
 
 }  // namespace fuseproof::ref
