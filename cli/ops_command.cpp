@@ -74,12 +74,17 @@ nlohmann::json stages_json(const ref::OpSpec& op, ref::Contract c) {
     const ref::OpPlan& p = stages_plan(op, c, d);
     nlohmann::json list = nlohmann::json::array();
     for (const ref::Stage& s : p.stages()) {
-      auto operand = [](const ref::Stage::Operand& o) {
+      auto operand = [](const ref::Stage::Operand& o) {  // the witness tables are `fuseproof stages`' files
         return nlohmann::json{{"text", o.text}, {"node", o.node},  {"depends", o.depends},
                               {"varies", o.varies}, {"values", o.values.size()}, {"how", o.how}};
       };
-      nlohmann::json neutral = nlohmann::json::array();
-      for (int i = 0; i < p.inputs(); ++i) neutral.push_back(s.neutral[size_t(i)]);
+      nlohmann::json neutral = nlohmann::json::object();  // the inputs outside both operands, as `stages` writes them
+      for (int i = 0; i < p.inputs(); ++i)
+        if (!((s.a.depends | s.b.depends) >> i & 1u)) {
+          char b[8];
+          std::snprintf(b, sizeof b, "0x%04X", s.neutral[size_t(i)]);
+          neutral[op.inputs[size_t(i)].name] = b;
+        }
       list.push_back({{"node", s.node},
                       {"text", s.text},
                       {"combine", s.combine == ref::Combine::kAdd ? "add" : "mul"},

@@ -27,8 +27,8 @@ struct StagesArgs {
   std::string out;
 };
 
-/// The analysis needs no transcendental maths for the ops that have stages (their compositions are adds, products
-/// and constants); the NaN policy is the device's, whose canonical NaN is the one pattern a rounding gives.
+/// The analysis of a composition without activations needs no transcendental maths; the NaN policy is the device's,
+/// whose canonical NaN is the one pattern a rounding gives.
 ref::MathConfig stages_config() {
   ref::MathConfig cfg;
   cfg.math = ref::MathModel::kLibm;
@@ -64,6 +64,11 @@ int run(const StagesArgs& a) {
   const auto& stages = plan.stages();
   if (stages.empty())
     throw UsageError("stages: " + op->name + " " + a.contract + " has no stages: " + plan.no_stages_reason());
+  // An activation would make the witnesses depend on the math model; the files are for the device's golden data.
+  for (const ref::Node& n : op->contract(*contract)->nodes)
+    if (n.op == ref::NodeOp::kActivation)
+      throw UsageError("stages: " + op->name + " " + a.contract + " has an activation; its stages would depend on the "
+                       "math model, which this command does not take");
   std::error_code ec;
   std::filesystem::create_directories(a.out, ec);
   if (ec || !std::filesystem::is_directory(a.out))
