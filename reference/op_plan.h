@@ -86,6 +86,11 @@ class OpPlan {
   const std::vector<Stage>& stages() const;
   /// Why stages() is empty, one line ("" when it is not).
   std::string no_stages_reason() const;
+  /// out[ia] = the op's output at pair (s.a.values[ia], s.b.values[ib]) of stage s (one of stages()), for every ia:
+  /// one row of the stage's pairs in canonical order (b outer, a inner). The neutral inputs make that output the
+  /// stage's own rounding, round_T(a (+|*) b), which this computes directly (equal to eval(s.inputs(ia, ib));
+  /// property_tests/reference/op_stages_test.cpp).
+  void stage_row(const Stage& s, size_t ib, uint16_t* out) const;
   /// The candidate steps stages() leaves out, one line each with the reason (operands sharing an input, a rest of
   /// the composition no choice of the other inputs makes the identity, a constant that is not a T value).
   const std::vector<std::string>& stages_left_out() const;

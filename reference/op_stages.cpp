@@ -98,6 +98,19 @@ std::string node_text(const OpSpec& op, const std::vector<Node>& nodes, int n) {
   return node.precision == Precision::kHalf ? "round_T(" + e + ")" : e;
 }
 
+void OpPlan::stage_row(const Stage& s, size_t ib, uint16_t* out) const {
+  // Each operand's value reaches the step widened from its T pattern (a constant is checked to be one), and the rest
+  // of the composition passes the step's rounding through (verified in analyse_stages).
+  const float b = widen_[s.b.values[ib]];
+  const size_t n = s.a.values.size();
+  const uint16_t* a = s.a.values.data();
+  if (s.combine == Combine::kAdd) {
+    for (size_t i = 0; i < n; ++i) out[i] = round_(widen_[a[i]] + b);
+  } else {
+    for (size_t i = 0; i < n; ++i) out[i] = round_(widen_[a[i]] * b);
+  }
+}
+
 void OpPlan::analyse_stages() const {
   const int n_nodes = int(nodes_.size()), n_in = int(op_->inputs.size()), last = n_nodes - 1;
   const std::string contract = std::string("contract ") + contract_name(contract_);

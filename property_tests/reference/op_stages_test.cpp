@@ -154,6 +154,31 @@ void OutputIsTheStageRoundingAtEveryWitness(Dtype d) {
   }
 }
 
+// stage_row is the op's output along a row of pairs: the first and last rows and 8 seeded ones of every stage.
+void StageRowEqualsTheOutputAtTheWitnesses(Dtype d) {
+  for (const char* name : {"gated_residual", "modulate"}) {
+    const OpPlan& p = eager(name, d);
+    for (const Stage& s : p.stages()) {
+      std::vector<size_t> rows = {0, s.b.values.size() - 1};
+      uint64_t state = 99;
+      for (int k = 0; k < 8; ++k) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        rows.push_back(size_t((state >> 33) % s.b.values.size()));
+      }
+      std::vector<uint16_t> row(s.a.values.size());
+      uint64_t bad = 0;
+      for (size_t ib : rows) {
+        p.stage_row(s, ib, row.data());
+        for (size_t ia = 0; ia < row.size(); ++ia) {
+          const auto in = s.inputs(ia, ib);
+          bad += row[ia] != p.eval(in.data());
+        }
+      }
+      EXPECT_EQ(bad, 0u) << name << " " << s.text;
+    }
+  }
+}
+
 // Each witness holds the neutral inputs outside both operands, and inputs() writes b's inputs over a's witness.
 void WitnessesCarryTheNeutralInputs(Dtype d) {
   for (const char* name : {"gated_residual", "modulate"})
@@ -348,6 +373,7 @@ void ComputedOnceAcrossThreads(Dtype d) {
 FUSEPROOF_STAGES_TEST(GatedResidualEagerHasTwoStages)
 FUSEPROOF_STAGES_TEST(ModulateEagerHasThreeStages)
 FUSEPROOF_STAGES_TEST(OutputIsTheStageRoundingAtEveryWitness)
+FUSEPROOF_STAGES_TEST(StageRowEqualsTheOutputAtTheWitnesses)
 FUSEPROOF_STAGES_TEST(WitnessesCarryTheNeutralInputs)
 FUSEPROOF_STAGES_TEST(NeutralPassesEveryResultThrough)
 FUSEPROOF_STAGES_TEST(WrongNeutralIsCaught)
