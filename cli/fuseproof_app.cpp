@@ -6,6 +6,7 @@
 #include "cli/eval_command.h"
 #include "cli/ops_command.h"
 #include "cli/table_command.h"
+#include "cli/stages_command.h"
 #include "cli/sweep_command.h"
 #if FUSEPROOF_WITH_BENCH_CLI
 #include "cli/bench_command.h"
@@ -28,6 +29,7 @@ std::unique_ptr<CLI::App> make_fuseproof_app() {
   add_eval_command(*app);
   add_table_command(*app);
   add_sweep_command(*app);
+  add_stages_command(*app);
 #if FUSEPROOF_WITH_BENCH_CLI
   add_bench_command(*app);
 #endif

@@ -1,5 +1,5 @@
-// ops_command.h: `fuseproof ops [--json]`: every op of the op spec with its inputs, layout, Python signature and
-// contracts.
+// ops_command.h: `fuseproof ops [--json]`: every op of the op spec with its inputs, layout, Python signature,
+// contracts and each contract's stages.
 #pragma once
 
 namespace CLI { class App; }
