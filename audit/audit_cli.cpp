@@ -37,7 +37,7 @@ void validate(CliState& s) {
   if (!o.op.empty() && o.op != "all" && !ref::find_op(o.op))
     usage_error("audit: unknown --op " + o.op + " (" + ref::op_names() + ", all)");
   if (!o.contract.empty() && !ref::parse_contract(o.contract))
-    usage_error("audit: unknown --contract " + o.contract + " (eager, fp32)");
+    usage_error("audit: unknown --contract " + o.contract + " (eager, fp32, fma)");
   apply_cli_options(o, s.numbers, s.given());
   if (s.mutant_timeout < 1) usage_error("audit: --mutant-timeout must be >= 1, got " + std::to_string(s.mutant_timeout));
   if (!s.mutants.empty() && !o.plugin.empty()) usage_error("audit: --mutants and --plugin exclude each other");

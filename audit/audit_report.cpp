@@ -139,6 +139,10 @@ std::string report_markdown(const AuditResult& r) {
        << (c.status == CheckStatus::kFail ? "**fail**" : check_status_name(c.status)) << " | " << c.cases << " | " << c.mismatches
        << (c.stopped_early ? " (stopped)" : "") << " | " << c.seconds << " | " << c.scope
        << (c.note.empty() ? "" : "; " + c.note) << " |\n";
+  for (const auto& c : r.checks)
+    if (c.has_contract_vs_eager && c.status != CheckStatus::kSkipped)
+      md << "\nContract " << r.contract << " vs eager, " << check_class_name(c.cls) << " " << ref::dtype_name(c.dtype)
+         << " (ulps, over the class's cases): " << c.contract_vs_eager.line() << "\n";
   bool any = false;
   for (const auto& c : r.checks) {
     if (c.status != CheckStatus::kFail) continue;
