@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "reference/activation.h"
@@ -225,6 +226,9 @@ uint16_t pattern(ref::Dtype d, float v) { return ref::f32_to_half(d, v, ref::Nan
 }  // namespace
 
 std::vector<TieSet> rounding_ties(const ref::OpPlan& p, uint64_t seed) {
+  if (!p.tabulated())
+    throw std::logic_error("audit: rounding_ties needs a 2-input plan; " + p.op().name + " takes " +
+                           std::to_string(p.inputs()) + " inputs (tuple_ties)");
   std::mt19937_64 rng(seed);
   const ref::Dtype d = p.dtype();
   std::vector<TieSet> sets;
@@ -409,7 +413,7 @@ std::vector<TupleTieSet> tuple_ties(const ref::OpPlan& p, uint64_t seed) {
         for (uint16_t x : spread(ties, 4))
           for (int delta : {0, -1, 1}) {
             t[size_t(i)] = uint16_t(x + delta);
-            if (add(t) && delta == 0) ++set.ties;
+            if (add(t)) ++(delta == 0 ? set.ties : set.near);
           }
         for (uint16_t x : spread(near, 2)) {
           t[size_t(i)] = x;

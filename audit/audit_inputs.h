@@ -70,7 +70,7 @@ struct TupleTieSet {
   std::string node;                 ///< "round_T(gate * y) of gated_residual"
   std::vector<InputTuple> tuples;
   uint64_t ties = 0;                ///< tuples whose binary32 value at the node is exactly a tie
-  uint64_t near = 0;                ///< one binary32 unit from a tie
+  uint64_t near = 0;                ///< one unit (of the value, or of an input pattern) from a tie
   uint64_t cancel = 0;              ///< an added input set to the pattern nearest minus the rest, and its neighbours
 };
 

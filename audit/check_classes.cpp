@@ -202,8 +202,8 @@ void extreme_tuples_class(const CheckContext& ctx, CheckResult& r) {
     if (!run_valid(ctx, t, tuple_call(ctx, set.tuples, 0, set.tuples.size()), "ties at " + set.node)) return;
     ties_scope += "; at " + set.node + ": " + std::to_string(set.tuples.size()) + " tuples (" +
                   std::to_string(set.ties) + " exact ties, " + std::to_string(set.near) +
-                  " one binary32 unit from one, " + std::to_string(set.cancel) + " cancellations, the rest their "
-                  "pattern neighbours)";
+                  " one binary32 unit or one input pattern from one, " + std::to_string(set.cancel) +
+                  " cancellations: an added input nearest minus the rest, and its neighbours)";
   }
   const size_t e = extreme_patterns(d).size();
   std::string names;
