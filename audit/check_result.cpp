@@ -82,6 +82,7 @@ CheckResult check_from_json(const nlohmann::json& j) {
 
 std::string AuditResult::verdict() const {
   if (!passed || !load_fault.empty()) return "FAIL";
+  if (!not_audited.empty()) return "INCOMPLETE";
   return complete ? "PASS" : "INCOMPLETE";
 }
 

@@ -77,6 +77,9 @@ struct AuditResult {
   bool isolated = true;
   double call_timeout_s = 0;
   std::string load_fault;              ///< the subject crashed or hung while loading: FAIL, no class could run
+  /// Why no class ran though nothing failed (`fuseproof audit` of every op: this op's built-in plugin is not built):
+  /// INCOMPLETE, never a pass. JSON "not_audited".
+  std::string not_audited;
   double seconds = 0;
 };
 
