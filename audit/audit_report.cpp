@@ -37,6 +37,8 @@ std::string combined_verdict(const std::vector<AuditResult>& results, const std:
     if (rv == "FAIL") v = "FAIL";
     else if (rv == "INCOMPLETE" && v == "PASS") v = "INCOMPLETE";
   }
+  // A failing oracle fails the command whatever the kernels gave (an op not audited included).
+  if (reference_verdict == "FAIL") v = "FAIL";
   if (v == "PASS" && !reference_verdict.empty() && reference_verdict != "PASS") v = reference_verdict;
   return v;
 }

@@ -30,7 +30,8 @@ namespace {
 int64_t pad_to(int64_t n, int64_t v) { return (n + v - 1) / v * v; }
 
 /// A call whose input 0 at (r, c) is rows_of(r, c) and input 1 is cols[c % cols.size()] (second inputs across the
-/// columns, the same down each column, so that a broadcast input is expressible).
+/// columns, the same down each column, so that a broadcast input is expressible). 2-input ops only: the grid of the
+/// extreme pairs, the tie columns and the domain (ops of more inputs: tuple_call).
 template <class In0>
 CallSpec grid_call(const CheckContext& ctx, int64_t rows, const std::vector<uint16_t>& cols, const In0& in0) {
   const int64_t v = ctx.info.vector_elems();
@@ -495,15 +496,19 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
     // r of row c.
     expected.resize(n * 65536);
     std::vector<uint16_t> canon(n * 65536);
+    // A contract other than eager: eager's rows too, for the contract's own distance from eager.
+    std::vector<uint16_t> eager(ctx.model.eager_plan ? n * 65536 : 0);
     std::vector<std::thread> pool;
     for (unsigned k = 0; k < threads; ++k)
       pool.emplace_back([&, k] {
         for (size_t c = k; c < n; c += threads) {
           ctx.model.plan->row(cols[c], expected.data() + c * 65536);
+          if (!eager.empty()) ctx.model.eager_plan->row(cols[c], eager.data() + c * 65536);
           for (uint32_t x = 0; x < 65536; ++x) canon[c * 65536 + x] = got.out[size_t(x) * cols.size() + c];
         }
       });
     for (auto& th : pool) th.join();
+    if (!eager.empty()) t.versus_eager(expected, eager);
     if (full) {
       flat.update(canon.data(), n * 65536 * 2);  // little-endian host
       for (size_t c = 0; c < n; ++c) {
