@@ -3,10 +3,13 @@
 #include "audit/audit_cli.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <sstream>
 
+#include "audit/audit_engine.h"
 #include "audit/audit_report.h"
+#include "audit/kernel_runner.h"
 #include "audit/mutation_driver.h"
 #include "audit/reference_audit.h"
 #include "common/exit_status.h"
@@ -37,7 +40,7 @@ void validate(CliState& s) {
   if (!o.op.empty() && o.op != "all" && !ref::find_op(o.op))
     usage_error("audit: unknown --op " + o.op + " (" + ref::op_names() + ", all)");
   if (!o.contract.empty() && !ref::parse_contract(o.contract))
-    usage_error("audit: unknown --contract " + o.contract + " (eager, fp32)");
+    usage_error("audit: unknown --contract " + o.contract + " (eager, fp32, fma)");
   apply_cli_options(o, s.numbers, s.given());
   if (s.mutant_timeout < 1) usage_error("audit: --mutant-timeout must be >= 1, got " + std::to_string(s.mutant_timeout));
   if (!s.mutants.empty() && !o.plugin.empty()) usage_error("audit: --mutants and --plugin exclude each other");
@@ -111,6 +114,29 @@ void run(CliState& s) {
     for (const std::string& op : ops) {
       AuditOptions one = o;
       one.op = op;
+      if (ops.size() > 1) {
+        // Every op's built-in kernel: an op whose plugin is not built is reported (INCOMPLETE), and the others run.
+        if (o.backend.empty()) one.backend = cuda_runner_available(nullptr) ? "cuda" : "emulated";
+        const std::string path = builtin_plugin_path(op, one.backend);
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(path, ec)) {
+          AuditResult missing;
+          missing.op = op;
+          missing.backend = one.backend;
+          missing.contract = ref::contract_name(ref::find_op(op)->contracts.front().contract);
+          missing.command = o.command;
+          missing.seed = o.seed;
+          missing.plugin.path = path;
+          missing.plugin.op = op;
+          missing.plugin.kernel_name = "built-in " + op + " (" + one.backend + ")";
+          missing.not_audited = "no built-in plugin " + path + " for op " + op + " (not built)";
+          std::printf("fuseproof audit: op %s: %s; not audited (INCOMPLETE)\n\n", op.c_str(),
+                      missing.not_audited.c_str());
+          std::fflush(stdout);
+          results.push_back(std::move(missing));
+          continue;
+        }
+      }
       Subject subject = plugin_subject(one);
       results.push_back(run_audit(one, subject));
       std::printf("\n");
@@ -132,6 +158,7 @@ int report_audits(const std::vector<AuditResult>& results, const ReportFiles& re
   for (const AuditResult& r : results) {
     std::vector<VerdictRow> verdicts;
     if (!r.load_fault.empty()) verdicts.push_back({"load", "-", 0, 1, "FAIL", r.load_fault.substr(0, 100)});
+    if (!r.not_audited.empty()) verdicts.push_back({"plugin", "-", 0, 0, "MISSING", r.not_audited.substr(0, 100)});
     for (const CheckResult& c : r.checks) {
       std::string detail = c.status == CheckStatus::kSkipped ? c.note : !c.fault.empty() ? c.fault : c.scope;
       if (detail.size() > 100) detail = detail.substr(0, 97) + "...";

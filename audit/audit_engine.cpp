@@ -87,7 +87,7 @@ OpModel model_for(const AuditOptions& o, ref::Dtype d, const std::string& backen
   const ref::OpSpec* op = ref::find_op(o.op);
   if (!op) throw UsageError("audit: unknown --op " + o.op + " (" + ref::op_names() + ")");
   const auto contract = ref::parse_contract(o.contract);
-  if (!contract) throw UsageError("audit: unknown --contract " + o.contract + " (eager, fp32)");
+  if (!contract) throw UsageError("audit: unknown --contract " + o.contract + " (eager, fp32, fma)");
   return make_op_model(*op, *contract, d, resolve_math(o, backend), golden_of(o));
 }
 
@@ -195,6 +195,9 @@ void print_check(const AuditOptions& o, const CheckResult& r) {
     std::printf("      %s\n", no_errors_line(r, o.op, o.contract).c_str());
   }
   if (!r.scope.empty() && r.status != CheckStatus::kSkipped) std::printf("      scope: %s\n", r.scope.c_str());
+  if (r.has_contract_vs_eager && r.status != CheckStatus::kSkipped)
+    std::printf("      contract %s vs eager (ulps, over these cases): %s\n", o.contract.c_str(),
+                r.contract_vs_eager.line().c_str());
   if (!r.note.empty()) std::printf("      %s\n", r.note.c_str());
   std::fflush(stdout);
 }

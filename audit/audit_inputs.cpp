@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 
+#include "reference/activation.h"
 #include "reference/half_codec.h"
 
 namespace fuseproof::audit {
@@ -223,6 +226,9 @@ uint16_t pattern(ref::Dtype d, float v) { return ref::f32_to_half(d, v, ref::Nan
 }  // namespace
 
 std::vector<TieSet> rounding_ties(const ref::OpPlan& p, uint64_t seed) {
+  if (!p.tabulated())
+    throw std::logic_error("audit: rounding_ties needs a 2-input plan; " + p.op().name + " takes " +
+                           std::to_string(p.inputs()) + " inputs (tuple_ties)");
   std::mt19937_64 rng(seed);
   const ref::Dtype d = p.dtype();
   std::vector<TieSet> sets;
@@ -259,6 +265,177 @@ std::vector<TieSet> rounding_ties(const ref::OpPlan& p, uint64_t seed) {
       c.in0 = in0;
     }
     sets.push_back(t);
+  }
+  return sets;
+}
+
+std::vector<InputTuple> extreme_tuples(ref::Dtype d, int n) {
+  const std::vector<uint16_t> e = extreme_patterns(d);
+  size_t total = 1;
+  for (int i = 0; i < n; ++i) total *= e.size();
+  std::vector<InputTuple> out(total, InputTuple{});
+  for (size_t k = 0; k < total; ++k) {
+    size_t rest = k;
+    for (int i = n - 1; i >= 0; --i) {
+      out[k][size_t(i)] = e[rest % e.size()];
+      rest /= e.size();
+    }
+  }
+  return out;
+}
+
+std::vector<InputTuple> random_tuples(ref::Dtype d, int n, size_t count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<InputTuple> out(count, InputTuple{});
+  for (auto& t : out)
+    for (int i = 0; i < n; ++i) t[size_t(i)] = random_pattern(d, rng);
+  return out;
+}
+
+namespace {
+
+/// A composition evaluated node by node as the plan defines it (binary32 steps, kHalf results rounded to T with the
+/// plan's rounding), keeping each node's binary32 result before its rounding: where the ties are looked for.
+class NodeValues {
+ public:
+  explicit NodeValues(const ref::OpPlan& p) : p_(p), nodes_(p.op().contract(p.contract())->nodes) {}
+
+  size_t size() const { return nodes_.size(); }
+  const ref::Node& node(size_t n) const { return nodes_[n]; }
+  /// Whether node n's result is rounded to T: a kHalf step, or the last node (the output is always in T).
+  bool rounds(size_t n) const {
+    const ref::Node& nd = nodes_[n];
+    if (nd.op == ref::NodeOp::kInput || nd.op == ref::NodeOp::kConst) return false;
+    return nd.precision == ref::Precision::kHalf || n + 1 == nodes_.size();
+  }
+  /// Bit i: node n depends on declared input i.
+  uint32_t depends(size_t n) const {
+    const ref::Node& nd = nodes_[n];
+    if (nd.op == ref::NodeOp::kInput) return 1u << nd.input;
+    uint32_t m = 0;
+    for (int k : {nd.a, nd.b, nd.c})
+      if (k >= 0 && nd.op != ref::NodeOp::kConst) m |= depends(size_t(k));
+    return m;
+  }
+  /// value[n]: node n as the next step sees it; raw[n]: its binary32 result before its own rounding.
+  void eval(const uint16_t* in, float* value, float* raw) const {
+    const ref::Dtype d = p_.dtype();
+    for (size_t n = 0; n < nodes_.size(); ++n) {
+      const ref::Node& nd = nodes_[n];
+      float v = 0;
+      switch (nd.op) {
+        case ref::NodeOp::kInput: v = ref::half_to_f32(d, in[nd.input]); break;
+        case ref::NodeOp::kConst: v = nd.value; break;
+        case ref::NodeOp::kActivation: v = ref::activation_f32(nd.act, value[nd.a], p_.config()); break;
+        case ref::NodeOp::kAdd: v = value[nd.a] + value[nd.b]; break;
+        case ref::NodeOp::kMul: v = value[nd.a] * value[nd.b]; break;
+        case ref::NodeOp::kFma: v = std::fma(value[nd.a], value[nd.b], value[nd.c]); break;
+      }
+      raw[n] = v;
+      value[n] = rounds(n) ? ref::half_to_f32(d, p_.round(v)) : v;
+    }
+  }
+  /// "round_T(gate * y)", "1 + scale", "fma(x, 1 + scale, shift)": node n in words, its rounding included.
+  std::string text(size_t n) const {
+    const ref::Node& nd = nodes_[n];
+    std::string t;
+    switch (nd.op) {
+      case ref::NodeOp::kInput: return p_.op().inputs[size_t(nd.input)].name;
+      case ref::NodeOp::kConst: {
+        char b[32];
+        std::snprintf(b, sizeof b, "%g", double(nd.value));
+        return b;
+      }
+      case ref::NodeOp::kActivation: t = std::string(ref::activation_name(nd.act)) + "(" + text(size_t(nd.a)) + ")"; break;
+      case ref::NodeOp::kAdd: t = text(size_t(nd.a)) + " + " + text(size_t(nd.b)); break;
+      case ref::NodeOp::kMul: t = text(size_t(nd.a)) + " * " + text(size_t(nd.b)); break;
+      case ref::NodeOp::kFma:
+        t = "fma(" + text(size_t(nd.a)) + ", " + text(size_t(nd.b)) + ", " + text(size_t(nd.c)) + ")";
+        break;
+    }
+    return rounds(n) ? "round_T(" + t + ")" : "(" + t + ")";
+  }
+  /// The declared input that node n adds to the rest (an add with an input operand, an fma's input addend), or -1;
+  /// `rest` gets the node of the other operand (an fma: -1, the rest is its product).
+  int added_input(size_t n, int* rest) const {
+    const ref::Node& nd = nodes_[n];
+    auto input_of = [&](int k) { return k >= 0 && nodes_[size_t(k)].op == ref::NodeOp::kInput ? nodes_[size_t(k)].input : -1; };
+    if (nd.op == ref::NodeOp::kAdd) {
+      if (input_of(nd.a) >= 0) return *rest = nd.b, input_of(nd.a);
+      if (input_of(nd.b) >= 0) return *rest = nd.a, input_of(nd.b);
+    }
+    if (nd.op == ref::NodeOp::kFma && input_of(nd.c) >= 0) return *rest = -1, input_of(nd.c);
+    return -1;
+  }
+
+ private:
+  const ref::OpPlan& p_;
+  std::vector<ref::Node> nodes_;
+};
+
+}  // namespace
+
+std::vector<TupleTieSet> tuple_ties(const ref::OpPlan& p, uint64_t seed) {
+  const ref::Dtype d = p.dtype();
+  const NodeValues nv(p);
+  const int n_in = p.inputs();
+  const size_t nn = nv.size();
+  std::vector<float> value(nn), raw(nn);
+  // Bases: random tuples finite at every node (a NaN or an infinity has no tie).
+  constexpr size_t kBases = 24;
+  std::vector<InputTuple> bases;
+  for (const InputTuple& t : random_tuples(d, n_in, 4096, seed)) {
+    nv.eval(t.data(), value.data(), raw.data());
+    if (std::all_of(raw.begin(), raw.end(), [](float v) { return std::isfinite(v) && v != 0.0f; })) bases.push_back(t);
+    if (bases.size() == kBases) break;
+  }
+  std::vector<TupleTieSet> sets;
+  for (size_t n = 0; n < nn; ++n) {
+    if (!nv.rounds(n)) continue;
+    TupleTieSet set;
+    set.node = nv.text(n) + " of " + p.op().name;
+    std::set<InputTuple> seen;
+    auto add = [&](const InputTuple& t) { return seen.insert(t).second ? (set.tuples.push_back(t), true) : false; };
+    const uint32_t deps = nv.depends(n);
+    for (const InputTuple& base : bases) {
+      for (int i = 0; i < n_in; ++i) {
+        if (!(deps >> i & 1u)) continue;
+        // Every pattern of input i with the others at the base: up to 4 ties (spread over what the scan found) with
+        // their pattern neighbours, and 2 near-ties.
+        std::vector<uint16_t> ties, near;
+        InputTuple t = base;
+        for (uint32_t x = 0; x < 65536; ++x) {
+          t[size_t(i)] = uint16_t(x);
+          nv.eval(t.data(), value.data(), raw.data());
+          if (is_rounding_tie(d, raw[n])) ties.push_back(uint16_t(x));
+          else if (is_near_rounding_tie(d, raw[n])) near.push_back(uint16_t(x));
+        }
+        for (uint16_t x : spread(ties, 4))
+          for (int delta : {0, -1, 1}) {
+            t[size_t(i)] = uint16_t(x + delta);
+            if (add(t)) ++(delta == 0 ? set.ties : set.near);
+          }
+        for (uint16_t x : spread(near, 2)) {
+          t[size_t(i)] = x;
+          if (add(t)) ++set.near;
+        }
+      }
+      // Cancellation: the added input nearest minus the rest (x close to -gate * y), and its neighbours.
+      int rest = -1;
+      const int i = nv.added_input(n, &rest);
+      if (i >= 0) {
+        nv.eval(base.data(), value.data(), raw.data());
+        const ref::Node& nd = nv.node(n);
+        const double other = rest >= 0 ? double(value[size_t(rest)]) : double(value[size_t(nd.a)]) * double(value[size_t(nd.b)]);
+        const uint16_t x = ref::f32_to_half(d, float(-other), ref::NanPolicy::kCudaCvtRn);
+        InputTuple t = base;
+        for (int delta : {0, -1, 1, -2, 2}) {
+          t[size_t(i)] = uint16_t(x + delta);
+          set.cancel += add(t);
+        }
+      }
+    }
+    sets.push_back(std::move(set));
   }
   return sets;
 }

@@ -2,6 +2,7 @@
 // plan, weighted random patterns, the domain's second inputs.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -50,7 +51,35 @@ struct TieSet {
 };
 
 /// Ties and near-ties at every rounding node of the plan (its joining step; the first input's activation when it
-/// rounds; the activation after the join), found by scanning the plan's tables; `seed` picks among equals.
+/// rounds; the activation after the join), found by scanning the plan's tables; `seed` picks among equals. 2-input
+/// plans only (the tables are their tabulated form); ops of more inputs: tuple_ties.
 std::vector<TieSet> rounding_ties(const ref::OpPlan& plan, uint64_t seed);
+
+/// The declared inputs of one case, in order (entries past the op's count unused).
+using InputTuple = std::array<uint16_t, ref::kMaxOpInputs>;
+
+/// Every tuple of n extreme patterns, one in each slot (the last input fastest): extreme_patterns(d).size()^n tuples
+/// (38^3 = 54,872 for 3 inputs).
+std::vector<InputTuple> extreme_tuples(ref::Dtype d, int n);
+
+/// `count` tuples of n weighted random patterns (random_pattern), from `seed`: the same tuples for the same seed.
+std::vector<InputTuple> random_tuples(ref::Dtype d, int n, size_t count, uint64_t seed);
+
+/// Tuples that put one rounding node of a composition at or next to a tie of round_T.
+struct TupleTieSet {
+  std::string node;                 ///< "round_T(gate * y) of gated_residual"
+  std::vector<InputTuple> tuples;
+  uint64_t ties = 0;                ///< tuples whose binary32 value at the node is exactly a tie
+  uint64_t near = 0;                ///< one unit (of the value, or of an input pattern) from a tie
+  uint64_t cancel = 0;              ///< an added input set to the pattern nearest minus the rest, and its neighbours
+};
+
+/// For every rounding node of the plan's composition (each kHalf node, and the last node, whose rounding to T gives
+/// the output: an fma contract's one rounding): from random base tuples (finite at every node), every pattern of one
+/// input the node depends on scanned with the others fixed, keeping those whose binary32 value at the node is a tie
+/// or one unit from one (and the tie's pattern neighbours); where the node adds a declared input (an add, or an
+/// fma's addend), that input set to the T pattern nearest minus the rest and its two neighbours on each side
+/// (cancellation). Op-generic: it reads only the composition's nodes. `seed` draws the bases.
+std::vector<TupleTieSet> tuple_ties(const ref::OpPlan& plan, uint64_t seed);
 
 }  // namespace fuseproof::audit

@@ -22,7 +22,7 @@ std::vector<OptionDef> build_table() {
   // clang-format off
   return {
     {"--op", "op", "Op to audit (fuseproof ops lists them); default: the plugin's", S(&AuditOptions::op)},
-    {"--contract", "contract", "Contract to judge against: eager or fp32 (default: the one the plugin claims)",
+    {"--contract", "contract", "Contract to judge against: eager, fp32 or fma (default: the one the plugin claims)",
      S(&AuditOptions::contract)},
     {"--plugin", "plugin", "Kernel plugin .so (kernels/fuseproof_kernel_abi.h); default: the op's built-in",
      S(&AuditOptions::plugin), 0, 0, false, false},

@@ -37,6 +37,8 @@ std::string combined_verdict(const std::vector<AuditResult>& results, const std:
     if (rv == "FAIL") v = "FAIL";
     else if (rv == "INCOMPLETE" && v == "PASS") v = "INCOMPLETE";
   }
+  // A failing oracle fails the command whatever the kernels gave (an op not audited included).
+  if (reference_verdict == "FAIL") v = "FAIL";
   if (v == "PASS" && !reference_verdict.empty() && reference_verdict != "PASS") v = reference_verdict;
   return v;
 }
@@ -66,6 +68,7 @@ nlohmann::json report_json_of(const AuditResult& r, const std::string& reference
   j["isolation"] = r.isolated ? "each check class in a child process" : "none";
   j["call_timeout_s"] = r.call_timeout_s;
   j["load_fault"] = r.load_fault;
+  if (!r.not_audited.empty()) j["not_audited"] = r.not_audited;
   j["seconds"] = r.seconds;
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : r.checks) checks.push_back(check_to_json(c));
@@ -131,6 +134,7 @@ std::string report_markdown(const AuditResult& r) {
      << r.call_timeout_s << " s |\n";
   md << "| time | " << r.seconds << " s |\n\n";
   if (!r.load_fault.empty()) md << "**The subject could not be loaded:** `" << r.load_fault << "`\n\n";
+  if (!r.not_audited.empty()) md << "**Not audited:** " << r.not_audited << "\n\n";
   md << "## Reference model and golden data\n\n";
   for (const auto& m : r.models) md << "- " << m << "\n";
   md << "\n## Checks\n\n| class | dtype | status | cases | mismatches | time (s) | scope |\n|---|---|---|---:|---:|---:|---|\n";
@@ -139,6 +143,10 @@ std::string report_markdown(const AuditResult& r) {
        << (c.status == CheckStatus::kFail ? "**fail**" : check_status_name(c.status)) << " | " << c.cases << " | " << c.mismatches
        << (c.stopped_early ? " (stopped)" : "") << " | " << c.seconds << " | " << c.scope
        << (c.note.empty() ? "" : "; " + c.note) << " |\n";
+  for (const auto& c : r.checks)
+    if (c.has_contract_vs_eager && c.status != CheckStatus::kSkipped)
+      md << "\nContract " << r.contract << " vs eager, " << check_class_name(c.cls) << " " << ref::dtype_name(c.dtype)
+         << " (ulps, over the class's cases): " << c.contract_vs_eager.line() << "\n";
   bool any = false;
   for (const auto& c : r.checks) {
     if (c.status != CheckStatus::kFail) continue;
@@ -292,9 +300,12 @@ std::string report_github_markdown(const std::vector<AuditResult>& results, cons
     std::vector<ref::Dtype> dtypes;
     for (const CheckResult& c : r.checks)
       if (std::find(dtypes.begin(), dtypes.end(), c.dtype) == dtypes.end()) dtypes.push_back(c.dtype);
-    if (dtypes.empty()) {  // nothing ran: the load fault says why
+    if (dtypes.empty()) {  // nothing ran: the load fault (or the missing plugin) says why
       lines.push_back("| " + md_inline(r.plugin.kernel_name, 80) + " | " + md_inline(op_of(r) + ", " + r.contract) +
-                      " | – | ❌ load: " + md_inline(r.load_fault, 120) + " |");
+                      " | – | " +
+                      (r.not_audited.empty() ? "❌ load: " + md_inline(r.load_fault, 120)
+                                             : "⚠️ not audited: " + md_inline(r.not_audited, 120)) +
+                      " |");
       continue;
     }
     for (ref::Dtype d : dtypes) {
@@ -428,6 +439,16 @@ std::string report_junit(const std::vector<AuditResult>& results, const std::str
       c.type = "fault";
       c.message = r.load_fault;
       c.text = "The subject could not be loaded: no class ran.\n" + r.load_fault + "\nReproduce: " + r.command;
+      suite.cases.push_back(c);
+    }
+    if (!r.not_audited.empty()) {
+      junit::TestCase c;
+      c.classname = suite.name;
+      c.name = "plugin";
+      c.outcome = junit::Outcome::kFailure;
+      c.type = "incomplete";
+      c.message = r.not_audited;
+      c.text = "Not audited: no class ran.\n" + r.not_audited;
       suite.cases.push_back(c);
     }
     for (const CheckResult& k : r.checks) {

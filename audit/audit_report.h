@@ -29,8 +29,9 @@ struct ReportFiles {
   std::vector<std::string> paths() const;  ///< the files to be written
 };
 
-/// The verdict of a command's audits and its reference self-audit ("" when it did not run): FAIL if an audit failed,
-/// else INCOMPLETE if one is incomplete, else the reference self-audit's when that is not PASS, else PASS.
+/// The verdict of a command's audits and its reference self-audit ("" when it did not run): FAIL if an audit or the
+/// reference self-audit failed, else INCOMPLETE if one is incomplete, else the reference self-audit's when that is
+/// not PASS, else PASS.
 std::string combined_verdict(const std::vector<AuditResult>& results, const std::string& reference_verdict);
 
 /// `reference_verdict`: the reference self-audit's verdict in this command ("" when it did not run).

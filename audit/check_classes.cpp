@@ -30,7 +30,8 @@ namespace {
 int64_t pad_to(int64_t n, int64_t v) { return (n + v - 1) / v * v; }
 
 /// A call whose input 0 at (r, c) is rows_of(r, c) and input 1 is cols[c % cols.size()] (second inputs across the
-/// columns, the same down each column, so that a broadcast input is expressible).
+/// columns, the same down each column, so that a broadcast input is expressible). 2-input ops only: the grid of the
+/// extreme pairs, the tie columns and the domain (ops of more inputs: tuple_call).
 template <class In0>
 CallSpec grid_call(const CheckContext& ctx, int64_t rows, const std::vector<uint16_t>& cols, const In0& in0) {
   const int64_t v = ctx.info.vector_elems();
@@ -121,6 +122,30 @@ void check_rejection(const CheckContext& ctx, CheckResult& r) {
     p.spec.n_inputs_override = int32_t(op.inputs.size() + 1);
     probes.push_back(p);
   }
+  if (op.inputs.size() > 2) {  // one input short (a 2-input op's one-short probe stays as it was: none)
+    Probe p{std::to_string(op.inputs.size() - 1) + " inputs where the op has " + std::to_string(op.inputs.size()),
+            base(2, 4 * v)};
+    p.spec.n_inputs_override = int32_t(op.inputs.size() - 1);
+    probes.push_back(p);
+  }
+  if (op.has_groups()) {
+    // group_rows must be >= 1 and divide rows; the buffers hold what the valid neighbour of each call needs.
+    for (int64_t g : {int64_t(0), int64_t(-1)}) {
+      Probe p{"group_rows " + std::to_string(g), base(2, 4 * v)};
+      p.spec.group_rows = g;
+      probes.push_back(p);
+    }
+    {
+      Probe p{"rows 3 not a multiple of group_rows 2", base(3, 4 * v)};  // group buffers of 3 rows: none read past
+      p.spec.group_rows = 2;
+      probes.push_back(p);
+    }
+    {
+      Probe p{"group_rows 4 above rows 2", base(2, 4 * v)};
+      p.spec.group_rows = 4;
+      probes.push_back(p);
+    }
+  }
   Tally t(ctx, r);
   size_t not_applicable = 0;
   for (const Probe& p : probes) {
@@ -152,13 +177,47 @@ void check_rejection(const CheckContext& ctx, CheckResult& r) {
   r.distinct_expected = 0;
   r.scope = std::to_string(probes.size()) + " invalid calls (widths not a multiple of " + std::to_string(v) +
             ", empty and negative shapes, int64 overflow, 4 invalid dtype codes, a wrong input count, null and "
-            "misaligned pointers), out poisoned with 0xFFA5 and " + std::to_string(kGuardElems) +
-            " guard elements around every buffer";
+            "misaligned pointers" + (op.has_groups() ? std::string(", group_rows 0, -1, not dividing rows, above rows")
+                                                     : std::string()) +
+            "), out poisoned with 0xFFA5 and " + std::to_string(kGuardElems) + " guard elements around every buffer";
   if (not_applicable)
     r.scope += "; " + std::to_string(not_applicable) + " of them not applicable to this subject (not counted)";
 }
 
+namespace {
+
+/// Ops of 3 or more inputs: every tuple of extreme patterns (one in each slot), then ties and near-ties at every
+/// rounding node of the composition, all in calls of group_rows 1 (grouping is the property class's).
+void extreme_tuples_class(const CheckContext& ctx, CheckResult& r) {
+  const ref::Dtype d = ctx.model.dtype;
+  const int n = ctx.model.inputs();
+  Tally t(ctx, r);
+  const auto tuples = extreme_tuples(d, n);
+  constexpr size_t kPerCall = size_t(1) << 16;
+  for (size_t k = 0; k < tuples.size(); k += kPerCall)
+    if (!run_valid(ctx, t, tuple_call(ctx, tuples, k, std::min(kPerCall, tuples.size() - k)), "extreme tuples"))
+      return;
+  std::string ties_scope;
+  for (const TupleTieSet& set : tuple_ties(*ctx.model.plan, class_seed(ctx, CheckClass::kExtreme))) {
+    if (set.tuples.empty()) continue;
+    if (!run_valid(ctx, t, tuple_call(ctx, set.tuples, 0, set.tuples.size()), "ties at " + set.node)) return;
+    ties_scope += "; at " + set.node + ": " + std::to_string(set.tuples.size()) + " tuples (" +
+                  std::to_string(set.ties) + " exact ties, " + std::to_string(set.near) +
+                  " one binary32 unit or one input pattern from one, " + std::to_string(set.cancel) +
+                  " cancellations: an added input nearest minus the rest, and its neighbours)";
+  }
+  const size_t e = extreme_patterns(d).size();
+  std::string names;
+  for (const auto& in : ctx.model.op->inputs) names += (names.empty() ? "" : ", ") + in.name;
+  r.scope = std::to_string(tuples.size()) + " (" + names + ") tuples of extreme patterns (" + std::to_string(e) + "^" +
+            std::to_string(n) + ": NaN payloads, +-Inf, subnormals, +-0, max finite in every slot), group_rows 1" +
+            ties_scope;
+}
+
+}  // namespace
+
 void check_extreme(const CheckContext& ctx, CheckResult& r) {
+  if (ctx.model.inputs() != 2) return extreme_tuples_class(ctx, r);
   const ref::Dtype d = ctx.model.dtype;
   Tally t(ctx, r);
   // Every pair of extreme patterns: the first input down the rows, the second across the columns.
@@ -199,10 +258,24 @@ void check_property(const CheckContext& ctx, CheckResult& r) {
   Tally t(ctx, r);
   std::mt19937_64 rng(class_seed(ctx, CheckClass::kProperty));
   const int64_t max_vecs = std::max<int64_t>(1, 4096 / v);
+  const bool groups = ctx.model.op->has_groups();
+  uint32_t by_mode[3] = {0, 0, 0};
   for (uint32_t i = 0; i < ctx.options.property_cases; ++i) {
-    const int64_t rows = 1 + int64_t(rng() % 4);
+    int64_t rows = 1 + int64_t(rng() % 4);
     const int64_t width = v * (1 + int64_t(rng() % uint64_t(max_vecs)));
-    CallSpec s = make_spec(ctx, rows, width);
+    int64_t group_rows = 1;
+    if (groups) {
+      // Each case in turn: per element (group_rows 1), one row shared by all (group_rows = rows), and 2..4 groups of
+      // 2..4 rows (where a kernel that reads the wrong group's row differs from one that reads the right one).
+      const uint32_t mode = i % 3;
+      if (mode == 1) group_rows = rows;
+      if (mode == 2) {
+        group_rows = 2 + int64_t(rng() % 3);
+        rows = group_rows * (2 + int64_t(rng() % 3));
+      }
+      ++by_mode[mode];
+    }
+    CallSpec s = make_spec(ctx, rows, width, group_rows);
     fill_random(ctx, s, rng);
     if (!run_valid(ctx, t, s, "property case " + std::to_string(i))) break;
   }
@@ -210,19 +283,28 @@ void check_property(const CheckContext& ctx, CheckResult& r) {
             ".." + std::to_string(max_vecs * v) + " in steps of " + std::to_string(v) +
             "), weighted random patterns in every input, std::mt19937_64 seeded from --seed " +
             std::to_string(ctx.options.seed);
+  if (groups)
+    r.scope += "; group_rows: " + std::to_string(by_mode[0]) + " cases 1 (per element), " + std::to_string(by_mode[1]) +
+               " cases = rows (one group), " + std::to_string(by_mode[2]) +
+               " cases of 2..4 groups of 2..4 rows (rows 4..16)";
 }
 
 void check_widths(const CheckContext& ctx, CheckResult& r) {
   const int64_t v = ctx.info.vector_elems();
   Tally t(ctx, r);
   std::mt19937_64 rng(class_seed(ctx, CheckClass::kWidths));
+  const bool groups = ctx.model.op->has_groups();
   for (int64_t w = v; w <= ctx.max_width; w += v) {
-    CallSpec s = make_spec(ctx, 3, w);
+    // Group-broadcast inputs: group_rows 1 and 3 (one row shared by the 3) by turns.
+    CallSpec s = make_spec(ctx, 3, w, groups && (w / v) % 2 == 0 ? 3 : 1);
     fill_random(ctx, s, rng);
     if (!run_valid(ctx, t, s, "width " + std::to_string(w))) break;
   }
   r.scope = "every valid width " + std::to_string(v) + ".." + std::to_string(ctx.max_width) + " (" +
             std::to_string(ctx.max_width / v) + " widths), 3 rows each, random patterns";
+  if (groups)
+    r.scope += "; group_rows 1 (per element) at odd multiples of " + std::to_string(v) +
+               ", 3 (one row shared by the 3 rows) at even ones";
 }
 
 void validate_shapes(const ref::OpSpec& op, const std::vector<Shape>& shapes, int64_t vector_elems) {
@@ -251,6 +333,7 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
     } else {
       shapes.push_back({65537, 8 * v, "rows above 65,535"});
       shapes.push_back({100003, v, "rows above 65,535 at the narrowest width"});
+      if (op.has_groups()) shapes.push_back({65538, 8 * v, "rows above 65,535 in 2 groups"});
     }
   }
   shapes.insert(shapes.end(), ctx.options.extra_shapes.begin(), ctx.options.extra_shapes.end());
@@ -275,23 +358,33 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
       not_ran.push_back(b);
       continue;
     }
-    LargeSpec spec{&op, sh.rows, sh.width, ctx.abi_dtype, class_seed(ctx, CheckClass::kShapes) + k};
-    std::vector<uint16_t> expected;
+    // Group-broadcast inputs as a DiT holds them: group_rows = the tokens of one batch element, a batch of 2 at
+    // every other shape whose rows are even, else a batch of 1 (one row shared by all).
+    const int64_t group_rows = !op.has_groups() ? 1 : sh.rows % 2 == 0 && k % 2 == 0 ? sh.rows / 2 : sh.rows;
+    LargeSpec spec{&op, sh.rows, sh.width, ctx.abi_dtype, class_seed(ctx, CheckClass::kShapes) + k, group_rows};
+    std::vector<uint16_t> expected, eager;
     const std::string head = head_of(ctx, sh.rows, sh.width);
+    const std::string groups = op.has_groups() ? "group_rows=" + std::to_string(group_rows) + "," : "";
     // Expected rows computed in parallel where the output arrives; compared in order.
     const ChunkCheck check = [&](int64_t row0, int64_t nrows, const uint16_t* out) {
       const size_t n = size_t(nrows) * size_t(sh.width);
       expected.resize(n);
+      const bool vs_eager = ctx.model.eager_plan != nullptr;
+      eager.resize(vs_eager ? n : 0);
       std::vector<std::thread> pool;
       for (unsigned w = 0; w < threads; ++w)
         pool.emplace_back([&, w] {
           const size_t lo = n * w / threads, hi = n * (w + 1) / threads;
+          uint16_t in[ref::kMaxOpInputs];
           for (size_t i = lo; i < hi; ++i) {
             const int64_t row = row0 + int64_t(i / size_t(sh.width)), col = int64_t(i % size_t(sh.width));
-            expected[i] = ctx.model.expected(spec.input(0, row, col), spec.input(1, row, col));
+            spec.inputs(row, col, in);
+            expected[i] = ctx.model.expected(in);
+            if (vs_eager) eager[i] = ctx.model.eager(in);
           }
         });
       for (auto& th : pool) th.join();
+      if (vs_eager) t.versus_eager(expected, eager);
       for (size_t i = 0; i < n; i += 61) t.seen(expected[i]);
       if (std::memcmp(expected.data(), out, n * 2) == 0) {
         t.equal(n);
@@ -299,8 +392,9 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
       }
       for (size_t i = 0; i < n; ++i) {
         const int64_t row = row0 + int64_t(i / size_t(sh.width)), col = int64_t(i % size_t(sh.width));
-        const uint16_t in[2] = {spec.input(0, row, col), spec.input(1, row, col)};
-        if (!t.element([&] { return "r=" + std::to_string(row) + ",c=" + std::to_string(col); }, in, out[i],
+        uint16_t in[ref::kMaxOpInputs];
+        spec.inputs(row, col, in);
+        if (!t.element([&] { return groups + "r=" + std::to_string(row) + ",c=" + std::to_string(col); }, in, out[i],
                        expected[i]))
           return false;
       }
@@ -316,7 +410,10 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
     if (o.rc != 0) t.failure(head + " valid call rejected: " + o.message, elems);
     if (o.guard_writes) t.failure(head + " wrote " + std::to_string(o.guard_writes) + " guard bytes outside out", o.guard_writes);
     if (o.inputs_changed) t.failure(head + " modified " + std::to_string(o.inputs_changed) + " elements of its inputs");
-    ran.push_back(name + " (" + sh.why + ")");
+    ran.push_back(name + (op.has_groups() ? ", group_rows " + std::to_string(group_rows) + " (batch " +
+                                                std::to_string(sh.rows / group_rows) + ")"
+                                          : std::string()) +
+                  " (" + sh.why + ")");
     biggest = std::max(biggest, elems);
   }
   std::string scope = std::to_string(ran.size()) + " shape(s) at full size (the op's output [rows, width])";
@@ -332,6 +429,11 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
 }
 
 void check_domain(const CheckContext& ctx, CheckResult& r) {
+  if (ctx.model.inputs() != 2) {
+    r.status = CheckStatus::kSkipped;
+    r.note = "2^48 triples cannot be enumerated; the stages class enumerates each rounding boundary";
+    return;
+  }
   const ref::Dtype d = ctx.model.dtype;
   const ref::OpSpec& op = *ctx.model.op;
   const int64_t v = ctx.info.vector_elems();
@@ -394,15 +496,19 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
     // r of row c.
     expected.resize(n * 65536);
     std::vector<uint16_t> canon(n * 65536);
+    // A contract other than eager: eager's rows too, for the contract's own distance from eager.
+    std::vector<uint16_t> eager(ctx.model.eager_plan ? n * 65536 : 0);
     std::vector<std::thread> pool;
     for (unsigned k = 0; k < threads; ++k)
       pool.emplace_back([&, k] {
         for (size_t c = k; c < n; c += threads) {
           ctx.model.plan->row(cols[c], expected.data() + c * 65536);
+          if (!eager.empty()) ctx.model.eager_plan->row(cols[c], eager.data() + c * 65536);
           for (uint32_t x = 0; x < 65536; ++x) canon[c * 65536 + x] = got.out[size_t(x) * cols.size() + c];
         }
       });
     for (auto& th : pool) th.join();
+    if (!eager.empty()) t.versus_eager(expected, eager);
     if (full) {
       flat.update(canon.data(), n * 65536 * 2);  // little-endian host
       for (size_t c = 0; c < n; ++c) {
@@ -491,7 +597,7 @@ void check_pdl(const CheckContext& ctx, CheckResult& r) {
   std::mt19937_64 rng(class_seed(ctx, CheckClass::kPdl));
   const int64_t rows = 256, width = std::max<int64_t>(v, 2048 / v * v);
   for (int trial = 0; trial < 3; ++trial) {
-    CallSpec s = make_spec(ctx, rows, width);
+    CallSpec s = make_spec(ctx, rows, width, ctx.model.op->has_groups() ? rows / 2 : 1);  // 2 groups
     fill_random(ctx, s, rng);
     // Stale inputs differ from the real ones in every element (bit 0 of the mantissa, or more).
     CallSpec stale = s;
@@ -509,7 +615,8 @@ void check_pdl(const CheckContext& ctx, CheckResult& r) {
   r.scope = "3 launches of " + std::to_string(rows) + " x " + std::to_string(width) +
             " after a producer kernel on the same stream that releases dependents at once "
             "(griddepcontrol.launch_dependents) and writes every input " +
-            std::to_string(ctx.options.pdl_delay_ms) + " ms later";
+            std::to_string(ctx.options.pdl_delay_ms) + " ms later" +
+            (ctx.model.op->has_groups() ? "; group_rows " + std::to_string(rows / 2) + " (2 groups)" : "");
 }
 
 void run_check_class(CheckClass c, const CheckContext& ctx, CheckResult& r) {

@@ -35,7 +35,8 @@ std::string buffer_shapes(const ref::OpSpec& op, int64_t width) {
     s += (s.empty() ? "" : ", ") + op.buffers()[size_t(k)] +
          (op.buffer_broadcast(k)
               ? " [" + std::to_string(op.buffer_row_elems(k, width)) + "] (broadcast: the same in every call)"
-              : " [rows, " + std::to_string(op.buffer_row_elems(k, width)) + "]");
+              : op.buffer_grouped(k) ? " [rows / group_rows, " + std::to_string(op.buffer_row_elems(k, width)) + "]"
+                                     : " [rows, " + std::to_string(op.buffer_row_elems(k, width)) + "]");
   return s;
 }
 
@@ -59,14 +60,17 @@ void check_batch(const CheckContext& ctx, CheckResult& r) {
     std::vector<std::pair<int64_t, const char*>> places{{0, rows == 1 ? "alone" : "first"}};
     if (rows > 2) places.push_back({rows / 2, "middle"});
     if (rows > 1) places.push_back({rows - 1, "last"});
+    // Group-broadcast inputs: a batch of 2 where rows is even (group_rows rows / 2), else one group; the probe's
+    // group row is the row of its group, so the probe row's inputs are the same in every call.
+    const int64_t group_rows = op.has_groups() && rows % 2 == 0 ? rows / 2 : rows;
     for (const auto& [p, pos] : places) {
       if (!go) break;
-      CallSpec s = make_spec(ctx, rows, width);
+      CallSpec s = make_spec(ctx, rows, width, group_rows);
       fill_random(ctx, s, rng);
       for (size_t k = 0; k < s.buffers.size(); ++k) {
         const size_t n = probe.buffers[k].size();  // one row of the buffer
-        std::copy(probe.buffers[k].begin(), probe.buffers[k].end(),
-                  s.buffers[k].begin() + long(op.buffer_broadcast(int(k)) ? 0 : size_t(p) * n));
+        const int64_t row = op.buffer_broadcast(int(k)) ? 0 : op.buffer_grouped(int(k)) ? p / s.group_rows : p;
+        std::copy(probe.buffers[k].begin(), probe.buffers[k].end(), s.buffers[k].begin() + long(size_t(row) * n));
       }
       const std::string label = "batch of " + std::to_string(rows) + " rows, probe at row " + std::to_string(p) +
                                 " (" + pos + ")";
@@ -80,8 +84,10 @@ void check_batch(const CheckContext& ctx, CheckResult& r) {
           ++placements;
           for (int64_t c = 0; c < width; ++c) {
             if (row[c] == alone[size_t(c)]) continue;
-            const uint16_t in[2] = {s.at(0, p, c), s.at(1, p, c)};
+            uint16_t in[ref::kMaxOpInputs];
+            inputs_at(s, p, c, in);
             t.failure(head_of(ctx, rows, width) + " probe at row " + std::to_string(p) + " (" + pos + ") " +
+                      (op.has_groups() ? "group_rows " + std::to_string(s.group_rows) + " " : std::string()) +
                       describe_element(op, p, c, in) + " => " + hex16(row[c]) + " alone " + hex16(alone[size_t(c)]) +
                       " (the probe row in a batch of 1)");
           }
@@ -94,7 +100,10 @@ void check_batch(const CheckContext& ctx, CheckResult& r) {
             " = 8 vectors) first, in the middle and last in batches of 7, 128, 129, 4,096 and 75,600 rows (the "
             "other rows random): " + std::to_string(placements) +
             " placements compared bitwise with the probe alone (a batch of 1); all " + std::to_string(calls) +
-            " calls against the contract";
+            " calls against the contract" +
+            (op.has_groups() ? "; group_rows rows / 2 (a batch of 2) where rows is even, else rows (one group); the "
+                               "probe's group rows copied into its group's row"
+                             : "");
 }
 
 void check_repeat(const CheckContext& ctx, CheckResult& r) {
@@ -112,7 +121,7 @@ void check_repeat(const CheckContext& ctx, CheckResult& r) {
     for (int i = 0; i < kCalls && go; ++i) {
       const int64_t rows = 1 + int64_t(rng() % 256);
       const int64_t width = v * (1 + int64_t(rng() % uint64_t(max_vecs)));
-      CallSpec s = make_spec(ctx, rows, width);
+      CallSpec s = make_spec(ctx, rows, width, pick_group_rows(op, rows, rng));
       fill_random(ctx, s, rng);
       std::vector<uint16_t> out[2];
       for (int twice = 0; twice < 2 && go; ++twice) {
@@ -134,7 +143,8 @@ void check_repeat(const CheckContext& ctx, CheckResult& r) {
         if (out[0][e] != out[1][e] && !differ++) first = e;
       if (!differ) continue;
       const int64_t rr = int64_t(first) / width, cc = int64_t(first) % width;
-      const uint16_t in[2] = {s.at(0, rr, cc), s.at(1, rr, cc)};
+      uint16_t in[ref::kMaxOpInputs];
+      inputs_at(s, rr, cc, in);
       t.failure(head_of(ctx, rows, width) + " pass " + std::to_string(pass + 1) + " call " + std::to_string(i) +
                     " made twice with the same inputs: " + std::to_string(differ) + " elements differ, first " +
                     describe_element(op, rr, cc, in) + " => " + hex16(out[0][first]) + " then " +
@@ -162,7 +172,8 @@ void check_repeat(const CheckContext& ctx, CheckResult& r) {
             ", weighted random patterns, std::mt19937_64 seeded from --seed " + std::to_string(ctx.options.seed) +
             "), each made twice with the same inputs and the outputs compared bitwise; then the sequence again and "
             "the SHA-256 of all its outputs compared with the first pass's; all " + std::to_string(2 * calls) +
-            " calls against the contract, one after another on one thread; " + ctx.runner.buffers_per_call();
+            " calls against the contract, one after another on one thread; " + ctx.runner.buffers_per_call() +
+            (op.has_groups() ? "; group_rows of each call seeded: 1, rows, or a divisor giving 2+ groups" : "");
 }
 
 namespace {
@@ -208,7 +219,7 @@ void check_streams(const CheckContext& ctx, CheckResult& r) {
   for (int i = 0; i < kCalls; ++i) {
     const int64_t rows = row_lo + int64_t(rng() % uint64_t(row_hi - row_lo + 1));
     const int64_t width = w_lo + v * int64_t(rng() % uint64_t((w_hi - w_lo) / v + 1));
-    specs.push_back(make_spec(ctx, rows, width));
+    specs.push_back(make_spec(ctx, rows, width, pick_group_rows(*ctx.model.op, rows, rng)));
     fill_random(ctx, specs.back(), rng);
     elems += uint64_t(rows * width);
   }
@@ -251,7 +262,9 @@ void check_streams(const CheckContext& ctx, CheckResult& r) {
             "rows " + std::to_string(row_lo) + ".." + std::to_string(row_hi) + ", widths " + std::to_string(w_lo) +
             ".." + std::to_string(w_hi) + ", " + std::to_string(elems) + " elements in all, each on buffers of its "
             "own with random contents) enqueued round-robin on " + co->lanes +
-            " with no synchronisation between them until all were enqueued; every output against the contract";
+            " with no synchronisation between them until all were enqueued; every output against the contract" +
+            (ctx.model.op->has_groups() ? "; group_rows of each call seeded: 1, rows, or a divisor giving 2+ groups"
+                                        : "");
 }
 
 void check_graph(const CheckContext& ctx, CheckResult& r) {
@@ -268,10 +281,13 @@ void check_graph(const CheckContext& ctx, CheckResult& r) {
   const int64_t max_vecs = std::max<int64_t>(1, 2040 / v);  // below history's first width, as in streams
   for (int i = 0; i < kCalls; ++i)
     shapes.push_back({1 + int64_t(rng() % 1024), v * (1 + int64_t(rng() % uint64_t(max_vecs)))});
+  // One group size per captured call (the replays write into the captured buffers, so every set has its sizes).
+  std::vector<int64_t> groups;
+  for (const auto& sh : shapes) groups.push_back(pick_group_rows(*ctx.model.op, sh.first, rng));
   std::vector<std::vector<CallSpec>> sets(kReplays);
   for (auto& set : sets)
-    for (const auto& [rows, width] : shapes) {
-      set.push_back(make_spec(ctx, rows, width));
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      set.push_back(make_spec(ctx, shapes[i].first, shapes[i].second, groups[i]));
       fill_random(ctx, set.back(), rng);
     }
   std::optional<GraphOutcome> g = ctx.runner.call_graph(sets);
@@ -281,7 +297,9 @@ void check_graph(const CheckContext& ctx, CheckResult& r) {
     return;
   }
   std::string shape_list;
-  for (const auto& [rows, width] : shapes) shape_list += (shape_list.empty() ? "" : ", ") + shape(rows, width);
+  for (size_t i = 0; i < shapes.size(); ++i)
+    shape_list += (shape_list.empty() ? "" : ", ") + shape(shapes[i].first, shapes[i].second) +
+                  (ctx.model.op->has_groups() ? ",group_rows=" + std::to_string(groups[i]) : "");
   r.scope = std::to_string(kCalls) + " calls (" + shape_list + ") each made once eagerly (warm-up), then captured "
             "on one stream (cudaStreamCaptureModeGlobal) into one CUDA graph on buffers of their own, and the graph "
             "replayed " + std::to_string(kReplays) + " times, new random inputs written into the captured buffers "
@@ -344,7 +362,7 @@ void check_history(const CheckContext& ctx, CheckResult& r) {
       }
     }
     const CheckContext& c = *ctxs[which];
-    CallSpec s = make_spec(c, rows, width);
+    CallSpec s = make_spec(c, rows, width, pick_group_rows(*c.model.op, rows, rng));
     fill_random(c, s, rng);
     ++calls[which];
     const std::string label = "history call " + std::to_string(i) + " (" + ref::dtype_name(c.model.dtype) + ", " +
@@ -365,7 +383,9 @@ void check_history(const CheckContext& ctx, CheckResult& r) {
             std::to_string(v) + ".." + std::to_string(max_vecs * v) + " in steps of " + std::to_string(v) +
             "), rows 1..200, " + std::to_string(repeats) +
             " calls repeating the previous shape with new contents; each output against its own dtype's model; " +
-            ctx.runner.buffers_per_call();
+            ctx.runner.buffers_per_call() +
+            (ctx.model.op->has_groups() ? "; group_rows of each call seeded: 1, rows, or a divisor giving 2+ groups"
+                                        : "");
 }
 
 }  // namespace fuseproof::audit

@@ -38,6 +38,7 @@ nlohmann::json check_to_json(const CheckResult& c) {
     j["ulp_vs_correctly_rounded"] = c.vs_correct.json();
     j["contract_ulp_vs_correctly_rounded"] = c.contract_vs_correct.json();
   }
+  if (c.has_contract_vs_eager) j["contract_ulp_vs_eager"] = c.contract_vs_eager.json();
   return j;
 }
 
@@ -72,11 +73,16 @@ CheckResult check_from_json(const nlohmann::json& j) {
     c.vs_correct = UlpHistogram::from_json(j["ulp_vs_correctly_rounded"]);
     c.contract_vs_correct = UlpHistogram::from_json(j["contract_ulp_vs_correctly_rounded"]);
   }
+  if (j.contains("contract_ulp_vs_eager")) {
+    c.has_contract_vs_eager = true;
+    c.contract_vs_eager = UlpHistogram::from_json(j["contract_ulp_vs_eager"]);
+  }
   return c;
 }
 
 std::string AuditResult::verdict() const {
   if (!passed || !load_fault.empty()) return "FAIL";
+  if (!not_audited.empty()) return "INCOMPLETE";
   return complete ? "PASS" : "INCOMPLETE";
 }
 

@@ -47,6 +47,10 @@ struct CheckResult {
   /// Distances from the correctly rounded value (MPFR), of the subject and of the contract itself (domain class).
   UlpHistogram vs_correct, contract_vs_correct;
   bool has_correct = false;            ///< the two histograms above were computed
+  /// A contract other than eager (fp32, fma): the contract's own distance from eager over the same cases (what the
+  /// fusion costs), whatever the subject returned. JSON "contract_ulp_vs_eager".
+  UlpHistogram contract_vs_eager;
+  bool has_contract_vs_eager = false;
   bool incomplete_when_passing = false;  ///< something asked for did not run (a shape too large): never a pass
 };
 
@@ -73,6 +77,9 @@ struct AuditResult {
   bool isolated = true;
   double call_timeout_s = 0;
   std::string load_fault;              ///< the subject crashed or hung while loading: FAIL, no class could run
+  /// Why no class ran though nothing failed (`fuseproof audit` of every op: this op's built-in plugin is not built):
+  /// INCOMPLETE, never a pass. JSON "not_audited".
+  std::string not_audited;
   double seconds = 0;
 };
 

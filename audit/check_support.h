@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -45,6 +46,13 @@ class Tally {
           testfloat_record_inputs(ctx_.model.op->name, ctx_.model.dtype, where(), names_, in, got, expected));
     return !stop();
   }
+  /// A contract other than eager: the contract's outputs `want` against eager's `eager` for the same inputs.
+  void versus_eager(const std::vector<uint16_t>& want, const std::vector<uint16_t>& eager) {
+    r_.has_contract_vs_eager = true;
+    for (size_t i = 0; i < want.size(); ++i)
+      if (want[i] == eager[i]) r_.contract_vs_eager.add_exact(1);
+      else r_.contract_vs_eager.add(ctx_.model.dtype, want[i], eager[i]);
+  }
   /// Counts `n` elements compared equal in bulk.
   void equal(uint64_t n) {
     r_.cases += n;
@@ -79,6 +87,16 @@ inline std::string shape(int64_t rows, int64_t width) {
 
 inline std::string head_of(const CheckContext& ctx, int64_t rows, int64_t width) {
   return ctx.model.op->name + " " + ref::dtype_name(ctx.model.dtype) + " [" + shape(rows, width) + "]";
+}
+
+/// The op's declared inputs at (r, c) of a call, in order (in[0 .. inputs-1]).
+inline void inputs_at(const CallSpec& s, int64_t r, int64_t c, uint16_t* in) {
+  for (int i = 0; i < int(s.inputs.size()); ++i) in[i] = s.at(i, r, c);
+}
+
+/// "group_rows=64," for an op with group-broadcast inputs (a record's position names its call's groups), else "".
+inline std::string groups_of(const CallSpec& s) {
+  return s.op && s.op->has_groups() ? "group_rows=" + std::to_string(s.group_rows) + "," : "";
 }
 
 /// Checks what a valid call's outcome says besides its elements: a refusal, guard writes, changed inputs.
@@ -119,11 +137,18 @@ inline bool run_valid(const CheckContext& ctx, Tally& t, const CallSpec& spec, c
   }
   if (!outcome_ok(ctx, t, spec, o)) return !t.stop();
   const size_t w = size_t(spec.width), n = size_t(spec.rows) * w;
-  std::vector<uint16_t> want(n);
+  const bool vs_eager = ctx.model.eager_plan != nullptr;
+  std::vector<uint16_t> want(n), eager(vs_eager ? n : 0);
   parallel_ranges(n, [&](size_t lo, size_t hi) {
-    for (size_t i = lo; i < hi; ++i)
-      want[i] = ctx.model.expected(spec.at(0, int64_t(i / w), int64_t(i % w)), spec.at(1, int64_t(i / w), int64_t(i % w)));
+    uint16_t in[ref::kMaxOpInputs];
+    for (size_t i = lo; i < hi; ++i) {
+      inputs_at(spec, int64_t(i / w), int64_t(i % w), in);
+      want[i] = ctx.model.expected(in);
+      if (vs_eager) eager[i] = ctx.model.eager(in);
+    }
   });
+  if (vs_eager) t.versus_eager(want, eager);
+  const std::string at = where + groups_of(spec);
   const size_t stride = n > (size_t(1) << 22) ? 61 : 1;  // the distinct-output guard needs no more
   for (size_t i = 0; i < n; i += stride) t.seen(want[i]);
   for (int64_t r = 0; r < spec.rows; ++r) {
@@ -133,8 +158,9 @@ inline bool run_valid(const CheckContext& ctx, Tally& t, const CallSpec& spec, c
       continue;
     }
     for (int64_t c = 0; c < spec.width; ++c) {
-      const uint16_t in[2] = {spec.at(0, r, c), spec.at(1, r, c)};
-      if (!t.element([&] { return where + "r=" + std::to_string(r) + ",c=" + std::to_string(c); }, in,
+      uint16_t in[ref::kMaxOpInputs];
+      inputs_at(spec, r, c, in);
+      if (!t.element([&] { return at + "r=" + std::to_string(r) + ",c=" + std::to_string(c); }, in,
                      o.out[row + size_t(c)], want[row + size_t(c)]))
         return false;
     }
@@ -142,8 +168,50 @@ inline bool run_valid(const CheckContext& ctx, Tally& t, const CallSpec& spec, c
   return !t.stop();
 }
 
-inline CallSpec make_spec(const CheckContext& ctx, int64_t rows, int64_t width) {
-  return make_call(*ctx.model.op, rows, width, ctx.abi_dtype);
+/// A valid call of the context's op; group_rows must divide rows (ignored by ops without group-broadcast inputs).
+inline CallSpec make_spec(const CheckContext& ctx, int64_t rows, int64_t width, int64_t group_rows = 1) {
+  return make_call(*ctx.model.op, rows, width, ctx.abi_dtype, group_rows);
+}
+
+/// The divisors of rows strictly between 1 and rows (groups of 2 or more rows, 2 or more groups).
+inline std::vector<int64_t> inner_divisors(int64_t rows) {
+  std::vector<int64_t> d;
+  for (int64_t g = 2; g * 2 <= rows; ++g)
+    if (rows % g == 0) d.push_back(g);
+  return d;
+}
+
+/// The group size of a random call of `rows`: 1 (per element), rows (one row shared by all, a batch of 1) or a
+/// divisor between them (2 or more groups of 2 or more rows), a third of the time each (1 where rows has no such
+/// divisor). Draws nothing and returns 1 for an op without group-broadcast inputs (their sequences stay as they were).
+inline int64_t pick_group_rows(const ref::OpSpec& op, int64_t rows, std::mt19937_64& rng) {
+  if (!op.has_groups()) return 1;
+  const uint64_t mode = rng() % 3;
+  if (mode == 0) return 1;
+  if (mode == 1) return rows;
+  const std::vector<int64_t> d = inner_divisors(rows);
+  return d.empty() ? 1 : d[rng() % d.size()];
+}
+
+/// Up to `n` tuples of the op's inputs in one call of group_rows 1 (every input per element: a group-broadcast input
+/// has one row per output row then), width a multiple of the vector up to 512, row-major; the padding repeats the
+/// first tuples. An op with a row-broadcast input has no such call (one bias per column): std::logic_error.
+inline CallSpec tuple_call(const CheckContext& ctx, const std::vector<std::array<uint16_t, ref::kMaxOpInputs>>& tuples,
+                           size_t first, size_t n) {
+  const ref::OpSpec& op = *ctx.model.op;
+  for (const auto& in : op.inputs)
+    if (in.layout == ref::Layout::kRowBroadcast)
+      throw std::logic_error("audit: " + op.name + "'s input " + in.name + " is row-broadcast: no call holds arbitrary tuples");
+  const int64_t v = ctx.info.vector_elems();
+  const int64_t width = std::max(v, std::min<int64_t>(512 / v * v, (int64_t(n) + v - 1) / v * v));
+  const int64_t rows = (int64_t(n) + width - 1) / width;
+  CallSpec s = make_spec(ctx, rows, width, 1);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < width; ++c) {
+      const auto& tu = tuples[first + size_t(r * width + c) % n];
+      for (int i = 0; i < int(op.inputs.size()); ++i) s.at(i, r, c) = tu[size_t(i)];
+    }
+  return s;
 }
 
 inline void fill_random(const CheckContext& ctx, CallSpec& s, std::mt19937_64& rng) {

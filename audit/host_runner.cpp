@@ -28,8 +28,7 @@ class HostRunner final : public ImageRunner {
     }
     fill_counter_buffers(s, data);
     GuardedImage out(n, kPoison);
-    CallSpec view = make_call(*s.op, 0, s.width, s.dtype);  // the views only: no buffers are copied
-    view.rows = s.rows;
+    const CallSpec view = s.view();
     std::vector<uint8_t*> ptrs;
     for (auto& b : bufs) ptrs.push_back(b.data());
     const fuseproof_call_t c = abi_call(view, ptrs, out.data(), nullptr);

@@ -26,13 +26,19 @@ void parallel_for(size_t n, Fn fn) {
 uint64_t LargeSpec::buffer_seed(int k) const { return k == 0 ? seed : seed ^ (kBiasSalt * uint64_t(k)); }
 
 size_t LargeSpec::buffer_elems(int k) const {
-  const int64_t per_row = op->buffer_row_elems(k, width);
-  return size_t(op->buffer_broadcast(k) ? per_row : rows * per_row);
+  return size_t(op->buffer_rows(k, rows, group_rows) * op->buffer_row_elems(k, width));
 }
 
 uint16_t LargeSpec::input(int i, int64_t r, int64_t c) const {
   const int k = op->buffer_of(i);
-  return counter_pattern(dtype == FUSEPROOF_DTYPE_BF16, buffer_seed(k), uint64_t(op->input_offset(i, r, c, width)));
+  return counter_pattern(dtype == FUSEPROOF_DTYPE_BF16, buffer_seed(k),
+                         uint64_t(op->input_offset(i, r, c, width, group_rows)));
+}
+
+CallSpec LargeSpec::view() const {
+  CallSpec v = make_call(*op, 0, width, dtype, group_rows);  // the views only: no buffers are copied
+  v.rows = rows;
+  return v;
 }
 
 CallImages::CallImages(const CallSpec& s) : out(s.out_elems, kPoison, s.out_misalign) {

@@ -35,12 +35,19 @@ struct LargeSpec {
   int64_t width = 0;
   int32_t dtype = 0;
   uint64_t seed = 0;
+  int64_t group_rows = 1;  ///< rows per row of a group-broadcast input (1 for ops without one)
   /// Buffer 0 draws from `seed`, buffer k > 0 from `seed ^ (kBiasSalt * k)` (the bias stream of the first op).
   uint64_t buffer_seed(int k) const;
   /// Elements of buffer k.
   size_t buffer_elems(int k) const;
   /// Input i's element (r, c), regenerated.
   uint16_t input(int i, int64_t r, int64_t c) const;
+  /// Every declared input's element (r, c): in[0 .. inputs-1].
+  void inputs(int64_t r, int64_t c, uint16_t* in) const {
+    for (int i = 0; i < int(op->inputs.size()); ++i) in[i] = input(i, r, c);
+  }
+  /// The call's views (no buffers): what a runner passes to abi_call with its own buffer pointers.
+  CallSpec view() const;
 };
 
 /// Receives the output in order, `rows` rows from `row0` at a time; returns false to stop early.

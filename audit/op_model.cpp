@@ -78,6 +78,8 @@ OpModel make_op_model(const ref::OpSpec& op, ref::Contract contract, ref::Dtype 
   }
   try {
     m.plan = std::make_shared<const ref::OpPlan>(op, contract, d, cfg);
+    if (contract != ref::Contract::kEager && op.contract(ref::Contract::kEager))
+      m.eager_plan = std::make_shared<const ref::OpPlan>(op, ref::Contract::kEager, d, cfg);
   } catch (const std::domain_error& e) {  // the cuda model reached an ex2 argument the golden points lack
     throw MissingDataError(std::string(e.what()) + " (" + golden.label() +
                            "/ex2_points.tar.xz: capture_golden.py --add-ops --refresh-ex2-points)");
@@ -93,11 +95,15 @@ OpModel make_op_model(const ref::OpSpec& op, ref::Contract contract, ref::Dtype 
                                                                           : " equal at all 65536 inputs");
   }
   m.digest_key = golden_digest_key(op.name, contract);
-  m.golden_flat = golden.digest(m.digest_key, d);
-  m.golden_tree = golden.digest(m.digest_key + "_tree", d);
-  if (!m.golden_flat && !m.golden_tree)
-    throw MissingDataError(golden.path("digests.json") + " has no " + m.digest_key + "." + ref::dtype_name(d) +
-                           " digest");
+  // The 2^32 digests are of a 2-input op's whole domain; an op of more inputs has none (its golden data are per
+  // rounding stage, the stages class's).
+  if (m.plan->tabulated()) {
+    m.golden_flat = golden.digest(m.digest_key, d);
+    m.golden_tree = golden.digest(m.digest_key + "_tree", d);
+    if (!m.golden_flat && !m.golden_tree)
+      throw MissingDataError(golden.path("digests.json") + " has no " + m.digest_key + "." + ref::dtype_name(d) +
+                             " digest");
+  }
   m.description = op.formula + ", contract " + ref::contract_name(contract) + " (reference/op_registry.cpp), math " +
                   ref::math_model_name(math) + ", NaN 0x7FFF; " + golden.label() + ": " + table_words;
   return m;

@@ -19,14 +19,21 @@ struct OpModel {
   ref::Dtype dtype = ref::Dtype::kBf16;
   ref::MathModel math = ref::MathModel::kCuda;
   std::shared_ptr<const ref::OpPlan> plan;
+  /// The eager contract's plan of the same op and dtype when `contract` is not eager (else null): how far the
+  /// contract itself lies from eager is reported beside the subject's distance from the contract.
+  std::shared_ptr<const ref::OpPlan> eager_plan;
   std::shared_ptr<const ref::MufuModel> mufu;  ///< the MUFU data the plan's cuda math points into (kept alive here)
   std::string description;              ///< one line for the report
   std::string digest_key;               ///< digests.json key of (op, contract)
-  std::optional<std::string> golden_flat, golden_tree;  ///< the 2^32 digests of eager on the device (cuda model only)
+  /// The 2^32 digests of eager on the device (cuda model only; 2-input ops: the domain class enumerates their pairs)
+  std::optional<std::string> golden_flat, golden_tree;
   std::string golden_label;             ///< "golden/sm_90"
 
-  uint16_t expected(const uint16_t* in) const { return plan->eval(in[0], in[1]); }
-  uint16_t expected(uint16_t in0, uint16_t in1) const { return plan->eval(in0, in1); }
+  /// The contract's output for the op's declared inputs in[0 .. inputs()-1] (any number of inputs).
+  uint16_t expected(const uint16_t* in) const { return plan->eval(in); }
+  /// Eager's output for the same inputs (the contract's own when it is eager).
+  uint16_t eager(const uint16_t* in) const { return eager_plan ? eager_plan->eval(in) : plan->eval(in); }
+  int inputs() const { return int(op->inputs.size()); }
   /// The golden digests are of this model: the cuda math model, whose tables equal the device's.
   bool digest_applies() const { return math == ref::MathModel::kCuda; }
 };

@@ -205,6 +205,9 @@ std::vector<VerdictRow> run_reference_audit(const ReferenceAuditOptions& o) {
                               ref::dtype_name(d), 0, 0, "MISSING", e.what()});
               continue;
             }
+            // An op of 3 or more inputs has no 2^32 domain: its golden data are per rounding stage (the stages
+            // class compares them), so there is no whole-domain digest to check here.
+            if (!plan->tabulated()) continue;
             rows.push_back(digest_row(g, golden_digest_key(op.name, c.contract), d,
                                       [&plan](uint16_t b, uint16_t* out) { plan->row(b, out); }, o.progress));
           }

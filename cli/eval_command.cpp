@@ -41,10 +41,19 @@ int run(EvalArgs& a) {
   if (!in) throw UsageError("eval: cannot read --in " + a.in + ": " + std::strerror(errno));
   const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t n_in = op->inputs.size(), record = 2 * n_in;
-  if (raw.size() % record != 0)
+  std::string names_list;
+  for (const auto& i : op->inputs) names_list += (names_list.empty() ? "" : ", ") + i.name;
+  if (raw.size() % record != 0) {
+    // The last record is short: name it (records count from 0, as --print's k=) and the inputs it has.
+    const size_t last = raw.size() / record, first_byte = last * record;
     throw UsageError("eval: --in " + a.in + " holds " + std::to_string(raw.size()) + " bytes, not a whole number of " +
-                     std::to_string(record) + "-byte records (" + op->name + " takes " + std::to_string(n_in) +
-                     " uint16 inputs each)");
+                     std::to_string(record) + "-byte records: record " + std::to_string(last) + " (bytes " +
+                     std::to_string(first_byte) + ".." + std::to_string(raw.size() - 1) + ") has " +
+                     (raw.size() % 2 ? std::to_string(raw.size() - first_byte) + " bytes" :
+                                       std::to_string((raw.size() - first_byte) / 2) + " of " + std::to_string(n_in) +
+                                       " inputs") +
+                     " (" + op->name + " takes " + std::to_string(n_in) + " uint16 inputs each: " + names_list + ")");
+  }
   const ref::MathConfig cfg = a.ref_opts.resolve();
   std::unique_ptr<ref::OpPlan> made;
   try {
@@ -58,7 +67,7 @@ int run(EvalArgs& a) {
   const size_t records = raw.size() / record;
   std::string bytes(records * 2, '\0');
   for (size_t k = 0; k < records; ++k) {
-    uint16_t v[8];
+    uint16_t v[ref::kMaxOpInputs];
     for (size_t i = 0; i < n_in; ++i)
       v[i] = uint16_t(uint8_t(raw[k * record + 2 * i]) | (uint8_t(raw[k * record + 2 * i + 1]) << 8));
     const uint16_t y = plan.eval_nodes(v);
@@ -92,8 +101,11 @@ void add_eval_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("eval", "Evaluate the reference on records: the op's inputs, one uint16 each");
   cmd->add_option("--op", a->op, "an op of `fuseproof ops`")->required();
   cmd->add_option("--dtype", a->dtype, "bf16 or fp16")->required()->check(CLI::IsMember({"bf16", "fp16"}));
-  cmd->add_option("--contract", a->contract, "eager or fp32")->capture_default_str();
-  cmd->add_option("--in", a->in, "records: the op's inputs in declared order, little-endian uint16, one after the other")
+  cmd->add_option("--contract", a->contract, "eager, fp32 or fma (the op's contracts: `fuseproof ops`)")
+      ->capture_default_str();
+  cmd->add_option("--in", a->in,
+                  "records: the op's inputs in declared order ((x, bias), (gate, up), (x, gate, y), (x, scale, shift)), "
+                  "little-endian uint16, one after the other")
       ->required();
   cmd->add_option("--out", a->out, "one little-endian uint16 output per record")->required();
   cmd->add_flag("--print", a->print, "also print one line per record");

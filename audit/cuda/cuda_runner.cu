@@ -458,8 +458,7 @@ class CudaRunner final : public ImageRunner {
     FP_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof *changed, stream_));
     FP_CUDA_TRY(cudaStreamSynchronize(stream_));
     FP_CUDA_TRY(cudaGetLastError());
-    CallSpec view = make_call(*s.op, 0, s.width, s.dtype);
-    view.rows = s.rows;
+    const CallSpec view = s.view();
     const fuseproof_call_t c = abi_call(view, data, reinterpret_cast<uint8_t*>(ob.data()), stream_);
     watch_begin(describe_call(view));
     o->rc = plugin_.call(c, &o->message);

@@ -2,9 +2,13 @@
 // rounding node of each op's plan, distance classes.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <stdexcept>
+
 #include "audit/audit_inputs.h"
 #include "audit/ulp_histogram.h"
 #include "reference/dtype.h"
+#include "reference/half_codec.h"
 #include "reference/op_plan.h"
 
 namespace fuseproof::audit {
@@ -25,6 +29,7 @@ TEST(Audit_Inputs_both, TieSetsAtEveryRoundingNode) {
   for (const ref::OpSpec& op : ref::op_registry())
     for (const ref::ContractSpec& c : op.contracts)
       for (ref::Dtype d : ref::kAllDtypes) {
+        if (op.inputs.size() != 2) continue;  // tuple_ties (below)
         ref::MathConfig cfg;
         cfg.math = ref::MathModel::kLibm;
         const ref::OpPlan plan(op, c.contract, d, cfg);
@@ -37,6 +42,89 @@ TEST(Audit_Inputs_both, TieSetsAtEveryRoundingNode) {
           EXPECT_FALSE(s.columns.empty()) << s.node;
         }
       }
+}
+
+TEST(Audit_Inputs_both, ExtremeTuplesEveryPatternInEverySlot) {
+  for (ref::Dtype d : ref::kAllDtypes) {
+    const auto e = extreme_patterns(d);
+    ASSERT_EQ(e.size(), 38u) << ref::dtype_name(d);
+    const auto t3 = extreme_tuples(d, 3);
+    ASSERT_EQ(t3.size(), 54872u);  // 38^3
+    EXPECT_EQ(std::set<InputTuple>(t3.begin(), t3.end()).size(), t3.size());
+    for (int slot = 0; slot < 3; ++slot) {
+      std::set<uint16_t> seen;
+      for (const auto& t : t3) seen.insert(t[size_t(slot)]);
+      EXPECT_EQ(seen, std::set<uint16_t>(e.begin(), e.end())) << slot;
+    }
+    for (const auto& t : t3) EXPECT_EQ(t[3], 0u);  // past the op's inputs
+    EXPECT_EQ(extreme_tuples(d, 2).size(), 38u * 38u);
+  }
+}
+
+TEST(Audit_Inputs_both, RandomTuplesSeeded) {
+  const auto a = random_tuples(ref::Dtype::kBf16, 3, 1000, 42), b = random_tuples(ref::Dtype::kBf16, 3, 1000, 42);
+  const auto c = random_tuples(ref::Dtype::kBf16, 3, 1000, 43);
+  ASSERT_EQ(a.size(), 1000u);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);  // negative control: another seed, other tuples
+  std::set<uint16_t> slot2;
+  for (const auto& t : a) {
+    slot2.insert(t[2]);
+    EXPECT_EQ(t[3], 0u);
+  }
+  EXPECT_GT(slot2.size(), 500u);
+}
+
+TEST(Audit_Inputs_both, TupleTiesAtEveryRoundingNodeOfThreeInputOps) {
+  for (const ref::OpSpec& op : ref::op_registry()) {
+    if (op.inputs.size() != 3) continue;
+    for (const ref::ContractSpec& c : op.contracts)
+      for (ref::Dtype d : ref::kAllDtypes) {
+        ref::MathConfig cfg;
+        cfg.math = ref::MathModel::kLibm;
+        const ref::OpPlan plan(op, c.contract, d, cfg);
+        const auto sets = tuple_ties(plan, 7);
+        // The rounding nodes: each kHalf node (eager: gated_residual 2, modulate 3); fma: its one rounding.
+        size_t rounding = 0;
+        for (const ref::Node& n : c.nodes)
+          rounding += n.op != ref::NodeOp::kInput && n.op != ref::NodeOp::kConst && n.precision == ref::Precision::kHalf;
+        ASSERT_EQ(sets.size(), rounding) << op.name << " " << ref::contract_name(c.contract);
+        for (const TupleTieSet& s : sets) {
+          EXPECT_GT(s.ties, 0u) << s.node << " " << ref::dtype_name(d);
+          EXPECT_GT(s.near, 0u) << s.node << " " << ref::dtype_name(d);
+          EXPECT_FALSE(s.tuples.empty()) << s.node;
+          EXPECT_NE(s.node.find("round_T("), std::string::npos) << s.node;
+        }
+        // The last node adds a declared input (x, shift), so its set holds cancellations (x near -gate * y).
+        EXPECT_GT(sets.back().cancel, 0u) << sets.back().node << " " << ref::dtype_name(d);
+      }
+  }
+  ref::MathConfig cfg;
+  cfg.math = ref::MathModel::kLibm;
+  const ref::OpPlan gr(*ref::find_op("gated_residual"), ref::Contract::kEager, ref::Dtype::kBf16, cfg);
+  const auto sets = tuple_ties(gr, 7), again = tuple_ties(gr, 7), other = tuple_ties(gr, 8);
+  ASSERT_EQ(sets.size(), 2u);
+  EXPECT_EQ(sets[0].node, "round_T(gate * y) of gated_residual");
+  EXPECT_EQ(sets[1].node, "round_T(x + round_T(gate * y)) of gated_residual");
+  for (size_t k = 0; k < sets.size(); ++k) {
+    EXPECT_EQ(again[k].tuples, sets[k].tuples) << sets[k].node;  // seeded
+    EXPECT_NE(other[k].tuples, sets[k].tuples) << sets[k].node;  // negative control: another seed, other bases
+  }
+  // Each tie counted is one: the tuples' value at x + round_T(gate * y) in binary32 (products of halves are exact).
+  uint64_t ties = 0;
+  for (const InputTuple& t : sets[1].tuples) {
+    const float g = ref::half_to_f32(ref::Dtype::kBf16, t[1]), y = ref::half_to_f32(ref::Dtype::kBf16, t[2]);
+    const float p = ref::half_to_f32(ref::Dtype::kBf16, gr.round(g * y));
+    ties += is_rounding_tie(ref::Dtype::kBf16, ref::half_to_f32(ref::Dtype::kBf16, t[0]) + p);
+  }
+  EXPECT_GE(ties, sets[1].ties);
+}
+
+TEST(Audit_Inputs_both, RoundingTiesRefusesThreeInputPlans) {
+  ref::MathConfig cfg;
+  cfg.math = ref::MathModel::kLibm;
+  const ref::OpPlan mod(*ref::find_op("modulate"), ref::Contract::kEager, ref::Dtype::kFp16, cfg);
+  EXPECT_THROW(rounding_ties(mod, 1), std::logic_error);
 }
 
 TEST(Audit_UlpHistogram_both, DistanceClasses) {

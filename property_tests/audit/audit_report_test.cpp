@@ -2,6 +2,7 @@
 // zero-case class never a pass, failures carrying records and the reproduce command, a summary within GitHub's limits.
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <string>
 
 #include "audit/audit_report.h"
@@ -127,6 +128,28 @@ TEST(Audit_Report, LoadFaultIsAFailingCase) {
   EXPECT_EQ(count_of(x, "<failure "), 1u);
 }
 
+// `fuseproof audit` of every op where one op's built-in plugin is not built: that op is INCOMPLETE in every report,
+// never a pass, and says why.
+TEST(Audit_Report, NotAuditedOpIsIncompleteNeverAPass) {
+  AuditResult r;
+  r.op = "gated_residual";
+  r.contract = "eager";
+  r.plugin.kernel_name = "built-in gated_residual (emulated)";
+  r.not_audited = "no built-in plugin lib/plugins/libgated_residual_emulated.so for op gated_residual (not built)";
+  EXPECT_EQ(r.verdict(), "INCOMPLETE");
+  EXPECT_EQ(combined_verdict({passing_audit(), r}, "PASS"), "INCOMPLETE");
+  const std::string x = report_junit({r}, "");
+  EXPECT_NE(x.find("name=\"plugin\""), std::string::npos) << x;
+  EXPECT_EQ(count_of(x, "type=\"incomplete\""), 1u) << x;
+  EXPECT_EQ(report_json_of(r).at("not_audited"), r.not_audited);
+  EXPECT_EQ(report_json_of(r).at("verdict"), "incomplete");
+  const std::string md = report_github_markdown({r}, "");
+  EXPECT_NE(md.find("not audited: no built-in plugin"), std::string::npos) << md;
+  // Negative control: the same result with nothing missing and no class run is not "not audited".
+  r.not_audited.clear();
+  EXPECT_EQ(report_json_of(r).count("not_audited"), 0u);
+}
+
 // An audit stopped by missing golden data (exit 3) before any class: both CI reports say INCOMPLETE and what is missing.
 TEST(Audit_Report, MissingGoldenDataIsIncompleteNeverAPass) {
   const std::string missing = "golden/sm_100/digests.json is missing";
@@ -144,18 +167,24 @@ TEST(Audit_Report, MissingGoldenDataIsIncompleteNeverAPass) {
             0u);
 }
 
+// Checks of an audit of every class on both dtypes (the classes grow: the count is the enum's).
+const std::string kAllChecks = std::to_string(2 * std::size(kAllCheckClasses));
+
 TEST(Audit_Report, GithubSummaryOfAPass) {
   const std::string md = report_github_markdown({passing_audit()}, "PASS");
-  EXPECT_EQ(md.rfind("✅ **fuseproof audit: PASS**: 24 checks, none failed; reference self-audit PASS", 0), 0u) << md;
+  EXPECT_EQ(md.rfind("✅ **fuseproof audit: PASS**: " + kAllChecks + " checks, none failed; reference self-audit PASS", 0),
+            0u) << md;
   EXPECT_EQ(md.find("<details>"), std::string::npos);
-  EXPECT_NE(md.find("| control_host | bias_gelu_tanh, eager | bf16 | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ |"),
-            std::string::npos) << md;
+  std::string row = "| control_host | bias_gelu_tanh, eager | bf16 |";
+  for (size_t k = 0; k < std::size(kAllCheckClasses); ++k) row += " ✅ |";
+  EXPECT_NE(md.find(row + "\n"), std::string::npos) << md;
   EXPECT_LE(lines_of(md), kGithubMaxLines);
 }
 
 TEST(Audit_Report, GithubSummaryOfAFailureShowsRecordsAndReproduce) {
   const std::string md = report_github_markdown({failing_audit()}, "");
-  EXPECT_EQ(md.rfind("❌ **fuseproof audit: FAIL**: 1 of 24 checks failed, 1 incomplete, 2 skipped", 0), 0u) << md;
+  EXPECT_EQ(md.rfind("❌ **fuseproof audit: FAIL**: 1 of " + kAllChecks + " checks failed, 1 incomplete, 2 skipped", 0),
+            0u) << md;
   EXPECT_NE(md.find("| ❌ 1000+ |"), std::string::npos) << md;
   EXPECT_NE(md.find("<details><summary>❌ host_gelu_unrounded_sum extreme bf16: 1000+ mismatches in 1000 cases"),
             std::string::npos) << md;
