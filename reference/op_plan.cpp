@@ -9,20 +9,15 @@
 
 namespace fuseproof::ref {
 
-namespace {
-
-/// Bit i set when node n depends on declared input i.
-uint32_t depends(const std::vector<Node>& nodes, int n) {
+uint32_t node_depends(const std::vector<Node>& nodes, int n) {
   const Node& node = nodes[size_t(n)];
   if (node.op == NodeOp::kInput) return 1u << node.input;
   if (node.op == NodeOp::kConst) return 0u;
-  uint32_t m = depends(nodes, node.a);
-  if (node.b >= 0) m |= depends(nodes, node.b);
-  if (node.c >= 0) m |= depends(nodes, node.c);
+  uint32_t m = node_depends(nodes, node.a);
+  if (node.b >= 0) m |= node_depends(nodes, node.b);
+  if (node.c >= 0) m |= node_depends(nodes, node.c);
   return m;
 }
-
-}  // namespace
 
 uint16_t OpPlan::round_(float v) const { return f32_to_half(dtype_, v, cfg_.nan); }
 
@@ -58,6 +53,35 @@ uint16_t OpPlan::eval_nodes(const uint16_t* in) const {
   return round_(node_raw(int(nodes_.size()) - 1, wide, -1, 0));
 }
 
+uint16_t OpPlan::forward(const uint16_t* in, int last, float* v, int override_node, float override_value) const {
+  for (int k = 0;; ++k) {
+    const Node& n = nodes_[size_t(k)];
+    float r;
+    bool rounds = n.precision == Precision::kHalf;
+    if (k == override_node) {
+      r = override_value;
+      rounds = false;
+    } else {
+      switch (n.op) {
+        case NodeOp::kInput:
+          if (k == last) return in[n.input];
+          r = widen_[in[n.input]];
+          rounds = false;
+          break;
+        case NodeOp::kConst: r = n.value; rounds = false; break;
+        case NodeOp::kActivation: r = activation_f32(n.act, v[n.a], cfg_); break;
+        case NodeOp::kAdd: r = v[n.a] + v[n.b]; break;
+        case NodeOp::kMul: r = v[n.a] * v[n.b]; break;
+        case NodeOp::kFma: r = std::fma(v[n.a], v[n.b], v[n.c]); break;
+        default: throw std::invalid_argument("op plan: unknown node");
+      }
+    }
+    // The last node's value is rounded to T whatever its precision: a kFloat32 output is narrowed once at the end.
+    if (k == last) return round_(r);
+    v[k] = rounds ? widen_[round_(r)] : r;
+  }
+}
+
 float OpPlan::side_value(const Side& s, uint16_t pattern, bool unrounded) const {
   float in[kMaxOpInputs] = {};
   in[s.input] = half_to_f32(dtype_, pattern);
@@ -80,9 +104,14 @@ OpPlan::OpPlan(const OpSpec& op, Contract contract, Dtype d, const MathConfig& c
     throw std::invalid_argument(op.name + ": an op has 1 to " + std::to_string(kMaxOpInputs) + " inputs, got " +
                                 std::to_string(op.inputs.size()));
   nodes_ = cs->nodes;
+  if (nodes_.empty() || nodes_.size() > size_t(kMaxPlanNodes))
+    throw std::invalid_argument(op.name + ": a composition has 1 to " + std::to_string(kMaxPlanNodes) +
+                                " nodes, got " + std::to_string(nodes_.size()));
+  widen_.resize(65536);
+  for (uint32_t p = 0; p < 65536; ++p) widen_[p] = half_to_f32(d, uint16_t(p));
   if (op.inputs.size() != 2) return;  // no tabulated form: eval() runs the nodes, stages() gives the boundaries
   for (int n = 0; n < int(nodes_.size()); ++n)
-    if (depends(nodes_, n) == 3u) {
+    if (node_depends(nodes_, n) == 3u) {
       join_ = n;
       break;
     }
@@ -92,7 +121,7 @@ OpPlan::OpPlan(const OpSpec& op, Contract contract, Dtype d, const MathConfig& c
     throw std::invalid_argument(op.name + ": the step that joins the inputs must be an add or a multiply");
   combine_ = j.op == NodeOp::kAdd ? Combine::kAdd : Combine::kMul;
   combine_precision_ = j.precision;
-  Side sa{j.a, depends(nodes_, j.a) == 1u ? 0 : 1}, sb{j.b, depends(nodes_, j.b) == 1u ? 0 : 1};
+  Side sa{j.a, node_depends(nodes_, j.a) == 1u ? 0 : 1}, sb{j.b, node_depends(nodes_, j.b) == 1u ? 0 : 1};
   if (sa.input == sb.input) throw std::invalid_argument(op.name + ": both operands of the join read one input");
   side0_ = sa.input == 0 ? sa : sb;
   side1_ = sa.input == 0 ? sb : sa;  // the step is commutative in IEEE arithmetic: A always holds input 0's side
@@ -152,9 +181,9 @@ std::string OpPlan::no_stages_reason() const {
   return no_stages_;
 }
 
-void OpPlan::analyse_stages() const {
-  // Implemented in op_stages.cpp.
-  no_stages_ = "stage analysis not implemented yet";
+const std::vector<std::string>& OpPlan::stages_left_out() const {
+  stages();
+  return left_out_;
 }
 
 }  // namespace fuseproof::ref

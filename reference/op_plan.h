@@ -20,6 +20,8 @@ enum class Combine : int { kAdd, kMul };
 
 /// Most declared inputs of an op (kernels/fuseproof_kernel_abi.h's FUSEPROOF_MAX_INPUTS).
 inline constexpr int kMaxOpInputs = 4;
+/// Most nodes of one contract's composition (the forward pass keeps their values on the stack).
+inline constexpr int kMaxPlanNodes = 32;
 
 /// One rounding boundary of an eager composition: a kHalf node of two operands, each a declared input, an earlier
 /// kHalf node or a constant, so that the step sees T patterns only and its domain is at most 65,536 x 65,536 pairs.
@@ -34,8 +36,10 @@ struct Stage {
     int node = -1;              ///< the node feeding the stage
     std::string text;           ///< "gate", "round_T(gate * y)", "1"
     uint32_t depends = 0;       ///< bit i: depends on declared input i (0 for a constant)
+    uint32_t varies = 0;        ///< bit i: input i is not the same in every witness (within depends)
     std::vector<uint16_t> values;  ///< the patterns it can take, ascending (one for a constant)
-    /// witness[k]: inputs (only the bits in `depends` matter) giving values[k]
+    /// witness[k]: inputs giving values[k] in the bits of `depends`; every input outside both operands' depends holds
+    /// the stage's neutral value, the other operand's inputs 0 (Stage::inputs overwrites them)
     std::vector<std::array<uint16_t, kMaxOpInputs>> witness;
     std::string how;            ///< how the values are reached, one line: "every gate with y = 0x3F80 (1)"
   };
@@ -43,9 +47,21 @@ struct Stage {
   std::array<uint16_t, kMaxOpInputs> neutral{};  ///< the inputs outside a's and b's that pass the result through
   std::string neutral_text;     ///< "x = 0x8000 (-0)"
   uint64_t pairs() const { return uint64_t(a.values.size()) * b.values.size(); }
-  /// The op's inputs for the pair (a.values[ia], b.values[ib]).
+  /// The op's inputs for the pair (a.values[ia], b.values[ib]): a's witness with b's depends bits from b's witness.
   std::array<uint16_t, kMaxOpInputs> inputs(size_t ia, size_t ib) const;
 };
+
+/// Bit i set when node n of a composition depends on declared input i (0 for a constant).
+uint32_t node_depends(const std::vector<Node>& nodes, int n);
+
+/// Node n of a composition as an expression of the op's input names: "gate", "1", "round_T(gate * y)",
+/// "fmaf(gate, y, x)"; a kHalf result is wrapped in round_T(), a kFloat32 one is not.
+std::string node_text(const OpSpec& op, const std::vector<Node>& nodes, int n);
+
+/// "0x3F80 (1)", "0x8000 (-0)", "0x7FFF (nan)": a pattern of dtype d, hex first, then the shortest decimal that
+/// rounds back to it.
+std::string half_text(Dtype d, uint16_t h);
+
 class OpPlan {
  public:
   /// Compiles `contract` of `op` for dtype d under cfg (the cuda model needs cfg.mufu; cfg must outlive the plan).
@@ -57,14 +73,22 @@ class OpPlan {
   /// Whether the op has the 2-input tabulated form (a(), b(), row(), ... are valid only then).
   bool tabulated() const { return join_ >= 0; }
   int inputs() const { return int(op_->inputs.size()); }
-  /// The expected output for the op's declared inputs in[0 .. inputs()-1]: the tabulated form when there is one.
-  uint16_t eval(const uint16_t* in) const { return tabulated() ? eval(in[0], in[1]) : eval_nodes(in); }
+  /// The expected output for the op's declared inputs in[0 .. inputs()-1]: the tabulated form when there is one, else
+  /// the nodes compiled into one forward pass (equal to eval_nodes; property_tests/reference/op_plan_test.cpp).
+  uint16_t eval(const uint16_t* in) const {
+    if (tabulated()) return eval(in[0], in[1]);
+    float v[kMaxPlanNodes];
+    return forward(in, int(nodes_.size()) - 1, v, -1, 0.0f);
+  }
   /// The rounding boundaries of a composition of 3 or more inputs, in evaluation order (empty for a 2-input op,
   /// whose one join the domain class enumerates, and for a contract with a rounding of more than two T operands:
   /// fma). Computed once, on first use (a few passes over 65,536 patterns per operand); thread-safe.
   const std::vector<Stage>& stages() const;
   /// Why stages() is empty, one line ("" when it is not).
   std::string no_stages_reason() const;
+  /// The candidate steps stages() leaves out, one line each with the reason (operands sharing an input, a rest of
+  /// the composition no choice of the other inputs makes the identity, a constant that is not a T value).
+  const std::vector<std::string>& stages_left_out() const;
 
   const OpSpec& op() const { return *op_; }
   Contract contract() const { return contract_; }
@@ -108,6 +132,10 @@ class OpPlan {
     int input = -1;  // the input it depends on
   };
   float side_value(const Side& s, uint16_t pattern, bool unrounded) const;
+  /// The forward pass: nodes 0 .. last in order, v[k] = node k's value as its users read it (a kHalf node's rounded
+  /// and widened; override_value for override_node); returns round_T of node last's value (its pattern; a declared
+  /// input's own pattern when last is an input).
+  uint16_t forward(const uint16_t* in, int last, float* v, int override_node, float override_value) const;
   float node_raw(int node, const float* in, int override_node, float override_value) const;
   float node_value(int node, const float* in, int override_node, float override_value) const;
   uint16_t round_(float v) const;
@@ -125,10 +153,12 @@ class OpPlan {
   bool add_shortcuts_ = false;  // A and B are plain widenings and the step is an add
   std::vector<float> a_, b_;
   std::vector<uint16_t> p_;
+  std::vector<float> widen_;  // T pattern -> binary32, for the forward pass
   mutable std::once_flag stages_once_;
   mutable std::vector<Stage> stages_;
   mutable std::string no_stages_;
-  void analyse_stages() const;
+  mutable std::vector<std::string> left_out_;
+  void analyse_stages() const;  // op_stages.cpp
 };
 
 }  // namespace fuseproof::ref
