@@ -60,11 +60,9 @@ bool math_free(const ref::OpPlan& plan) {
 std::string operand_words(const ref::Stage::Operand& o, size_t used, bool subset) {
   const size_t n = o.values.size();
   const std::string what = std::string(n < 65536 && o.depends ? "reachable " : "") + o.text;
-  std::string s;
-  if (subset) s = grouped(used) + " of the " + grouped(n) + " " + what;
-  else if (n == 1) s = o.text + " = " + hex4(o.values[0]);
-  else s = "all " + grouped(n) + " " + what;
-  if (!o.how.empty()) s += " (" + o.how + ")";
+  if (n == 1 && !o.depends) return o.text + " = " + hex4(o.values[0]);  // a constant
+  std::string s = subset ? grouped(used) + " of the " + grouped(n) + " " + what : "all " + grouped(n) + " " + what;
+  if (!o.how.empty() && o.how != "every " + o.text) s += " (" + o.how + ")";
   return s;
 }
 
@@ -209,7 +207,8 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
                " signs and exponents, the rest uniform random, seeded from --seed " + std::to_string(ctx.options.seed) +
                ")";
     }
-    if (!st.neutral_text.empty()) scope += ", observed at the output through " + st.neutral_text;
+    if ((st.a.depends | st.b.depends) == (1u << n_in) - 1u) scope += ", at the op's output itself";
+    else scope += ", observed at the output through " + st.neutral_text;
     if (stopped) scope += " (stopped early)";
     scopes.push_back(scope);
     for (const ref::Stage::Operand* o : {&st.a, &st.b})
