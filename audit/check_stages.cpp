@@ -123,11 +123,26 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
     const uint64_t pairs = uint64_t(bs.size()) * na;
     const size_t b_per_call = std::max<size_t>(1, size_t(call_cap / na));
     Sha256 subject_digest, reference_digest;
-    std::vector<uint16_t> want;
+    // Two sets of expected and returned outputs: a block's digests are hashed on two threads while the next block is
+    // built, called and compared (they only read), and joined before the next block's are.
+    std::vector<uint16_t> wants[2];
+    CallOutcome outs[2];
+    std::vector<std::thread> hashers;
+    const auto join_hashers = [&] {
+      for (auto& h : hashers) h.join();
+      hashers.clear();
+    };
+    struct Joiner {  // an exception leaves no thread running
+      std::vector<std::thread>& threads;
+      ~Joiner() {
+        for (auto& h : threads) h.join();
+      }
+    } joiner{hashers};
     CallSpec spec;  // the buffers of one shape, every element rewritten for each call
-    for (size_t j0 = 0; j0 < bs.size() && !stopped; j0 += b_per_call) {
+    for (size_t j0 = 0, blk = 0; j0 < bs.size() && !stopped; j0 += b_per_call, ++blk) {
       const size_t nbj = std::min(b_per_call, bs.size() - j0);
       const size_t n = nbj * na;
+      std::vector<uint16_t>& want = wants[blk & 1];
       // Pairs in canonical order, flat: a row per b value when a's count fits the vector, else rows of up to 65,536
       // elements; the padding repeats the first pairs and is not compared. Every input is per element (group_rows 1),
       // so any combination of witnesses is one element.
@@ -154,7 +169,8 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
       const std::string label = name + ", " + st.b.text + " values " + std::to_string(j0) + ".." +
                                 std::to_string(j0 + nbj - 1) + " of " + std::to_string(bs.size());
       watch_label(label);
-      const CallOutcome got = ctx.runner.call(spec);
+      CallOutcome& got = outs[blk & 1];
+      got = ctx.runner.call(spec);
       if (!got.fault.empty()) {
         if (!got.subject_fault) throw std::runtime_error("audit: backend failure in the stages class: " + got.fault);
         t.fault("CUDA error in " + label + " [" + describe_call(spec) + "]: " + got.fault);
@@ -165,11 +181,12 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
         stopped = true;
         break;
       }
-      // The digests hash on two more threads while the outputs are compared (they only read).
-      std::vector<std::thread> hashers;
+      join_hashers();
       if (full) {
-        hashers.emplace_back([&] { subject_digest.update(got.out.data(), n * 2); });  // little-endian host
-        hashers.emplace_back([&] { reference_digest.update(want.data(), n * 2); });
+        const uint16_t* subject = got.out.data();
+        const uint16_t* reference = want.data();
+        hashers.emplace_back([&subject_digest, subject, n] { subject_digest.update(subject, n * 2); });  // little-endian
+        hashers.emplace_back([&reference_digest, reference, n] { reference_digest.update(reference, n * 2); });
       }
       const size_t stride = n > (size_t(1) << 22) ? 61 : 1;  // the distinct-output guard needs no more
       for (size_t i = 0; i < n; i += stride) t.seen(want[i]);
@@ -192,8 +209,8 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
           }
         }
       }
-      for (auto& h : hashers) h.join();
     }
+    join_hashers();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::string scope = name + ": " + operand_words(st.a, na, false) + " for " +
                         operand_words(st.b, bs.size(), !full) + " = " + grouped(pairs) + " pairs";

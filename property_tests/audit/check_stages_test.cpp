@@ -360,6 +360,34 @@ TEST(Audit_Stages, Stage0DigestComparedWithGolden) {
             std::string::npos) << run.r.note;
 }
 
+// A stage run in full over several calls (40 b values, 16 to a host call): its digest is of all its outputs in
+// canonical order (b outer, a inner), as hashed here in one pass.
+TEST(Audit_Stages, FullStageDigestSpansItsCallsInCanonicalOrder) {
+  const Dtype d = Dtype::kFp16;
+  const OpModel model = model_of("modulate", ref::Contract::kEager, d);
+  Stage st = hand_stages(*model.plan)[1];  // round_T(x * round_T(1 + scale))
+  st.b.values.resize(40);
+  st.b.witness.resize(40);
+  Sha256 h;
+  for (size_t ib = 0; ib < 40; ++ib)
+    for (size_t ia = 0; ia < st.a.values.size(); ++ia) {
+      const uint16_t out = model.plan->eval(st.inputs(ia, ib).data());
+      h.update(&out, 2);
+    }
+  const std::string digest = h.hex();
+  const Plugin p = Plugin::load(plugin_path("stages_modulate"), "modulate");
+  auto runner = make_host_runner(p);
+  const AuditOptions o = options();
+  const CheckContext ctx{p.info(), *runner, model, o, FUSEPROOF_DTYPE_FP16, 65536, 16384};
+  CheckResult r;
+  check_stage_list(ctx, {st}, r);
+  EXPECT_EQ(r.mismatches, 0u) << all_records(r);
+  EXPECT_EQ(r.cases, 40u * 65536);
+  EXPECT_NE(r.note.find("SHA-256 of its 2,621,440 outputs " + digest + " (the reference's the same)"),
+            std::string::npos) << r.note << "\nexpected " << digest;
+  EXPECT_NE(r.scope.find("for all 40 reachable round_T(1 + scale)"), std::string::npos) << r.scope;
+}
+
 // The class on the plan's own stages (reference/op_plan.h's analysis): skipped here until that analysis exists.
 TEST(Audit_Stages, PlanStagesPassTheControlAndCatchTheMutant) {
   for (Dtype d : {Dtype::kBf16, Dtype::kFp16}) {
