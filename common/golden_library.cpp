@@ -107,6 +107,10 @@ std::string golden_digest_key(const std::string& op, ref::Contract c) {
   return c == ref::Contract::kEager ? op : op + "." + ref::contract_name(c);
 }
 
+std::string golden_stage_digest_key(const std::string& digest_key, int stage) {
+  return digest_key + ".stage" + std::to_string(stage);
+}
+
 std::string golden_table_file(ref::Activation a, ref::Dtype d, bool f32) {
   return std::string(ref::activation_name(a)) + (f32 ? "_f32_" : "_") + ref::dtype_name(d) + ".bin";
 }

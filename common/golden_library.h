@@ -32,6 +32,10 @@ std::string resolve_golden_arch(const std::string& golden_dir, const std::string
 /// digests.json keys: the op's name for the eager contract ("silu_and_mul"), "<op>.<contract>" for the others
 /// ("silu_and_mul.fp32"); the tree digest of either is the key with "_tree" appended.
 std::string golden_digest_key(const std::string& op, ref::Contract c);
+/// digests.json key of stage k (reference/op_plan.h's stages(), in order) of an op and contract whose key is
+/// `digest_key`: "<digest_key>.stage<k>" ("gated_residual.stage0"); the value is per dtype, as every key's. The digest
+/// is the SHA-256 of the stage's outputs over all its pairs in canonical order (second operand outer).
+std::string golden_stage_digest_key(const std::string& digest_key, int stage);
 /// "<activation>_<dtype>.bin" (65,536 uint16: eager F.act on T tensors) or "<activation>_f32_<dtype>.bin" (65,536
 /// uint32: F.act(x.float()) on the T patterns).
 std::string golden_table_file(ref::Activation a, ref::Dtype d, bool f32);
