@@ -155,14 +155,5 @@ FUSEPROOF_HD int64_t family_in(int input, int64_t r, int64_t c, int64_t w, int64
   if ((T::kGroupMask >> input) & 1u) return (r / group_rows) * w + c;
   return r * w + c;
 }
-/// The two inputs of a 2-input op (group_rows does not apply).
-template <FamilyOp Op>
-FUSEPROOF_HD int64_t family_in0(int64_t r, int64_t c, int64_t w) {
-  return family_in<Op>(0, r, c, w, 1);
-}
-template <FamilyOp Op>
-FUSEPROOF_HD int64_t family_in1(int64_t r, int64_t c, int64_t w) {
-  return family_in<Op>(1, r, c, w, 1);
-}
 
 }  // namespace fuseproof::kernel
