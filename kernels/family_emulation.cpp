@@ -9,11 +9,16 @@ namespace fuseproof::detail {
 
 namespace {
 
-template <kernel::FamilyOp Op, kernel::Half D, bool kFp32>
+using kernel::Contract;
+
+template <kernel::FamilyOp Op, kernel::Half D, Contract C>
 void run(const fuseproof_call_t& c) {
+  constexpr int N = kernel::FamilyTraits<Op>::kInputs;
   const int64_t rows = c.shape[0], w = c.shape[1];
-  const auto* a = static_cast<const uint16_t*>(c.inputs[0].data);
-  const auto* b = static_cast<const uint16_t*>(c.inputs[1].data);
+  // group_rows is meaningful only for ops with group-broadcast inputs; family_in reads it for those alone.
+  const int64_t g = kernel::FamilyTraits<Op>::kGroupMask ? c.group_rows : 1;
+  const uint16_t* in[3] = {};
+  for (int i = 0; i < N; ++i) in[i] = static_cast<const uint16_t*>(c.inputs[i].data);
   auto* out = static_cast<uint16_t*>(c.out);
   // Rows split over the host's threads, as blocks split them on the device; every element is independent.
   const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(rows, std::thread::hardware_concurrency()));
@@ -21,18 +26,26 @@ void run(const fuseproof_call_t& c) {
   for (int64_t t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       for (int64_t r = rows * t / threads; r < rows * (t + 1) / threads; ++r)
-        for (int64_t col = 0; col < w; ++col)
-          out[r * w + col] = kernel::family_element<Op, D, kFp32>(a[kernel::family_in0<Op>(r, col, w)],
-                                                                  b[kernel::family_in1<Op>(r, col, w)]);
+        for (int64_t col = 0; col < w; ++col) {
+          uint16_t e[3] = {};
+          for (int i = 0; i < N; ++i) e[i] = in[i][kernel::family_in<Op>(i, r, col, w, g)];
+          out[r * w + col] = kernel::family_element<Op, D, C>(e[0], e[1], e[2]);
+        }
     });
   for (auto& th : pool) th.join();
 }
 
+template <kernel::FamilyOp Op, Contract C>
+void run_dtype(const fuseproof_call_t& c) {
+  c.dtype == FUSEPROOF_DTYPE_BF16 ? run<Op, kernel::Half::kBf16, C>(c) : run<Op, kernel::Half::kFp16, C>(c);
+}
+
 template <kernel::FamilyOp Op>
 void dispatch(const FamilyLaunch& l, const fuseproof_call_t& c) {
-  const bool bf16 = c.dtype == FUSEPROOF_DTYPE_BF16;
-  if (l.fp32) bf16 ? run<Op, kernel::Half::kBf16, true>(c) : run<Op, kernel::Half::kFp16, true>(c);
-  else bf16 ? run<Op, kernel::Half::kBf16, false>(c) : run<Op, kernel::Half::kFp16, false>(c);
+  constexpr Contract kOther = kernel::FamilyTraits<Op>::kOther;
+  if constexpr (kOther != Contract::kEager)
+    if (l.contract == kOther) return run_dtype<Op, kOther>(c);
+  run_dtype<Op, Contract::kEager>(c);
 }
 
 }  // namespace
@@ -43,6 +56,8 @@ void family_emulate(const FamilyLaunch& l, const fuseproof_call_t& c) {
     case kernel::FamilyOp::kSiluAndMul: return dispatch<kernel::FamilyOp::kSiluAndMul>(l, c);
     case kernel::FamilyOp::kGeluTanhAndMul: return dispatch<kernel::FamilyOp::kGeluTanhAndMul>(l, c);
     case kernel::FamilyOp::kGeluAndMul: return dispatch<kernel::FamilyOp::kGeluAndMul>(l, c);
+    case kernel::FamilyOp::kGatedResidual: return dispatch<kernel::FamilyOp::kGatedResidual>(l, c);
+    case kernel::FamilyOp::kModulate: return dispatch<kernel::FamilyOp::kModulate>(l, c);
   }
 }
 

@@ -1,5 +1,5 @@
 // family_ops.h: the built-in kernels of the op family besides bias_gelu_tanh: each op's element function and where
-// its two inputs sit, for device and host (the CUDA kernel and its CPU emulation run the same code).
+// its inputs sit, for device and host (the CUDA kernel and its CPU emulation run the same code).
 #pragma once
 
 #include <cstdint>
@@ -10,10 +10,21 @@
 namespace fuseproof::kernel {
 
 /// The built-in family kernels (bias_gelu_tanh has its own, tuned kernel: bias_gelu_tanh.cu).
-enum class FamilyOp : int { kBiasGeluErf, kSiluAndMul, kGeluTanhAndMul, kGeluAndMul };
+enum class FamilyOp : int { kBiasGeluErf, kSiluAndMul, kGeluTanhAndMul, kGeluAndMul, kGatedResidual, kModulate };
+
+/// The arithmetic a kernel claims (the descriptor's contract string, kernels/fuseproof_kernel_abi.h): eager's
+/// composition with every intermediate rounded to T; fp32 (the *_and_mul ops) act(gate) * up in binary32; fma
+/// (gated_residual, modulate) one binary32 fmaf rounded once.
+enum class Contract : int { kEager, kFp32, kFma };
+
+/// "eager", "fp32" or "fma": the descriptor's contract string.
+constexpr const char* contract_name(Contract c) {
+  return c == Contract::kFp32 ? "fp32" : c == Contract::kFma ? "fma" : "eager";
+}
 
 /// What an op computes and reads. Packed ops read x[r, c] (gate) and x[r, width + c] (up) of one [rows, 2 * width]
-/// tensor, vLLM's layout; bias ops read x[r, c] and bias[c].
+/// tensor, vLLM's layout; bias ops read x[r, c] and bias[c]; the 3-input ops read x[r, c] and, for every input whose
+/// bit is set in kGroupMask, row r / group_rows of a [rows / group_rows, width] tensor (a DiT's [batch, 1, d]).
 template <FamilyOp Op>
 struct FamilyTraits;
 
@@ -21,56 +32,137 @@ template <>
 struct FamilyTraits<FamilyOp::kBiasGeluErf> {
   static constexpr const char* kName = "bias_gelu_erf";
   static constexpr bool kPacked = false;
+  static constexpr int kInputs = 2;
+  static constexpr unsigned kGroupMask = 0;
+  static constexpr Contract kOther = Contract::kEager;  ///< the contract besides eager it ships (kEager: none)
   static constexpr Act kAct = Act::kGeluErf;
 };
 template <>
 struct FamilyTraits<FamilyOp::kSiluAndMul> {
   static constexpr const char* kName = "silu_and_mul";
   static constexpr bool kPacked = true;
+  static constexpr int kInputs = 2;
+  static constexpr unsigned kGroupMask = 0;
+  static constexpr Contract kOther = Contract::kFp32;
   static constexpr Act kAct = Act::kSilu;
 };
 template <>
 struct FamilyTraits<FamilyOp::kGeluTanhAndMul> {
   static constexpr const char* kName = "gelu_tanh_and_mul";
   static constexpr bool kPacked = true;
+  static constexpr int kInputs = 2;
+  static constexpr unsigned kGroupMask = 0;
+  static constexpr Contract kOther = Contract::kFp32;
   static constexpr Act kAct = Act::kGeluTanh;
 };
 template <>
 struct FamilyTraits<FamilyOp::kGeluAndMul> {
   static constexpr const char* kName = "gelu_and_mul";
   static constexpr bool kPacked = true;
+  static constexpr int kInputs = 2;
+  static constexpr unsigned kGroupMask = 0;
+  static constexpr Contract kOther = Contract::kFp32;
   static constexpr Act kAct = Act::kGeluErf;
 };
+/// out = x + gate * y; inputs (x, gate, y), gate group-broadcast.
+template <>
+struct FamilyTraits<FamilyOp::kGatedResidual> {
+  static constexpr const char* kName = "gated_residual";
+  static constexpr bool kPacked = false;
+  static constexpr int kInputs = 3;
+  static constexpr unsigned kGroupMask = 0b010;
+  static constexpr Contract kOther = Contract::kFma;
+};
+/// out = x * (1 + scale) + shift; inputs (x, scale, shift), scale and shift group-broadcast.
+template <>
+struct FamilyTraits<FamilyOp::kModulate> {
+  static constexpr const char* kName = "modulate";
+  static constexpr bool kPacked = false;
+  static constexpr int kInputs = 3;
+  static constexpr unsigned kGroupMask = 0b110;
+  static constexpr Contract kOther = Contract::kFma;
+};
 
-/// One element. Bias ops: act(round_T(x + bias)) (eager's add rounds its tensor). Packed ops under the eager
-/// contract: round_T(round_T(act(gate)) * up); under fp32 (kFp32): round_T(act(gate) * up) with both in binary32.
-template <FamilyOp Op, Half D, bool kFp32>
-FUSEPROOF_HD uint16_t family_element(uint16_t a, uint16_t b) {
-  using T = FamilyTraits<Op>;
-  const float fa = half_to_float<D>(a), fb = half_to_float<D>(b);
-  if constexpr (!T::kPacked) {
-    const float sum = half_to_float<D>(float_to_half_rn<D>(add_rn(fa, fb)));
-    return float_to_half_rn<D>(activation<T::kAct>(sum));
-  } else if constexpr (kFp32) {
-    return float_to_half_rn<D>(mul_rn(activation<T::kAct>(fa), fb));
+/// Whether op Op ships contract C (eager always; fp32 for the packed ops; fma for the 3-input ops).
+template <FamilyOp Op>
+constexpr bool family_has_contract(Contract c) {
+  return c == Contract::kEager || c == FamilyTraits<Op>::kOther;
+}
+
+/// gated_residual's element. eager: p = round_T(gate * y) (the binary32 product of two halves is exact, so p is
+/// correctly rounded), then round_T(x + p) (binary32 add, then T: eager's two tensors). fma: round_T(fmaf(gate, y, x)).
+/// mul_rn / add_rn are __fmul_rn / __fadd_rn on the device, so nvcc cannot contract the eager pair into an FMA.
+template <Half D, Contract C>
+FUSEPROOF_HD uint16_t gated_residual_element(uint16_t x, uint16_t gate, uint16_t y) {
+  const float fx = half_to_float<D>(x), fg = half_to_float<D>(gate), fy = half_to_float<D>(y);
+  if constexpr (C == Contract::kFma) {
+    return float_to_half_rn<D>(fma_rn(fg, fy, fx));
   } else {
-    const float act = half_to_float<D>(float_to_half_rn<D>(activation<T::kAct>(fa)));
-    return float_to_half_rn<D>(mul_rn(act, fb));
+    const float p = half_to_float<D>(float_to_half_rn<D>(mul_rn(fg, fy)));
+    return float_to_half_rn<D>(add_rn(fx, p));
+  }
+}
+
+/// modulate's element. eager: s = round_T(1 + scale), m = round_T(x * s), round_T(m + shift) (three tensors, each
+/// rounded). fma: round_T(fmaf(x, 1 + scale, shift)) with 1 + scale rounded to binary32 only.
+template <Half D, Contract C>
+FUSEPROOF_HD uint16_t modulate_element(uint16_t x, uint16_t scale, uint16_t shift) {
+  const float fx = half_to_float<D>(x), fs = half_to_float<D>(scale), fh = half_to_float<D>(shift);
+  if constexpr (C == Contract::kFma) {
+    return float_to_half_rn<D>(fma_rn(fx, add_rn(1.0f, fs), fh));
+  } else {
+    const float s = half_to_float<D>(float_to_half_rn<D>(add_rn(1.0f, fs)));
+    const float m = half_to_float<D>(float_to_half_rn<D>(mul_rn(fx, s)));
+    return float_to_half_rn<D>(add_rn(m, fh));
+  }
+}
+
+/// One element from the op's inputs in declared order (`c` unused by the 2-input ops). Bias ops: act(round_T(x +
+/// bias)) (eager's add rounds its tensor). Packed ops under the eager contract: round_T(round_T(act(gate)) * up);
+/// under fp32: round_T(act(gate) * up) with both in binary32. gated_residual, modulate: the functions above.
+template <FamilyOp Op, Half D, Contract C>
+FUSEPROOF_HD uint16_t family_element(uint16_t a, uint16_t b, uint16_t c = 0) {
+  using T = FamilyTraits<Op>;
+  if constexpr (Op == FamilyOp::kGatedResidual) {
+    return gated_residual_element<D, C>(a, b, c);
+  } else if constexpr (Op == FamilyOp::kModulate) {
+    return modulate_element<D, C>(a, b, c);
+  } else {
+    (void)c;
+    const float fa = half_to_float<D>(a), fb = half_to_float<D>(b);
+    if constexpr (!T::kPacked) {
+      const float sum = half_to_float<D>(float_to_half_rn<D>(add_rn(fa, fb)));
+      return float_to_half_rn<D>(activation<T::kAct>(sum));
+    } else if constexpr (C == Contract::kFp32) {
+      return float_to_half_rn<D>(mul_rn(activation<T::kAct>(fa), fb));
+    } else {
+      const float act = half_to_float<D>(float_to_half_rn<D>(activation<T::kAct>(fa)));
+      return float_to_half_rn<D>(mul_rn(act, fb));
+    }
   }
 }
 
 /// Elements per 16-byte vector: every width is a multiple of it.
 inline constexpr int kFamilyVectorElems = 8;
 
-/// The offsets of element (r, c)'s inputs from each input's own pointer, for an output of width `w` (up's pointer is
-/// x + w in the packed layout).
+/// The offset of element (r, c)'s input `input` from that input's own pointer, for an output of width `w` (up's
+/// pointer is x + w in the packed layout; a group-broadcast input's row is r / group_rows).
+template <FamilyOp Op>
+FUSEPROOF_HD int64_t family_in(int input, int64_t r, int64_t c, int64_t w, int64_t group_rows) {
+  using T = FamilyTraits<Op>;
+  if constexpr (T::kPacked) return r * 2 * w + c;
+  if (T::kInputs == 2 && input == 1) return c;  // the bias row
+  if ((T::kGroupMask >> input) & 1u) return (r / group_rows) * w + c;
+  return r * w + c;
+}
+/// The two inputs of a 2-input op (group_rows does not apply).
 template <FamilyOp Op>
 FUSEPROOF_HD int64_t family_in0(int64_t r, int64_t c, int64_t w) {
-  return FamilyTraits<Op>::kPacked ? r * 2 * w + c : r * w + c;
+  return family_in<Op>(0, r, c, w, 1);
 }
 template <FamilyOp Op>
 FUSEPROOF_HD int64_t family_in1(int64_t r, int64_t c, int64_t w) {
-  return FamilyTraits<Op>::kPacked ? r * 2 * w + c : c;
+  return family_in<Op>(1, r, c, w, 1);
 }
 
 }  // namespace fuseproof::kernel

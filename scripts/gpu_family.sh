@@ -12,12 +12,15 @@
 #               copy of golden/sm_90: the ex2 arguments of expf and erff and the device's ex2 of each; the new
 #               ex2_points.tar.xz and provenance.json replace golden/sm_90's on this machine (configured again to
 #               unpack them) and come back in the archive (family/golden_sm_90/)
-#   audit       every op's built-in CUDA kernel, eager contract (AUDIT_OPS picks), and
-#   audit_fp32  every fp32-contract kernel (AUDIT_FP32_ARGS: more options): every class at the production envelope
+#   audit       every op's built-in CUDA kernel, eager contract (AUDIT_OPS picks; AUDIT_OPS="gated_residual modulate"
+#               for the 3-input ops), and
+#   audit_fp32  every fp32-contract kernel, audit_fma every fma-contract kernel (gated_residual, modulate)
+#               (AUDIT_FP32_ARGS: more options for both): every class at the production envelope
 #               (widths to 65,536, the default shapes with one call above 2^31 elements, the whole 2^32 domain),
 #               both dtypes, one process each
 #   mutants     every CUDA mutant (bias_gelu_tanh's and the family's) on gpu_audit.sh's budget scope, the kill check
-#               (each family mutant killed by `extreme`), and the family's controls on the same scope
+#               (each family mutant killed by `extreme` unless check_cuda_mutants.py names its class), and the
+#               family's controls (with gated_residual's gate_y_swapped, still exact) on the same scope
 #   diag        one small Python subject audit under faulthandler, then cuda-gdb (where the package crashes)
 #   calls       the classes that call a kernel as a model does (history, batch, repeat, streams, graph; NEW_CLASSES
 #               picks) on every built-in CUDA kernel, eager and fp32, one class per process, both dtypes, each timed
@@ -47,6 +50,8 @@ steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(build audit+mutants)
 FAMILY_OPS=(bias_gelu_erf silu_and_mul gelu_tanh_and_mul gelu_and_mul bias_gelu_tanh)
 PACKED_OPS=(silu_and_mul gelu_tanh_and_mul gelu_and_mul)
+# The 3-input ops (issue 23): built-in CUDA kernels under eager (audit, with AUDIT_OPS) and fma (audit_fma), controls.
+DIT_OPS=(gated_residual modulate)
 PY=${PY:-$(command -v python3)}
 pack() {
   # Whatever a step left running (an audit past its timeout) goes first; then one archive, as at most 8 files come
@@ -104,11 +109,14 @@ audit() {  # audit eager|fp32: every op's built-in CUDA kernel of that contract,
       pids+=("$!")
     done
   else
-    for op in "${PACKED_OPS[@]}"; do
-      names+=("${op}_fp32")
+    # fp32: the packed ops' kernels; fma: the 3-input ops' (lib<op>_<contract>_cuda.so, the contract from the plugin)
+    local ops=("${PACKED_OPS[@]}")
+    [ "$1" = fma ] && ops=("${DIT_OPS[@]}")
+    for op in "${ops[@]}"; do
+      names+=("${op}_$1")
       timeout -k 10 "$(($(left) - 10))" "$AUDIT" audit --backend cuda --dtype all --no-reference ${AUDIT_FP32_ARGS:-} \
-        --plugin "$BUILD/lib/plugins/lib${op}_fp32_cuda.so" \
-        --report "$W/audit_${op}_fp32.md" --json "$W/audit_${op}_fp32.json" > "$W/audit_${op}_fp32.log" 2>&1 &
+        --plugin "$BUILD/lib/plugins/lib${op}_$1_cuda.so" \
+        --report "$W/audit_${op}_$1.md" --json "$W/audit_${op}_$1.json" > "$W/audit_${op}_$1.log" 2>&1 &
       pids+=("$!")
     done
   fi
@@ -134,7 +142,8 @@ mutants() {
   rc=$?
   echo "gpu_family: mutation run exit $rc in $((SECONDS - t0)) s"
   "$PY" scripts/check_cuda_mutants.py "$W/mutation_cuda.json" --family || rc=1
-  for op in "${FAMILY_OPS[@]::4}"; do
+  # Each op's unmutated base, and the false-alarm check (gate and y swapped: still exact), which must pass.
+  for op in "${FAMILY_OPS[@]::4}" "${DIT_OPS[@]}" gated_residual_gate_y_swapped; do
     need "control $op" 130 || { rc=1; break; }
     timeout -k 5 120 "$AUDIT" audit --backend cuda --dtype all "${MUTANT_SCOPE[@]}" --no-reference \
       --plugin "$BUILD/lib/plugins/libcontrol_cuda_$op.so" --json "$W/control_cuda_$op.json" \
@@ -308,6 +317,7 @@ run_step() {  # run_step NAME: one step; its exit status
     capture) need capture 60 || return 0; capture ;;
     audit) need audit 200 || return 0; audit eager ;;
     audit_fp32) need audit_fp32 200 || return 0; audit fp32 ;;
+    audit_fma) need audit_fma 200 || return 0; audit fma ;;
     mutants) need mutants 120 || return 0; mutants ;;
     subjects) need subjects 120 || return 0; subjects ;;
     diag) need diag 60 || return 0; diag ;;

@@ -10,14 +10,22 @@
 namespace fuseproof::mutants {
 namespace {
 
+/// The op's input pointers in declared order (unused slots null).
+struct MutantInputs {
+  const uint16_t* p[3];
+};
+
 template <Half D>
-__global__ void mutant_kernel(uint16_t* out, const uint16_t* a, const uint16_t* b, int64_t rows, int64_t w,
+__global__ void mutant_kernel(uint16_t* out, const MutantInputs in, int64_t rows, int64_t w, int64_t group_rows,
                               int64_t done) {
+  constexpr int N = FamilyTraits<kOp>::kInputs;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * w; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = i / w, col = i % w;
     if (col >= done) continue;  // the first-call bug's unwritten tail
-    out[i] = mutant_row_element<kOp, D, kBug, kFp32>(a[kernel::family_in0<kOp>(r, col, w)],
-                                                     b[mutant_in1<kOp, kBug>(r, col, w)], r, rows);
+    uint16_t e[3] = {};
+#pragma unroll
+    for (int k = 0; k < N; ++k) e[k] = in.p[k][mutant_in<kOp, kBug>(k, r, col, w, group_rows, rows)];
+    out[i] = mutant_row_element<kOp, D, kBug, kContract>(e[0], e[1], e[2], r, rows);
   }
 }
 
@@ -48,14 +56,15 @@ std::string static_workspace(size_t bytes, uint16_t** ws) {
 }
 
 int call(const fuseproof_call_t* c) {
-  const FamilyLaunch l{kOp, kFp32, true, kVector};
+  const FamilyLaunch l{kOp, kContract, true, kVector};
   std::string why = family_can_implement(l, *c);
   if (why.empty()) {
     const int64_t n = c->shape[0] * c->shape[1];
     const unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 132 * 16));
     auto* out = static_cast<uint16_t*>(c->out);
-    const auto* a = static_cast<const uint16_t*>(c->inputs[0].data);
-    const auto* b = static_cast<const uint16_t*>(c->inputs[1].data);
+    MutantInputs in{};
+    for (int k = 0; k < FamilyTraits<kOp>::kInputs; ++k) in.p[k] = static_cast<const uint16_t*>(c->inputs[k].data);
+    const int64_t g = FamilyTraits<kOp>::kGroupMask ? c->group_rows : 1;
     auto s = static_cast<cudaStream_t>(c->stream);
     const int64_t step = mutant_step<kBug>(c->shape[1]);
     const int64_t done = step ? c->shape[1] / step * step : c->shape[1];
@@ -68,9 +77,9 @@ int call(const fuseproof_call_t* c) {
     }
     if (why.empty()) {
       if (mutant_dtype<kBug>(c->dtype) == FUSEPROOF_DTYPE_BF16)
-        mutant_kernel<Half::kBf16><<<blocks, 256, 0, s>>>(dst, a, b, c->shape[0], c->shape[1], done);
+        mutant_kernel<Half::kBf16><<<blocks, 256, 0, s>>>(dst, in, c->shape[0], c->shape[1], g, done);
       else
-        mutant_kernel<Half::kFp16><<<blocks, 256, 0, s>>>(dst, a, b, c->shape[0], c->shape[1], done);
+        mutant_kernel<Half::kFp16><<<blocks, 256, 0, s>>>(dst, in, c->shape[0], c->shape[1], g, done);
       if (dst != out) copy_out<<<blocks, 256, 0, s>>>(out, dst, n);
       if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
         why = std::string("launch failed: ") + cudaGetErrorString(e);

@@ -1,5 +1,5 @@
 // family_mutant_host_plugin.cpp: a host-memory plugin of a family op carrying one bug (FUSEPROOF_FAMILY_OP,
-// FUSEPROOF_FAMILY_BUG, FUSEPROOF_FAMILY_FP32; built per op and bug by CMake from family_bugs.h).
+// FUSEPROOF_FAMILY_BUG, FUSEPROOF_FAMILY_CONTRACT; built per op and bug by CMake from family_bugs.h).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -28,19 +28,23 @@ uint16_t* static_workspace(size_t n) {
 
 template <Half D>
 void run(const fuseproof_call_t& c, uint16_t* out) {
+  constexpr int N = FamilyTraits<kOp>::kInputs;
   const int64_t rows = c.shape[0], w = c.shape[1];
-  const auto* a = static_cast<const uint16_t*>(c.inputs[0].data);
-  const auto* b = static_cast<const uint16_t*>(c.inputs[1].data);
+  const int64_t g = FamilyTraits<kOp>::kGroupMask ? c.group_rows : 1;
+  const uint16_t* in[3] = {};
+  for (int i = 0; i < N; ++i) in[i] = static_cast<const uint16_t*>(c.inputs[i].data);
   const int64_t step = mutant_step<kBug>(w);
   const int64_t done = step ? w / step * step : w;
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t col = 0; col < done; ++col)
-      out[r * w + col] = mutant_row_element<kOp, D, kBug, kFp32>(a[kernel::family_in0<kOp>(r, col, w)],
-                                                                 b[mutant_in1<kOp, kBug>(r, col, w)], r, rows);
+    for (int64_t col = 0; col < done; ++col) {
+      uint16_t e[3] = {};
+      for (int i = 0; i < N; ++i) e[i] = in[i][mutant_in<kOp, kBug>(i, r, col, w, g, rows)];
+      out[r * w + col] = mutant_row_element<kOp, D, kBug, kContract>(e[0], e[1], e[2], r, rows);
+    }
 }
 
 int call(const fuseproof_call_t* c) {
-  const FamilyLaunch l{kOp, kFp32, false, kVector};
+  const FamilyLaunch l{kOp, kContract, false, kVector};
   const std::string why = family_can_implement(l, *c);
   if (why.empty()) {
     const size_t n = size_t(c->shape[0] * c->shape[1]);

@@ -12,6 +12,7 @@
 namespace fuseproof::mutants {
 
 using kernel::Act;
+using kernel::Contract;
 using kernel::FamilyOp;
 using kernel::FamilyTraits;
 using kernel::Half;
@@ -47,40 +48,70 @@ FUSEPROOF_HD float mutant_act(float x) {
   else return kernel::activation<FamilyTraits<Op>::kAct>(x);
 }
 
-/// One element with the bug; `fp32`: the contract the mutant's arithmetic follows (before the bug).
-template <FamilyOp Op, Half D, FamilyBug B, bool kFp32>
-FUSEPROOF_HD uint16_t mutant_element(uint16_t a, uint16_t b) {
+/// One element of a 3-input op (gated_residual, modulate) with the bug; the arithmetic otherwise that of contract C.
+template <FamilyOp Op, Half D, FamilyBug B, Contract C>
+FUSEPROOF_HD uint16_t mutant_element3(uint16_t a, uint16_t b, uint16_t c) {
   using kernel::float_to_half_rn;
   using kernel::half_to_float;
-  if constexpr (B == FamilyBug::kGateUpSwapped) {
-    const uint16_t t = a;
-    a = b;
-    b = t;
-  }
-  const float fa = half_to_float<D>(a), fb = half_to_float<D>(b);
-  uint16_t y;
-  if constexpr (!FamilyTraits<Op>::kPacked) {
-    const float sum = kernel::add_rn(fa, fb);
-    const float s = B == FamilyBug::kSumUnrounded ? sum : half_to_float<D>(float_to_half_rn<D>(sum));
-    y = float_to_half_rn<D>(mutant_act<Op, B>(s));
-    if (B == FamilyBug::kZeroSignLost && (y & 0x7FFFu) == 0) y = 0;
+  if constexpr (B == FamilyBug::kFmaInEager) {
+    return kernel::family_element<Op, D, Contract::kFma>(a, b, c);
+  } else if constexpr (Op == FamilyOp::kGatedResidual && C == Contract::kEager) {
+    const float fx = half_to_float<D>(a), fg = half_to_float<D>(b), fy = half_to_float<D>(c);
+    const float prod = B == FamilyBug::kGateYSwapped ? kernel::mul_rn(fy, fg) : kernel::mul_rn(fg, fy);
+    const float p = half_to_float<D>(float_to_half_rn<D>(prod));
+    float sum = kernel::add_rn(fx, p);
+    if constexpr (B == FamilyBug::kNegzeroLost) sum = kernel::add_rn(sum, 0.0f);  // -0 + +0 = +0 in round-to-nearest
+    return float_to_half_rn<D>(sum);
+  } else if constexpr (Op == FamilyOp::kModulate && C == Contract::kEager) {
+    const float fx = half_to_float<D>(a), fs = half_to_float<D>(b), fh = half_to_float<D>(c);
+    const float one_plus = kernel::add_rn(1.0f, fs);
+    const float s = B == FamilyBug::kOnePlusScaleUnrounded ? one_plus : half_to_float<D>(float_to_half_rn<D>(one_plus));
+    const float m = half_to_float<D>(float_to_half_rn<D>(kernel::mul_rn(fx, s)));
+    return float_to_half_rn<D>(kernel::add_rn(m, fh));
   } else {
-    const float up = B == FamilyBug::kZeroSignLost ? kernel::add_rn(fb, 0.0f) : fb;  // act * (up + 0)
-    const float act = mutant_act<Op, B>(fa);
-    const bool round_act = (!kFp32 && B != FamilyBug::kActUnrounded) || B == FamilyBug::kFp32ActRounded;
-    const float a_used = round_act ? half_to_float<D>(float_to_half_rn<D>(act)) : act;
-    y = float_to_half_rn<D>(kernel::mul_rn(a_used, up));
+    return kernel::family_element<Op, D, C>(a, b, c);
   }
-  return y;
+}
+
+/// One element with the bug, from the op's inputs in declared order (`c` unused by the 2-input ops); C: the contract
+/// the mutant's arithmetic follows (before the bug).
+template <FamilyOp Op, Half D, FamilyBug B, Contract C>
+FUSEPROOF_HD uint16_t mutant_element(uint16_t a, uint16_t b, uint16_t c = 0) {
+  using kernel::float_to_half_rn;
+  using kernel::half_to_float;
+  if constexpr (FamilyTraits<Op>::kInputs == 3) {
+    return mutant_element3<Op, D, B, C>(a, b, c);
+  } else {
+    if constexpr (B == FamilyBug::kGateUpSwapped) {
+      const uint16_t t = a;
+      a = b;
+      b = t;
+    }
+    const float fa = half_to_float<D>(a), fb = half_to_float<D>(b);
+    uint16_t y;
+    if constexpr (!FamilyTraits<Op>::kPacked) {
+      const float sum = kernel::add_rn(fa, fb);
+      const float s = B == FamilyBug::kSumUnrounded ? sum : half_to_float<D>(float_to_half_rn<D>(sum));
+      y = float_to_half_rn<D>(mutant_act<Op, B>(s));
+      if (B == FamilyBug::kZeroSignLost && (y & 0x7FFFu) == 0) y = 0;
+    } else {
+      const float up = B == FamilyBug::kZeroSignLost ? kernel::add_rn(fb, 0.0f) : fb;  // act * (up + 0)
+      const float act = mutant_act<Op, B>(fa);
+      const bool round_act = (C != Contract::kFp32 && B != FamilyBug::kActUnrounded) || B == FamilyBug::kFp32ActRounded;
+      const float a_used = round_act ? half_to_float<D>(float_to_half_rn<D>(act)) : act;
+      y = float_to_half_rn<D>(kernel::mul_rn(a_used, up));
+    }
+    return y;
+  }
 }
 
 /// Element r of a call of `rows` rows: the row-count bug's tail-tile path (rows 129..255, rows from 128 on) keeps
 /// act(gate) in binary32; every other bug is the same in every row.
-template <FamilyOp Op, Half D, FamilyBug B, bool kFp32>
-FUSEPROOF_HD uint16_t mutant_row_element(uint16_t a, uint16_t b, int64_t r, int64_t rows) {
+template <FamilyOp Op, Half D, FamilyBug B, Contract C>
+FUSEPROOF_HD uint16_t mutant_row_element(uint16_t a, uint16_t b, uint16_t c, int64_t r, int64_t rows) {
   if constexpr (B == FamilyBug::kRowCountPath)
-    if (rows > 128 && rows < 256 && r >= 128) return mutant_element<Op, D, FamilyBug::kActUnrounded, kFp32>(a, b);
-  return mutant_element<Op, D, B, kFp32>(a, b);
+    if (rows > 128 && rows < 256 && r >= 128) return mutant_element<Op, D, FamilyBug::kActUnrounded, C>(a, b, c);
+  return mutant_element<Op, D, B, C>(a, b, c);
 }
 
 /// The dtype a valid call is computed in (host side of a plugin): its own, or for the first-dtype bug the first
@@ -112,15 +143,20 @@ inline int64_t mutant_step(int64_t w) {
   return 0;
 }
 
-/// Where element (r, c)'s second input sits for the bug: the tail past the last whole vector of a packed row reads up
-/// at the padded width instead of `w`.
+/// Where element (r, c)'s input `input` sits for the bug, in a call of `rows` rows and `group_rows` rows per group: the
+/// tail past the last whole vector of a packed row reads up at the padded width instead of `w`; the wrong-group bug
+/// reads a group-broadcast input's row r % groups instead of r / group_rows.
 template <FamilyOp Op, FamilyBug B>
-FUSEPROOF_HD int64_t mutant_in1(int64_t r, int64_t c, int64_t w) {
+FUSEPROOF_HD int64_t mutant_in(int input, int64_t r, int64_t c, int64_t w, int64_t group_rows, int64_t rows) {
   if constexpr (B == FamilyBug::kWrongHalfTail && FamilyTraits<Op>::kPacked) {
     const int64_t padded = (w + 7) / 8 * 8;
-    if (c >= w / 8 * 8) return r * 2 * w + (padded - w) + c;  // relative to up's pointer (x + w)
+    if (input == 1 && c >= w / 8 * 8) return r * 2 * w + (padded - w) + c;  // relative to up's pointer (x + w)
   }
-  return kernel::family_in1<Op>(r, c, w);
+  if constexpr (B == FamilyBug::kWrongGroupRow) {
+    if ((FamilyTraits<Op>::kGroupMask >> input) & 1u) return (r % (rows / group_rows)) * w + c;
+  }
+  (void)rows;
+  return kernel::family_in<Op>(input, r, c, w, group_rows);
 }
 
 }  // namespace fuseproof::mutants

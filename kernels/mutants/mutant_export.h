@@ -5,15 +5,15 @@
 #include "kernels/fuseproof_kernel_abi.h"
 
 #if defined(FUSEPROOF_FAMILY_OP)
-// A family mutant (family_bugs.h): FUSEPROOF_FAMILY_OP, FUSEPROOF_FAMILY_BUG, FUSEPROOF_FAMILY_FP32,
-// FUSEPROOF_FAMILY_NAME.
+// A family mutant (family_bugs.h): FUSEPROOF_FAMILY_OP, FUSEPROOF_FAMILY_BUG, FUSEPROOF_FAMILY_CONTRACT (kEager,
+// kFp32 or kFma), FUSEPROOF_FAMILY_NAME.
 #include "kernels/family_launcher.h"
 #include "kernels/mutants/family_bugs.h"
 
 namespace fuseproof::mutants {
 inline constexpr kernel::FamilyOp kOp = kernel::FamilyOp::FUSEPROOF_FAMILY_OP;
 inline constexpr FamilyBug kBug = FamilyBug::FUSEPROOF_FAMILY_BUG;
-inline constexpr bool kFp32 = FUSEPROOF_FAMILY_FP32 != 0;
+inline constexpr kernel::Contract kContract = kernel::Contract::FUSEPROOF_FAMILY_CONTRACT;
 /// The tail bug needs widths that are not a multiple of the vector, so that mutant takes any width.
 inline constexpr int kVector = kBug == FamilyBug::kWrongHalfTail ? 1 : kernel::kFamilyVectorElems;
 }  // namespace fuseproof::mutants
@@ -22,7 +22,7 @@ inline constexpr int kVector = kBug == FamilyBug::kWrongHalfTail ? 1 : kernel::k
 #define FUSEPROOF_FAMILY_MUTANT_EXPORT(memory_word, is_cuda, call_fn)                                                \
   namespace fuseproof::mutants {                                                                                 \
   const fuseproof_kernel_descriptor_t kDescriptor =                                                              \
-      family_descriptor<kOp>("mutant " memory_word " " FUSEPROOF_FAMILY_NAME, kFp32, is_cuda, kVector, call_fn); \
+      family_descriptor<kOp>("mutant " memory_word " " FUSEPROOF_FAMILY_NAME, kContract, is_cuda, kVector, call_fn); \
   }                                                                                                              \
   FUSEPROOF_DEFINE_PLUGIN(&fuseproof::mutants::kDescriptor)
 #else
