@@ -348,11 +348,14 @@ FusedDitOp kernel_dit_op(kernel::FamilyOp op, kernel::Contract contract) {
                           int64_t group_rows) -> LaunchStatus {
     const std::string name = std::string(dit_op_name(op)) + ": ";
     const TensorView* views[4] = {&out, &x, &b, &c};
-    for (const TensorView* v : views) {
-      if (v->rank != 2) return {false, name + "every tensor must be rank 2, got rank " + std::to_string(v->rank)};
-      if (v->dtype != out.dtype) return {false, name + "every tensor must have out's dtype"};
-      if (v->device.kind != out.device.kind || v->device.index != out.device.index)
-        return {false, name + "every tensor must be on out's device"};
+    const bool mod = op == kernel::FamilyOp::kModulate;
+    const char* names[4] = {"out", "x", mod ? "scale" : "gate", mod ? "shift" : "y"};
+    for (int i = 0; i < 4; ++i) {
+      const TensorView& v = *views[i];
+      if (v.rank != 2) return {false, name + names[i] + " must be rank 2, got rank " + std::to_string(v.rank)};
+      if (v.dtype != out.dtype) return {false, name + names[i] + " must have out's dtype"};
+      if (v.device.kind != out.device.kind || v.device.index != out.device.index)
+        return {false, name + names[i] + " must be on out's device"};
     }
     if (out.dtype != ScalarType::kBf16 && out.dtype != ScalarType::kFp16)
       return {false, name + "dtype must be bf16 or fp16"};

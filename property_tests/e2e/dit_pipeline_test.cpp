@@ -212,6 +212,26 @@ INSTANTIATE_TEST_SUITE_P(Sites, E2E_DitNegativeControl,
                            return n;
                          });
 
+TEST(E2E_DitPipeline, KernelDitOpPassesGroupRowsAndSaysWhyItRefuses) {
+  // 4 rows of width 8 in 2 groups of 2: gate row g serves rows 2g and 2g + 1. bf16 1.0 = 0x3F80, 2.0 = 0x4000.
+  alignas(16) uint16_t x[32], gate[16], y[32], out[32];
+  for (int i = 0; i < 32; ++i) x[i] = 0x3F80, y[i] = 0x3F80;
+  for (int i = 0; i < 16; ++i) gate[i] = i < 8 ? 0x3F80 : 0x4000;  // group 0: 1, group 1: 2
+  const auto view = [](uint16_t* p, int64_t rows) { return contiguous_view(p, ScalarType::kBf16, {rows, 8}); };
+  const FusedDitOp op = kernel_dit_op(FamilyOp::kGatedResidual);
+  ASSERT_TRUE(op.call(view(out, 4), view(x, 4), view(gate, 2), view(y, 4), 2).ok);
+  EXPECT_EQ(out[0], 0x4000) << "1 + 1 * 1";
+  EXPECT_EQ(out[16], 0x4040) << "1 + 2 * 1 = 3 (row 2 reads gate row 1)";
+  EXPECT_EQ(op.call(view(out, 4), view(x, 4), view(gate, 2), view(y, 4), 3).message,
+            "gated_residual: rows must be a multiple of group_rows (3), got 4");
+  EXPECT_EQ(op.call(view(out, 4), view(x, 4), contiguous_view(gate, ScalarType::kBf16, {8}), view(y, 4), 2).message,
+            "gated_residual: gate must be rank 2, got rank 1");
+  EXPECT_EQ(kernel_dit_op(FamilyOp::kModulate)
+                .call(view(out, 4), view(x, 4), contiguous_view(gate, ScalarType::kFp16, {2, 8}), view(y, 4), 2)
+                .message,
+            "modulate: scale must have out's dtype");
+}
+
 /// `fuseproof-e2e sites` output, or "" when it fails.
 std::string e2e_output(const std::string& args) {
   std::string out;
