@@ -21,7 +21,8 @@
 #   --commit HASH the commit built (40 hex; default $FUSEPROOF_GIT_COMMIT, else `git rev-parse HEAD` when that works):
 #                 recorded in provenance.json; scripts/bless_e2e.sh refuses a run without it.
 #   --build-dir DIR the build tree (default build-gpu-e2e; with --skip-build, one already built, e.g. build-gpu)
-#   --dit-config NAME the DiT configuration run after --config (default <config>-dit; none: skip it), in DIR/dit
+#   --dit-config NAME the DiT configuration run after --config (default <config>-dit, none for a *-dit --config;
+#                 none: skip it), in DIR/dit
 #                 (bf16) and DIR/dit/fp16: run.json, check.json/.xml, high_vs_high_eager.json, lossless_vs_high.json;
 #                 without its golden file, a candidate blessed from this run when the run's gates pass and a commit is
 #                 known: DIR/dit/sm_<cc>_<NAME>.json
@@ -94,7 +95,8 @@ finish() { local rc=$1; log "nightly_e2e: exit $rc"; export_files; exit "$rc"; }
 [[ "$DEVICE" == cuda || "$DEVICE" == cpu ]] || die "--device must be cuda or cpu, got '$DEVICE'"
 [[ "$DTYPES" == bf16,fp16 || "$DTYPES" == bf16 ]] || die "--dtypes must be bf16,fp16 or bf16, got '$DTYPES'"
 WITH_FP16=0; [[ "$DTYPES" == *fp16* ]] && WITH_FP16=1
-[[ -n "$DIT_CONFIG" ]] || DIT_CONFIG="$CONFIG-dit"
+# A DiT --config is its own DiT run: no second one after it.
+[[ -n "$DIT_CONFIG" ]] || { [[ "$CONFIG" == *-dit ]] && DIT_CONFIG=none || DIT_CONFIG="$CONFIG-dit"; }
 [[ "$DIT_CONFIG" =~ ^[a-z0-9-]+$ ]] || die "--dit-config must be a config name or none, got '$DIT_CONFIG'"
 # Exit statuses combined as `e2e check` ranks them: error (2), then mismatch (1), then incomplete (3).
 combine() { local a=$1 b=$2; for s in 2 1 3; do [[ $a -eq $s || $b -eq $s ]] && { echo "$s"; return; }; done; echo 0; }
