@@ -316,7 +316,8 @@ void sites_command(const std::string& config_name, const std::string& mode) {
         why = probe.ok ? "eligible; " + mode + " leaves it eager" : probe.message;
         if (probe.ok) p.unmount(s.name);
       }
-      std::cout << s.name << ": " << (s.mounted ? "mounted (fc_in skip_bias_add)" : "eager (" + why + ")") << '\n';
+      const std::string how = s.dit_op.empty() ? "fc_in skip_bias_add" : "fused " + s.dit_op;
+      std::cout << s.name << ": " << (s.mounted ? "mounted (" + how + ")" : "eager (" + why + ")") << '\n';
     }
   } catch (const std::exception& e) {
     fail(std::string("e2e sites: ") + e.what());
@@ -328,7 +329,8 @@ void sites_command(const std::string& config_name, const std::string& mode) {
 void add_e2e_commands(CLI::App& app) {
   auto run_args = std::make_shared<RunArgs>();
   CLI::App* run = app.add_subcommand("run", "Run the pipeline in one or more quality modes; writes DIR/run.json and frames");
-  run->add_option("--config", run_args->config, "small (CI, CPU) or default (320x192, GPU)")->capture_default_str();
+  run->add_option("--config", run_args->config, "small (CI, CPU) or default (320x192, GPU); small-dit, default-dit: their blocks modulate and gate their "
+                  "residuals in the activation dtype (fusion sites blocks.<i>.{modulate,gate}_{attn,ffn})")->capture_default_str();
   run->add_option("--device", run_args->device, "cpu or cuda")->capture_default_str();
   run->add_option("--modes", run_args->modes, "comma list of lossless, high, high-eager, lossless-after-unmount")
       ->delimiter(',')
@@ -373,7 +375,7 @@ void add_e2e_commands(CLI::App& app) {
 
   auto sites_args = std::make_shared<std::array<std::string, 2>>(std::array<std::string, 2>{"small", "high"});
   CLI::App* sites = app.add_subcommand("sites", "List the fusion sites and why each is mounted or eager");
-  sites->add_option("--config", (*sites_args)[0], "small or default")->capture_default_str();
+  sites->add_option("--config", (*sites_args)[0], "small, default, small-dit or default-dit")->capture_default_str();
   sites->add_option("--mode", (*sites_args)[1], "lossless, high or high-eager")->capture_default_str();
   sites->callback([sites_args] { sites_command((*sites_args)[0], (*sites_args)[1]); });
 }

@@ -28,10 +28,27 @@ PipelineConfig default_config() {
   return c;
 }
 
+PipelineConfig small_dit_config() {
+  PipelineConfig c = small_config();
+  c.name = "small-dit";
+  c.dit_ops = true;
+  return c;
+}
+
+PipelineConfig default_dit_config() {
+  PipelineConfig c = default_config();
+  c.name = "default-dit";
+  c.dit_ops = true;
+  return c;
+}
+
 PipelineConfig config_by_name(std::string_view name) {
   if (name == "small") return small_config();
   if (name == "default") return default_config();
-  throw std::invalid_argument("config must be one of small, default, got '" + std::string(name) + "'");
+  if (name == "small-dit") return small_dit_config();
+  if (name == "default-dit") return default_dit_config();
+  throw std::invalid_argument("config must be one of small, default, small-dit, default-dit, got '" + std::string(name) +
+                              "'");
 }
 
 void validate(const PipelineConfig& c) {
@@ -67,6 +84,7 @@ nlohmann::json to_json(const PipelineConfig& c) {
   if (!c.fc_in_bias.empty()) j["fc_in_bias"] = c.fc_in_bias;
   if (c.dtype != "bf16") j["dtype"] = c.dtype;
   if (!c.nvfp4_exclude.empty()) j["nvfp4_exclude"] = c.nvfp4_exclude;
+  if (c.dit_ops) j["dit_ops"] = true;
   return j;
 }
 

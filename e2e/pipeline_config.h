@@ -1,4 +1,5 @@
-// pipeline_config.h: sizes of the Wan-style stand-in pipeline (small for CI on 2 CPU cores, default for GPU runs) and its quality modes.
+// pipeline_config.h: sizes of the Wan-style stand-in pipeline (small for CI on 2 CPU cores, default for GPU runs, and
+// their -dit variants with gated residuals and activation-dtype modulation) and its quality modes.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,12 @@ struct PipelineConfig {
   /// Linears kept out of NVFP4 (as a checkpoint's modules_to_not_convert), e.g. "blocks.1.ffn.fc_in": never marked
   /// NVFP4, so their site is never mounted.
   std::vector<std::string> nvfp4_exclude;
+  /// The blocks as bf16 DiTs other than Wan compute them: adaLN modulation `x * (1 + scale) + shift` and gated
+  /// residuals `x + gate * y` (around attention and the FFN) in the activation dtype, each tensor op rounded to it,
+  /// scale / shift / gate one [1, dim] row per batch element (six chunks of the modulation linear). Off (Wan): the
+  /// modulation in float32, residuals without a gate. On, the blocks have the fusion sites blocks.<i>.modulate_attn,
+  /// gate_attn, modulate_ffn and gate_ffn (wan_pipeline.h).
+  bool dit_ops = false;
 
   int output_frames() const { return 1 + vae_temporal * (latent_frames - 1); }
   int output_height() const { return latent_height * vae_spatial; }
@@ -46,14 +53,18 @@ struct PipelineConfig {
 PipelineConfig small_config();
 /// 21 x 24 x 40 latent (5040 tokens), dim 512, 4 blocks, 8 steps: 81 frames of 320 x 192 for GPU runs.
 PipelineConfig default_config();
-/// "small" or "default"; throws std::invalid_argument naming the value otherwise.
+/// small_config() with dit_ops: "small-dit".
+PipelineConfig small_dit_config();
+/// default_config() with dit_ops: "default-dit".
+PipelineConfig default_dit_config();
+/// "small", "default", "small-dit" or "default-dit"; throws std::invalid_argument naming the value otherwise.
 PipelineConfig config_by_name(std::string_view name);
 /// Throws std::invalid_argument with a one-line reason when a size rule is broken (divisibility, NVFP4 blocks), the
 /// dtype is not bf16 or fp16, or nvfp4_exclude names no FFN fc_in.
 void validate(const PipelineConfig& c);
 
-/// The config's JSON; "dtype" (fp16 only), "fc_in_bias" and "nvfp4_exclude" appear only when not the default, so
-/// golden files written before they existed still describe bf16 runs.
+/// The config's JSON; "dtype" (fp16 only), "fc_in_bias", "nvfp4_exclude" and "dit_ops" appear only when not the
+/// default, so golden files written before they existed still describe their runs.
 nlohmann::json to_json(const PipelineConfig& c);
 
 /// The three quality modes of the upstream design.

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "family_launcher.h"
 #include "ffn_capture.h"
 #include "nvfp4.h"
 #include "seeded_generator.h"
@@ -111,6 +112,26 @@ struct Site {
   std::string fallback_reason;
 };
 
+/// A DiT op of a dit_ops block (modulate before attention or the FFN, gated residual after it): eager tensor ops in the
+/// activation dtype, or the mounted fused op.
+struct DitSite {
+  std::string name;  // blocks.<i>.modulate_attn, gate_attn, modulate_ffn, gate_ffn
+  kernel::FamilyOp op = kernel::FamilyOp::kModulate;
+  bool mounted = false;
+  FusedDitOp fused;
+  int fallback_calls = 0;
+  std::string fallback_reason;
+};
+
+/// modulate_attn, gate_attn, modulate_ffn, gate_ffn: a block's DiT op sites in the order it computes them.
+constexpr const char* kDitSiteSuffix[4] = {"modulate_attn", "gate_attn", "modulate_ffn", "gate_ffn"};
+
+/// Eager PyTorch: x * (1 + scale) + shift and x + gate * y as separate tensor ops, each rounded to the dtype of x.
+at::Tensor eager_dit_op(kernel::FamilyOp op, const at::Tensor& x, const at::Tensor& b, const at::Tensor& c) {
+  if (op == kernel::FamilyOp::kModulate) return x * (b + 1.0) + c;
+  return x + b * c;
+}
+
 struct Block {
   Linear modulation, qkv, attn_out, fc_in, fc_out;
 };
@@ -124,6 +145,7 @@ struct WanPipeline::Impl {
   Linear patch_embed, time_in, time_out, head;
   std::vector<Block> blocks;
   std::vector<Site> sites;  // blocks.<i>.ffn ..., time_embedding
+  std::vector<DitSite> dit_sites;  // dit_ops: 4 per block, block b's at 4 b + k (kDitSiteSuffix[k])
   at::Tensor pos;           // [tokens, dim] activation dtype
   at::Tensor dec_wt;        // [channels, 3] float32
   at::Tensor up_h, up_wt;   // bilinear upsampling matrices [H, h] and [w, W]
@@ -145,6 +167,33 @@ struct WanPipeline::Impl {
     // libtorch's CPU bf16 GELU (1.13) rounds every intermediate to bf16 and differs from CUDA eager on 1015 of the
     // 65282 non-NaN bf16 inputs; computing in float and rounding once is CUDA eager's arithmetic (docs/E2E.md).
     return at::gelu(pre.to(at::kFloat), "tanh").to(pre.scalar_type());
+  }
+
+  DitSite* find_dit(const std::string& name) {
+    for (DitSite& s : dit_sites) {
+      if (s.name == name) return &s;
+    }
+    return nullptr;
+  }
+
+  /// A DiT op site: the mounted op on (x, b, c) with group-broadcast rows b (gate or scale) and, for modulate, c
+  /// (shift), one row per batch element (batch 1: group_rows = tokens); else, or when the op cannot take the call
+  /// (recorded), the eager tensor ops.
+  at::Tensor apply_dit(DitSite& s, const at::Tensor& x, const at::Tensor& b, const at::Tensor& c) {
+    if (!s.mounted) return eager_dit_op(s.op, x, b, c);
+    const at::Tensor xc = x.contiguous(), bc = b.contiguous(), cc = c.contiguous();  // [1, dim] rows: kernel_dit_op
+    at::Tensor out = at::empty_like(xc);
+    std::string why;
+    try {
+      const LaunchStatus st = s.fused.call(torch_tensor_view(out), torch_tensor_view(xc), torch_tensor_view(bc),
+                                           torch_tensor_view(cc), xc.size(0));
+      if (st.ok) return out;
+      why = st.message;
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (s.fallback_calls++ == 0) s.fallback_reason = why;
+    return eager_dit_op(s.op, x, b, c);
   }
 
   at::Tensor apply_site(Site& s, const at::Tensor& h) {
@@ -182,23 +231,50 @@ struct WanPipeline::Impl {
     return host_tensor(e, {1, config.freq_dim}).to(act).to(device);
   }
 
+  /// Full attention of a block over every token: float32 scores and softmax, the output rounded to the activation dtype.
+  at::Tensor attention(const Block& blk, const at::Tensor& h) const {
+    const int64_t T = h.size(0), D = config.dim, dh = config.dim / config.heads;
+    const at::Tensor qkv = linear(blk.qkv, h).to(at::kFloat).reshape({T, 3, config.heads, dh}).permute({1, 2, 0, 3});
+    const double attn_scale = 1.0 / std::sqrt(static_cast<double>(dh));
+    const at::Tensor att = at::softmax(at::matmul(qkv[0], qkv[1].transpose(1, 2)) * attn_scale, -1);
+    return at::matmul(att, qkv[2]).permute({1, 0, 2}).reshape({T, D}).to(act);
+  }
+
+  /// A dit_ops block: the modulation linear's six [1, dim] rows (shift, scale, gate for attention, then for the FFN)
+  /// in the activation dtype; h = modulate(norm(x), scale, shift); x = gated_residual(x, gate, sublayer(h)); every op
+  /// in the activation dtype (norm: float32 layer norm rounded once, as a bf16 LayerNorm returns it).
+  at::Tensor dit_block(size_t b, at::Tensor x, const at::Tensor& temb) {
+    const Block& blk = blocks[b];
+    const int64_t D = config.dim;
+    const std::vector<at::Tensor> mod = linear(blk.modulation, temb).chunk(6, 1);  // [1, dim] rows, one per batch
+    DitSite* site = &dit_sites[4 * b];
+    const auto norm = [&](const at::Tensor& t) {
+      return at::layer_norm(t.to(at::kFloat), {D}, {}, {}, kLayerNormEps).to(act);
+    };
+    const at::Tensor h = apply_dit(site[0], norm(x), mod[1], mod[0]);
+    x = apply_dit(site[1], x, mod[2], linear(blk.attn_out, attention(blk, h)));
+    const at::Tensor h2 = apply_dit(site[2], norm(x), mod[4], mod[3]);
+    return apply_dit(site[3], x, mod[5], linear(blk.fc_out, apply_site(sites[b], h2)));
+  }
+
   at::Tensor velocity(const at::Tensor& latent, double sigma) {
     const PipelineConfig& c = config;
     const int64_t C = c.latent_channels, F = c.latent_frames, p = c.patch, H = c.latent_height / p,
-                  W = c.latent_width / p, T = F * H * W, D = c.dim, dh = c.dim / c.heads;
+                  W = c.latent_width / p, T = F * H * W, D = c.dim;
     const at::Tensor tok = latent.reshape({C, F, H, p, W, p}).permute({1, 2, 4, 0, 3, 5}).reshape({T, C * p * p});
     at::Tensor x = linear(patch_embed, tok.to(act)) + pos;
     const at::Tensor temb = silu_opmath(linear(time_out, apply_site(sites.back(), timestep_sinusoid(sigma * 1000.0))));
-    const double attn_scale = 1.0 / std::sqrt(static_cast<double>(dh));
     for (size_t b = 0; b < blocks.size(); ++b) {
       const Block& blk = blocks[b];
+      if (c.dit_ops) {
+        x = dit_block(b, x, temb);
+        continue;
+      }
+      // Wan: the modulation in float32, residuals without a gate.
       const std::vector<at::Tensor> mod = linear(blk.modulation, temb).to(at::kFloat).chunk(4, 1);
       const at::Tensor h = (at::layer_norm(x.to(at::kFloat), {D}, {}, {}, kLayerNormEps) * (mod[1] + 1.0) + mod[0])
                                .to(act);
-      const at::Tensor qkv = linear(blk.qkv, h).to(at::kFloat).reshape({T, 3, c.heads, dh}).permute({1, 2, 0, 3});
-      const at::Tensor att = at::softmax(at::matmul(qkv[0], qkv[1].transpose(1, 2)) * attn_scale, -1);
-      const at::Tensor o = at::matmul(att, qkv[2]).permute({1, 0, 2}).reshape({T, D}).to(act);
-      x = x + linear(blk.attn_out, o);
+      x = x + linear(blk.attn_out, attention(blk, h));
       const at::Tensor h2 = (at::layer_norm(x.to(at::kFloat), {D}, {}, {}, kLayerNormEps) * (mod[3] + 1.0) + mod[2])
                                 .to(act);
       x = x + linear(blk.fc_out, apply_site(sites[b], h2));
@@ -261,6 +337,51 @@ FusedBiasGelu kernel_bias_gelu_tanh() {
   };
 }
 
+const char* dit_op_name(kernel::FamilyOp op) {
+  return op == kernel::FamilyOp::kModulate ? "modulate" : op == kernel::FamilyOp::kGatedResidual ? "gated_residual" : "?";
+}
+
+FusedDitOp kernel_dit_op(kernel::FamilyOp op, kernel::Contract contract) {
+  FusedDitOp f;
+  f.op = op;
+  f.call = [op, contract](const TensorView& out, const TensorView& x, const TensorView& b, const TensorView& c,
+                          int64_t group_rows) -> LaunchStatus {
+    const std::string name = std::string(dit_op_name(op)) + ": ";
+    const TensorView* views[4] = {&out, &x, &b, &c};
+    const bool mod = op == kernel::FamilyOp::kModulate;
+    const char* names[4] = {"out", "x", mod ? "scale" : "gate", mod ? "shift" : "y"};
+    for (int i = 0; i < 4; ++i) {
+      const TensorView& v = *views[i];
+      if (v.rank != 2) return {false, name + names[i] + " must be rank 2, got rank " + std::to_string(v.rank)};
+      if (v.dtype != out.dtype) return {false, name + names[i] + " must have out's dtype"};
+      if (v.device.kind != out.device.kind || v.device.index != out.device.index)
+        return {false, name + names[i] + " must be on out's device"};
+    }
+    if (out.dtype != ScalarType::kBf16 && out.dtype != ScalarType::kFp16)
+      return {false, name + "dtype must be bf16 or fp16"};
+    fuseproof_call_t call{};
+    call.struct_size = sizeof(fuseproof_call_t);
+    call.dtype = out.dtype == ScalarType::kFp16 ? FUSEPROOF_DTYPE_FP16 : FUSEPROOF_DTYPE_BF16;
+    call.shape[0] = out.sizes[0];
+    call.shape[1] = out.sizes[1];
+    call.out = out.data;
+    call.n_inputs = 3;
+    // A dimension of size 1 has no meaningful stride (PyTorch calls a [1, d] slice of a wider row contiguous): the
+    // call gets the contiguous one there, so a [batch = 1, d] row is the ABI's {width, 1}.
+    const auto stride = [](const TensorView& v, int d) { return v.sizes[d] == 1 ? (d == 0 ? v.sizes[1] : 1) : v.strides[d]; };
+    for (int i = 0; i < 3; ++i) call.inputs[i] = {views[i + 1]->data, {stride(*views[i + 1], 0), stride(*views[i + 1], 1)}};
+    call.group_rows = group_rows;
+    const bool cuda = out.device.kind == DeviceKind::kCuda;
+#if FUSEPROOF_TORCH_CUDA
+    // PyTorch's current stream of out's device, as kernel_bias_gelu_tanh().
+    if (cuda) call.stream = c10::cuda::getCurrentCUDAStream(out.device.index).stream();
+#endif
+    const std::string why = family_launch(FamilyLaunch{op, contract, cuda}, call);
+    return why.empty() ? LaunchStatus{} : LaunchStatus{false, why};
+  };
+  return f;
+}
+
 WanPipeline::WanPipeline(const PipelineConfig& config, ComputeDevice device) : impl_(std::make_unique<Impl>()) {
   validate(config);
   c10::InferenceMode guard;
@@ -285,7 +406,8 @@ WanPipeline::WanPipeline(const PipelineConfig& config, ComputeDevice device) : i
   for (int b = 0; b < c.blocks; ++b) {
     const std::string n = "blocks." + std::to_string(b);
     Block& blk = m.blocks[static_cast<size_t>(b)];
-    blk.modulation = make_linear(s, n + ".modulation", c.dim, 4 * c.dim, true, 0.1f, false, m.device, m.act);
+    blk.modulation = make_linear(s, n + ".modulation", c.dim, (c.dit_ops ? 6 : 4) * c.dim, true, 0.1f, false, m.device,
+                                 m.act);
     blk.qkv = make_linear(s, n + ".qkv", c.dim, 3 * c.dim, true, 0.1f, false, m.device, m.act);
     blk.attn_out = make_linear(s, n + ".attn_out", c.dim, c.dim, true, 0.1f, false, m.device, m.act);
     // A linear in nvfp4_exclude is not quantised: it stays bf16 in every mode.
@@ -299,6 +421,16 @@ WanPipeline::WanPipeline(const PipelineConfig& config, ComputeDevice device) : i
     m.sites.push_back(Site{"blocks." + std::to_string(b) + ".ffn", true, fc_in, false, nullptr});
   }
   m.sites.push_back(Site{"time_embedding", false, &m.time_in, false, nullptr});  // SiLU: never a fused-GELU target
+  if (c.dit_ops) {
+    for (int b = 0; b < c.blocks; ++b) {
+      for (int k = 0; k < 4; ++k) {
+        DitSite d;
+        d.name = "blocks." + std::to_string(b) + "." + kDitSiteSuffix[k];
+        d.op = k % 2 == 0 ? kernel::FamilyOp::kModulate : kernel::FamilyOp::kGatedResidual;
+        m.dit_sites.push_back(std::move(d));
+      }
+    }
+  }
 
   const int64_t F = c.latent_frames, H = c.latent_height / c.patch, W = c.latent_width / c.patch;
   const at::Tensor pf = host_tensor(seeded_normal(s, "pos.frame", static_cast<size_t>(F * c.dim), 0.5f), {F, 1, 1, c.dim});
@@ -358,6 +490,13 @@ std::vector<SiteInfo> WanPipeline::sites() const {
     i.fallback_reason = s.fallback_reason;
     out.push_back(i);
   }
+  for (const DitSite& s : impl_->dit_sites) {
+    SiteInfo i{s.name, false, false, false, s.mounted};
+    i.fallback_calls = s.fallback_calls;
+    i.fallback_reason = s.fallback_reason;
+    i.dit_op = dit_op_name(s.op);
+    out.push_back(i);
+  }
   return out;
 }
 
@@ -373,10 +512,49 @@ std::vector<LinearInfo> WanPipeline::linears() const {
   return out;
 }
 
+namespace {
+
+/// True when `site` would be a DiT op site of one of the config's blocks (blocks.<i>.<kDitSiteSuffix>).
+bool names_dit_site(const PipelineConfig& c, const std::string& site) {
+  for (int b = 0; b < c.blocks; ++b) {
+    for (const char* k : kDitSiteSuffix) {
+      if (site == "blocks." + std::to_string(b) + "." + k) return true;
+    }
+  }
+  return false;
+}
+
+constexpr const char* kNoDitOps = "the config's blocks have no DiT ops (dit_ops off: fp32 modulation, no gates)";
+
+}  // namespace
+
+MountStatus WanPipeline::mount(const std::string& site) {
+  if (DitSite* d = impl_->find_dit(site)) return mount(site, kernel_dit_op(d->op));
+  return mount(site, kernel_bias_gelu_tanh());
+}
+
+MountStatus WanPipeline::mount(const std::string& site, FusedDitOp op) {
+  const auto reject = [&](const std::string& why) { return MountStatus{false, "mount " + site + ": " + why}; };
+  DitSite* d = impl_->find_dit(site);
+  if (d == nullptr) {
+    if (impl_->find(site) != nullptr) return reject(std::string("site does not compute ") + dit_op_name(op.op));
+    return reject(names_dit_site(impl_->config, site) ? kNoDitOps : "no such site");
+  }
+  if (op.op != d->op)
+    return reject(std::string("site computes ") + dit_op_name(d->op) + ", the op is " + dit_op_name(op.op));
+  if (!op.call) return reject("no op given");
+  d->fused = std::move(op);
+  d->fallback_calls = 0;
+  d->fallback_reason.clear();
+  d->mounted = true;
+  return MountStatus{};
+}
+
 MountStatus WanPipeline::mount(const std::string& site, FusedBiasGelu op) {
   Site* s = impl_->find(site);
   const auto reject = [&](const char* why) { return MountStatus{false, "mount " + site + ": " + why}; };
-  if (s == nullptr) return reject("no such site");
+  if (impl_->find_dit(site) != nullptr) return reject("site is not a fused-GELU target");
+  if (s == nullptr) return reject(names_dit_site(impl_->config, site) ? kNoDitOps : "no such site");
   if (!s->gelu_target) return reject("site is not a fused-GELU target");
   if (s->gelu_target && !s->fc_in->wt_nvfp4.defined()) return reject("fc_in is excluded from NVFP4 (nvfp4_exclude)");
   if (!s->fc_in->use_nvfp4) return reject("fc_in is not NVFP4");
@@ -393,6 +571,11 @@ MountStatus WanPipeline::mount(const std::string& site, FusedBiasGelu op) {
 }
 
 void WanPipeline::unmount(const std::string& site) {
+  if (DitSite* d = impl_->find_dit(site)) {
+    d->mounted = false;
+    d->fused = FusedDitOp{};
+    return;
+  }
   Site* s = impl_->find(site);
   if (s == nullptr || !s->mounted) return;
   s->fc_in->skip_bias_add = s->saved_skip_bias_add;
@@ -402,6 +585,7 @@ void WanPipeline::unmount(const std::string& site) {
 
 void WanPipeline::unmount_all() {
   for (Site& s : impl_->sites) unmount(s.name);
+  for (DitSite& s : impl_->dit_sites) unmount(s.name);
 }
 
 VideoFrames WanPipeline::run() {

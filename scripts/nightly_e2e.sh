@@ -2,14 +2,17 @@
 # nightly_e2e.sh: GPU nightly: build fuseproof-e2e, run the default config (lossless, high, high-eager, and lossless
 # after mount/unmount) on the GPU in bf16 and in fp16, measure high vs high-eager (and lossless vs high) through the
 # comparator (`fuseproof-e2e compare`: SHA-256, PSNR and SSIM per plane and All, FFmpeg's way), the MP4 container-hash
-# gate where an ffmpeg binary is present, and gate the bf16 per-frame SHA-256 against golden/e2e/sm_<cc>.json.
-# Exit status: 0 pass, 1 mismatch, 2 error, 3 incomplete (no golden file for this GPU's architecture, the message names
-# the bless step; or a mounted site fell back to eager), 4 a golden file of another configuration or schema, or not
-# valid JSON.
+# gate where an ffmpeg binary is present, and gate the bf16 per-frame SHA-256 against golden/e2e/sm_<cc>.json. Then the
+# same for the DiT configuration (<config>-dit: blocks that modulate and gate their residuals in the activation dtype,
+# those sites fused in high) in bf16 and fp16, gated high == high-eager and against golden/e2e/sm_<cc>_<config>-dit.json.
+# Exit status: 0 pass, 1 mismatch, 2 error, 3 incomplete (no golden file for this GPU's architecture or for the DiT
+# configuration, the message names the bless step; or a mounted site fell back to eager), 4 a golden file of another
+# configuration or schema, or not valid JSON.
 # Usage: scripts/nightly_e2e.sh [--out DIR] [--export DIR] [--config default|small] [--skip-build] [--commit HASH]
-#                               [--build-dir DIR] [--device cuda|cpu]   (cpu: a dry run of this script; no golden;
-#                               the fp16 gates fail there by design: CPU eager fp16 GELU is libtorch's SLEEF tanhf,
-#                               not CUDA's, docs/E2E.md)
+#                               [--build-dir DIR] [--device cuda|cpu] [--dit-config NAME|none] [--dtypes bf16,fp16|bf16]
+#                               (cpu: a dry run of this script; no golden; the fp16 gates fail there by design: CPU
+#                               eager fp16 GELU is libtorch's SLEEF tanhf, not CUDA's, docs/E2E.md; --dtypes bf16 leaves
+#                               fp16 out, so the dry run reaches the golden steps: exit 3, no golden file for cpu)
 #   --out DIR     run directories (bf16 in DIR, fp16 in DIR/fp16), check.json and check.xml (JUnit, a testcase per
 #                 gate), high_vs_high_eager.json/.md, lossless_vs_high.json, fp16/high_vs_high_eager.json,
 #                 provenance.json, nightly.log
@@ -18,6 +21,11 @@
 #   --commit HASH the commit built (40 hex; default $FUSEPROOF_GIT_COMMIT, else `git rev-parse HEAD` when that works):
 #                 recorded in provenance.json; scripts/bless_e2e.sh refuses a run without it.
 #   --build-dir DIR the build tree (default build-gpu-e2e; with --skip-build, one already built, e.g. build-gpu)
+#   --dit-config NAME the DiT configuration run after --config (default <config>-dit, none for a *-dit --config;
+#                 none: skip it), in DIR/dit
+#                 (bf16) and DIR/dit/fp16: run.json, check.json/.xml, high_vs_high_eager.json, lossless_vs_high.json;
+#                 without its golden file, a candidate blessed from this run when the run's gates pass and a commit is
+#                 known: DIR/dit/sm_<cc>_<NAME>.json
 # Environment: FUSEPROOF_E2E_CMAKE_ARGS (extra configure arguments, e.g. -DOPENSSL_ROOT_DIR=...).
 set -uo pipefail
 
@@ -29,6 +37,8 @@ SKIP_BUILD=0
 BUILD="$ROOT/build-gpu-e2e"
 COMMIT="${FUSEPROOF_GIT_COMMIT:-}"
 DEVICE=cuda
+DIT_CONFIG=""
+DTYPES="bf16,fp16"
 
 die() { echo "nightly_e2e: $*" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
@@ -40,7 +50,9 @@ while [[ $# -gt 0 ]]; do
     --device) DEVICE="${2:?--device needs cuda or cpu}"; shift 2 ;;
     --commit) COMMIT="${2:?--commit needs a 40-hex commit hash}"; shift 2 ;;
     --build-dir) BUILD="${2:?--build-dir needs a directory}"; [[ "$BUILD" = /* ]] || BUILD="$ROOT/$BUILD"; shift 2 ;;
-    -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --dtypes) DTYPES="${2:?--dtypes needs bf16,fp16 or bf16}"; shift 2 ;;
+    --dit-config) DIT_CONFIG="${2:?--dit-config needs a config name or none}"; shift 2 ;;
+    -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -66,11 +78,26 @@ export_files() {
     mkdir -p "$EXPORT/fp16"
     for f in run.json check.json high_vs_high_eager.json; do [[ -f "$OUT/fp16/$f" ]] && cp "$OUT/fp16/$f" "$EXPORT/fp16/"; done
   fi
+  # The DiT configuration: reports and the candidate golden file (per-frame SHA-256 only; no frames).
+  local d
+  for d in dit dit/fp16; do
+    [[ -d "$OUT/$d" ]] || continue
+    mkdir -p "$EXPORT/$d"
+    for f in run.json check.json check.xml high_vs_high_eager.json high_vs_high_eager.md lossless_vs_high.json "$OUT/$d"/sm_*.json; do
+      f=${f##*/}
+      [[ -f "$OUT/$d/$f" ]] && cp "$OUT/$d/$f" "$EXPORT/$d/"
+    done
+  done
   return 0
 }
 finish() { local rc=$1; log "nightly_e2e: exit $rc"; export_files; exit "$rc"; }
 
 [[ "$DEVICE" == cuda || "$DEVICE" == cpu ]] || die "--device must be cuda or cpu, got '$DEVICE'"
+[[ "$DTYPES" == bf16,fp16 || "$DTYPES" == bf16 ]] || die "--dtypes must be bf16,fp16 or bf16, got '$DTYPES'"
+WITH_FP16=0; [[ "$DTYPES" == *fp16* ]] && WITH_FP16=1
+# A DiT --config is its own DiT run: no second one after it.
+[[ -n "$DIT_CONFIG" ]] || { [[ "$CONFIG" == *-dit ]] && DIT_CONFIG=none || DIT_CONFIG="$CONFIG-dit"; }
+[[ "$DIT_CONFIG" =~ ^[a-z0-9-]+$ ]] || die "--dit-config must be a config name or none, got '$DIT_CONFIG'"
 # Exit statuses combined as `e2e check` ranks them: error (2), then mismatch (1), then incomplete (3).
 combine() { local a=$1 b=$2; for s in 2 1 3; do [[ $a -eq $s || $b -eq $s ]] && { echo "$s"; return; }; done; echo 0; }
 
@@ -130,9 +157,11 @@ PY
 "$E2E" run --config "$CONFIG" --device "$DEVICE" --modes lossless,high,high-eager,lossless-after-unmount \
   --formats rgb24 --out "$OUT" 2>&1 | tee -a "$LOG"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || { log "nightly_e2e: pipeline run failed"; finish 2; }
-"$E2E" run --config "$CONFIG" --device "$DEVICE" --dtype fp16 --modes lossless,high,high-eager,lossless-after-unmount \
-  --formats rgb24 --out "$OUT/fp16" 2>&1 | tee -a "$LOG"
-[[ ${PIPESTATUS[0]} -eq 0 ]] || { log "nightly_e2e: fp16 pipeline run failed"; finish 2; }
+if [[ $WITH_FP16 -eq 1 ]]; then
+  "$E2E" run --config "$CONFIG" --device "$DEVICE" --dtype fp16 --modes lossless,high,high-eager,lossless-after-unmount \
+    --formats rgb24 --out "$OUT/fp16" 2>&1 | tee -a "$LOG"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || { log "nightly_e2e: fp16 pipeline run failed"; finish 2; }
+fi
 
 # 5. Measured, not asserted: high vs high-eager through the comparator (exit 0 identical, 1 different), and
 #    lossless vs high, whose difference is the negative control (it must measure a difference: exit 1).
@@ -144,13 +173,15 @@ cmp_rc=${PIPESTATUS[0]}
 "$E2E" compare --run-dir "$OUT" --baseline lossless --candidate high --json "$OUT/lossless_vs_high.json" 2>&1 | tee -a "$LOG"
 ctl_rc=${PIPESTATUS[0]}
 [[ $ctl_rc -eq 1 ]] || { log "nightly_e2e: lossless vs high must measure a difference (exit 1), got exit $ctl_rc"; worst=1; }
-"$E2E" compare --run-dir "$OUT/fp16" --baseline high --candidate high-eager --json "$OUT/fp16/high_vs_high_eager.json" \
-  2>&1 | tee -a "$LOG"
-f16_rc=${PIPESTATUS[0]}
-[[ $f16_rc -eq 0 ]] || { log "nightly_e2e: fp16 high vs high-eager measured different (exit $f16_rc)"; worst=1; }
-"$E2E" check --run-dir "$OUT/fp16" --json "$OUT/fp16/check.json" --junit "$OUT/fp16/check.xml" 2>&1 | tee -a "$LOG"
-f16_check=${PIPESTATUS[0]}
-[[ $f16_check -eq 0 ]] || { log "nightly_e2e: the fp16 run's own gates fail (exit $f16_check)"; worst=$(combine "$worst" "$f16_check"); }
+if [[ $WITH_FP16 -eq 1 ]]; then
+  "$E2E" compare --run-dir "$OUT/fp16" --baseline high --candidate high-eager --json "$OUT/fp16/high_vs_high_eager.json" \
+    2>&1 | tee -a "$LOG"
+  f16_rc=${PIPESTATUS[0]}
+  [[ $f16_rc -eq 0 ]] || { log "nightly_e2e: fp16 high vs high-eager measured different (exit $f16_rc)"; worst=1; }
+  "$E2E" check --run-dir "$OUT/fp16" --json "$OUT/fp16/check.json" --junit "$OUT/fp16/check.xml" 2>&1 | tee -a "$LOG"
+  f16_check=${PIPESTATUS[0]}
+  [[ $f16_check -eq 0 ]] || { log "nightly_e2e: the fp16 run's own gates fail (exit $f16_check)"; worst=$(combine "$worst" "$f16_check"); }
+fi
 
 # 6. The MP4 container-hash gate wherever an ffmpeg binary is present: the same frames, the same bytes.
 if command -v ffmpeg >/dev/null 2>&1; then
@@ -171,17 +202,72 @@ else
 fi
 
 # 7. Gate: the run's own gates always; the golden ones when this architecture has a golden file.
+main_rc=0
 if [[ ! -f "$GOLDEN" ]]; then
   "$E2E" check --run-dir "$OUT" --json "$OUT/check.json" --junit "$OUT/check.xml" 2>&1 | tee -a "$LOG"
   own=${PIPESTATUS[0]}
-  [[ $own -eq 0 ]] || { log "nightly_e2e: the run's own gates fail (no golden needed to see it)"; finish "$(combine "$own" "$worst")"; }
-  [[ $worst -eq 0 ]] || finish "$worst"
-  log "nightly_e2e: no golden file golden/e2e/$ARCH.json for $ARCH; bless one with:"
-  log "  scripts/nightly_e2e.sh --export DIR   (here, on the $ARCH GPU), then, where FFmpeg and OpenCV are installed:"
-  log "  scripts/bless_e2e.sh --run-dir DIR --arch $ARCH   (writes golden/e2e/$ARCH.json and docs/e2e/$ARCH.md)"
-  finish 3
+  if [[ $own -ne 0 ]]; then
+    log "nightly_e2e: the run's own gates fail (no golden needed to see it)"; main_rc=$(combine "$own" "$worst")
+  elif [[ $worst -ne 0 ]]; then
+    main_rc=$worst
+  else
+    log "nightly_e2e: INCOMPLETE: no golden file golden/e2e/$ARCH.json for $ARCH; bless one with:"
+    log "  scripts/nightly_e2e.sh --export DIR   (here, on the $ARCH GPU), then, where FFmpeg and OpenCV are installed:"
+    log "  scripts/bless_e2e.sh --run-dir DIR --arch $ARCH   (writes golden/e2e/$ARCH.json and docs/e2e/$ARCH.md)"
+    main_rc=3
+  fi
+else
+  "$E2E" check --run-dir "$OUT" --golden "$GOLDEN" --json "$OUT/check.json" --junit "$OUT/check.xml" 2>&1 | tee -a "$LOG"
+  rc=${PIPESTATUS[0]}
+  [[ $rc -le 3 ]] || rc=2
+  main_rc=$(combine "$rc" "$worst")
 fi
-"$E2E" check --run-dir "$OUT" --golden "$GOLDEN" --json "$OUT/check.json" --junit "$OUT/check.xml" 2>&1 | tee -a "$LOG"
-rc=${PIPESTATUS[0]}
-[[ $rc -le 3 ]] || rc=2
-finish "$(combine "$rc" "$worst")"
+log "nightly_e2e: $CONFIG: exit $main_rc"
+[[ "$DIT_CONFIG" == none ]] && finish "$main_rc"
+
+# 8. The DiT configuration: its blocks modulate and gate their residuals in the activation dtype, and high fuses those
+#    sites (blocks.<i>.modulate_attn, gate_attn, modulate_ffn, gate_ffn) besides the FFN's. bf16 and fp16 on this
+#    device, high == high-eager measured through the comparator, the run's own gates, then its golden file.
+DIT="$OUT/dit"
+DIT_GOLDEN_NAME="${ARCH}_${DIT_CONFIG}"
+DIT_GOLDEN="$ROOT/golden/e2e/$DIT_GOLDEN_NAME.json"
+dit_rc=0
+for dt in ${DTYPES//,/ }; do
+  d="$DIT"; [[ $dt == fp16 ]] && d="$DIT/fp16"
+  "$E2E" run --config "$DIT_CONFIG" --device "$DEVICE" --dtype "$dt" \
+    --modes lossless,high,high-eager,lossless-after-unmount --formats rgb24 --out "$d" 2>&1 | tee -a "$LOG"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || { log "nightly_e2e: $DIT_CONFIG $dt pipeline run failed"; finish 2; }
+  "$E2E" compare --run-dir "$d" --baseline high --candidate high-eager --json "$d/high_vs_high_eager.json" \
+    --markdown-file "$d/high_vs_high_eager.md" 2>&1 | tee -a "$LOG"
+  c=${PIPESTATUS[0]}
+  [[ $c -eq 0 ]] || { log "nightly_e2e: $DIT_CONFIG $dt high vs high-eager measured different (exit $c)"; dit_rc=$(combine "$dit_rc" 1); }
+  "$E2E" compare --run-dir "$d" --baseline lossless --candidate high --json "$d/lossless_vs_high.json" 2>&1 | tee -a "$LOG"
+  c=${PIPESTATUS[0]}
+  [[ $c -eq 1 ]] || { log "nightly_e2e: $DIT_CONFIG $dt lossless vs high must measure a difference (exit 1), got exit $c"; dit_rc=$(combine "$dit_rc" 1); }
+  # The run's own gates (fp16 always; bf16 here only when there is no golden file, else with it below).
+  if [[ $dt == fp16 || ! -f "$DIT_GOLDEN" ]]; then
+    "$E2E" check --run-dir "$d" --json "$d/check.json" --junit "$d/check.xml" 2>&1 | tee -a "$LOG"
+    c=${PIPESTATUS[0]}
+    [[ $c -eq 0 ]] || { log "nightly_e2e: the $DIT_CONFIG $dt run's own gates fail (exit $c)"; dit_rc=$(combine "$dit_rc" "$c"); }
+  fi
+done
+if [[ -f "$DIT_GOLDEN" ]]; then
+  "$E2E" check --run-dir "$DIT" --golden "$DIT_GOLDEN" --json "$DIT/check.json" --junit "$DIT/check.xml" 2>&1 | tee -a "$LOG"
+  c=${PIPESTATUS[0]}
+  [[ $c -le 3 ]] || c=2
+  dit_rc=$(combine "$dit_rc" "$c")
+elif [[ $dit_rc -eq 0 ]]; then
+  BLESS="\"$E2E\" bless --run-dir $DIT --arch $ARCH --out golden/e2e/$DIT_GOLDEN_NAME.json --comparison $DIT/lossless_vs_high.json --high-comparison $DIT/high_vs_high_eager.json --provenance $OUT/provenance.json"
+  if [[ -n "$COMMIT" && "$DEVICE" == cuda ]]; then
+    "$E2E" bless --run-dir "$DIT" --arch "$ARCH" --out "$DIT/$DIT_GOLDEN_NAME.json" --comparison "$DIT/lossless_vs_high.json" \
+      --high-comparison "$DIT/high_vs_high_eager.json" --provenance "$OUT/provenance.json" >> "$LOG" 2>&1 &&
+      log "nightly_e2e: a candidate golden file blessed from this run: $DIT/$DIT_GOLDEN_NAME.json (exported with --export)"
+  fi
+  log "nightly_e2e: INCOMPLETE: no golden file golden/e2e/$DIT_GOLDEN_NAME.json for $DIT_CONFIG on $ARCH; bless it from this run"
+  log "  (its own gates pass) with, in the repository root:"
+  log "  $BLESS"
+  log "  or commit the candidate $DIT/$DIT_GOLDEN_NAME.json when this run wrote one; the next nightly then gates against it"
+  dit_rc=3
+fi
+log "nightly_e2e: $DIT_CONFIG: exit $dit_rc"
+finish "$(combine "$main_rc" "$dit_rc")"

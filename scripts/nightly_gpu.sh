@@ -6,8 +6,8 @@
 #   --dry-run  print each command it would run (and the golden data it would judge against), run nothing
 #   --step     one step (default all: every step, then the verdict); each records its exit status in DIR/status/
 #   --out DIR  reports and logs (default out/nightly-gpu/ARCH): ctest_gpu.xml, audit.xml, audit_summary.md,
-#              audit.json, e2e/ (check.xml, check.json, ...), e2e-export/ (when golden/e2e has no file for ARCH: the
-#              frames scripts/bless_e2e.sh needs), summary.md
+#              audit.json, e2e/ (check.xml, check.json, ...; dit/: the default-dit configuration's), e2e-export/
+#              (when golden/e2e has no file for ARCH: the frames scripts/bless_e2e.sh needs), summary.md
 # Environment: JOBS (build jobs, default nproc), EXTRA_CMAKE_ARGS (passed to scripts/gpu_run.sh).
 # Exit status (the verdict, and `all`): 0 pass; 1 a defect (a GPU test, the audit or the e2e gates failed); 2 an error
 # (bad argument, no GPU of ARCH, the build failed); 3 INCOMPLETE: no golden data for this architecture (the verdict
@@ -40,10 +40,14 @@ BUILD=build-gpu
 GOLDEN_ARCH=${ARCH%%[af]}  # the golden data of sm_100a is sm_100's: the device's architecture
 GOLDEN="golden/$GOLDEN_ARCH"
 E2E_GOLDEN="golden/e2e/$GOLDEN_ARCH.json"
+# The DiT configuration nightly_e2e.sh runs after default (blocks with modulate and gated-residual sites).
+E2E_DIT_GOLDEN="golden/e2e/${GOLDEN_ARCH}_default-dit.json"
 have_golden=1
 [[ -f "$ROOT/$GOLDEN/provenance.json" ]] || have_golden=0
 have_e2e_golden=1
 [[ -f "$ROOT/$E2E_GOLDEN" ]] || have_e2e_golden=0
+have_e2e_dit_golden=1
+[[ -f "$ROOT/$E2E_DIT_GOLDEN" ]] || have_e2e_dit_golden=0
 
 # One command of the plan: printed with its working directory's meaning (the repository root), run unless --dry-run.
 run() {
@@ -98,6 +102,10 @@ step_e2e() {
     echo "# $E2E_GOLDEN is absent: the e2e check will exit 3; the frames to bless go to $OUT/e2e-export"
     export_args=(--export "$OUT/e2e-export")
   fi
+  if [[ $have_e2e_dit_golden -eq 0 ]]; then
+    echo "# $E2E_DIT_GOLDEN is absent: the e2e check will exit 3; a candidate blessed from the run goes to" \
+      "$OUT/e2e/dit/${GOLDEN_ARCH}_default-dit.json"
+  fi
   run scripts/nightly_e2e.sh --skip-build --build-dir "$BUILD" --out "$OUT/e2e" "${export_args[@]}" || rc=$?
   record e2e "$rc"
 }
@@ -120,7 +128,10 @@ no golden data for this architecture ($ARCH): the verdict is INCOMPLETE, never a
      cmake --preset default && cmake --build --preset default:
        scripts/bless_e2e.sh --run-dir DIR --arch $GOLDEN_ARCH      (DIR: that e2e-export folder)
      writes $E2E_GOLDEN and docs/e2e/$GOLDEN_ARCH.md.
-  3. Commit $GOLDEN/, $E2E_GOLDEN and docs/e2e/$GOLDEN_ARCH.md; the next nightly judges against them.
+  3. The DiT configuration's golden file (per-frame SHA-256, written here on the GPU when the run's own gates pass and
+     the commit is known): $OUT/e2e/dit/${GOLDEN_ARCH}_default-dit.json; review it and copy it to $E2E_DIT_GOLDEN
+     (or bless it with the command scripts/nightly_e2e.sh printed).
+  4. Commit $GOLDEN/, $E2E_GOLDEN, $E2E_DIT_GOLDEN and docs/e2e/$GOLDEN_ARCH.md; the next nightly judges against them.
 EOF
 }
 
@@ -129,7 +140,8 @@ present_or_absent() { [[ $1 -eq 1 ]] && echo present || echo absent; }
 step_verdict() {
   if [[ $DRY -eq 1 ]]; then
     echo "# verdict: the worst of build, test, audit and e2e (error 2, corrupt 4, defect 1, incomplete 3)"
-    echo "# golden data: $GOLDEN $(present_or_absent $have_golden), $E2E_GOLDEN $(present_or_absent $have_e2e_golden)"
+    echo "# golden data: $GOLDEN $(present_or_absent $have_golden), $E2E_GOLDEN $(present_or_absent $have_e2e_golden)," \
+      "$E2E_DIT_GOLDEN $(present_or_absent $have_e2e_dit_golden)"
     echo "# on exit 3 (INCOMPLETE), the verdict prints:"
     golden_instructions | sed 's/^/#   /'
     return 0
