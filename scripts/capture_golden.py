@@ -514,7 +514,7 @@ def stage_digest(fn, meta, a, b, dtype, dev, max_pairs=None, block_pairs=1 << 26
     total = na * nb if max_pairs is None else min(na * nb, max_pairs)
     ta = torch.from_numpy(a.astype(np.int16)).to(dev).view(dtype)
     tb = torch.from_numpy(b.astype(np.int16)).to(dev).view(dtype)
-    bdep = int(meta["b_depends"])
+    bdep = meta["b_depends"] if isinstance(meta["b_depends"], int) else int(str(meta["b_depends"]), 0)
     rows = max(1, min(block_pairs // max(1, na), -(-total // max(1, na))))
     h = hashlib.sha256()
     done = 0
