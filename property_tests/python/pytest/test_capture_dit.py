@@ -154,3 +154,62 @@ def test_cpu_dry_run_refuses_golden_and_add_ops(capture):
 def test_missing_stage_files_refused(capture, tmp_path):
     r = run(capture, "--add-stages", "--stages-dir", str(tmp_path / "none"))
     assert r.returncode == 2 and "no stage files for gated_residual bf16" in r.stderr
+
+
+def fuseproof_with_stages():
+    """The fuseproof binary (FUSEPROOF_BIN) when it has the stages command, else None."""
+    exe = os.environ.get("FUSEPROOF_BIN", "")
+    if not exe or not os.path.exists(exe):
+        return None
+    r = subprocess.run([exe, "stages", "--help"], capture_output=True, text=True)
+    return exe if r.returncode == 0 else None
+
+
+@pytest.mark.parametrize("op", ["gated_residual", "modulate"])
+def test_real_stages_compose_to_the_reference(capture, tmp_path, op):
+    """`fuseproof stages`' files as the capture composes them: eager torch on the CPU over the first pairs of every stage
+    equals `fuseproof eval` on the same composed records (NaN encodings aside: the CPU's are not CUDA's), and the
+    capture's --max-pairs digest is the SHA-256 of those eager outputs."""
+    exe = fuseproof_with_stages()
+    if exe is None:
+        pytest.skip("no fuseproof binary with the stages command (FUSEPROOF_BIN)")
+    n = 1 << 14
+    stages = tmp_path / "stages"
+    for d in DTYPES:
+        r = subprocess.run([exe, "stages", "--op", op, "--dtype", d, "--out", str(stages / op / d)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    r = run(capture, "--add-stages", "--stages-dir", str(stages), "--max-pairs", str(n), "--jobs", "2")
+    assert r.returncode == 0, r.stderr
+    digests = json.loads((capture / "sm_90" / "digests.json").read_text())
+    fn = composition_fn(find_contract(find_op(SPEC, op), "eager"))
+    checked = 0
+    for d, t in DTYPES.items():
+        k = 0
+        while (stages / op / d / ("stage%d.json" % k)).exists():
+            folder = stages / op / d
+            meta = json.loads((folder / ("stage%d.json" % k)).read_text())
+            a, b = (np.fromfile(folder / ("stage%d_%s.bin" % (k, s)), dtype="<u2").reshape(-1, 3) for s in "ab")
+            ia, ib = np.arange(n) % len(a), np.arange(n) // len(a)
+            keep = ib < len(b)
+            recs = a[ia[keep]].copy()
+            for i in range(3):
+                if meta["b_depends"] >> i & 1:
+                    recs[:, i] = b[ib[keep], i]
+            ins = torch.from_numpy(recs.astype(np.int16)).view(t)
+            eager = fn(ins[:, 0], ins[:, 1], ins[:, 2]).view(torch.int16).numpy().astype("<u2")
+            key = "%s.stage%d.first%d" % (op, k, n)
+            assert digests[key][d] == hashlib.sha256(eager.tobytes()).hexdigest()
+            rec_path, out_path = tmp_path / "recs.bin", tmp_path / "ref.bin"
+            recs.astype("<u2").tofile(rec_path)
+            e = subprocess.run([exe, "eval", "--op", op, "--dtype", d, "--in", str(rec_path), "--out",
+                                str(out_path)], capture_output=True, text=True)
+            assert e.returncode == 0, e.stderr
+            ref = np.fromfile(out_path, dtype="<u2")
+            nan = torch.isnan(torch.from_numpy(ref.astype(np.int16)).view(t).float()).numpy()
+            differ = (ref != eager) & ~(nan & torch.isnan(torch.from_numpy(eager.astype(np.int16)).view(t).float())
+                                          .numpy())
+            assert not differ.any(), (key, d, recs[differ][:4], ref[differ][:4], eager[differ][:4])
+            checked += 1
+            k += 1
+    assert checked == (4 if op == "gated_residual" else 6)
