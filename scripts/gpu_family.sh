@@ -375,49 +375,58 @@ PYEOF
   return $rc
 }
 
+# dit_job NAME LIMIT CMD...: CMD under `timeout` of LIMIT seconds, or what the budget leaves then (less 20 s), in the
+# dit step's pool; not started when under 30 s are left (NAME.status says "skipped").
+dit_job() {
+  local name=$1 limit=$2 t
+  shift 2
+  t=$(( $(left) - 20 < limit ? $(left) - 20 : limit ))
+  if [ "$t" -lt 30 ]; then
+    echo "skipped: $(left) s left" > "$name.status"
+    return 0
+  fi
+  pooled "$name" "${DIT_JOBS:-8}" doit timeout -k 10 "$t" "$@"
+}
+
 dit() {
-  local rc=0 t0=$SECONDS pids=() d=$W/dit op c s dt n
+  local rc=0 t0=$SECONDS pids=() d=$W/dit op s n m f
   mkdir -p "$d/mutants"
   need "dit capture" 120 && { dit_capture || rc=1; }
   dit_eval || rc=1
   echo "gpu_family: dit capture and eval after $((SECONDS - t0)) s"
   export PYTHONPATH=$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}
-  local cap=$(( $(left) - 20 ))
-  # The built-in CUDA kernels, eager and fma.
+  # The built-in CUDA kernels, eager and fma, first (the longest jobs).
   for op in "${DIT_OPS[@]}"; do
-    pooled "$d/kernel_$op" "${DIT_JOBS:-8}" doit timeout -k 10 "$cap" "$AUDIT" audit --op "$op" --backend cuda --dtype all \
-      --no-reference "${DIT_AUDIT_ARGS[@]}" --report "$d/kernel_$op.md" --json "$d/kernel_$op.json"
-    pooled "$d/kernel_${op}_fma" "${DIT_JOBS:-8}" doit timeout -k 10 "$cap" "$AUDIT" audit --backend cuda --dtype all \
-      --no-reference "${DIT_AUDIT_ARGS[@]}" --plugin "$BUILD/lib/plugins/lib${op}_fma_cuda.so" \
-      --report "$d/kernel_${op}_fma.md" --json "$d/kernel_${op}_fma.json"
+    dit_job "$d/kernel_$op" 360 "$AUDIT" audit --op "$op" --backend cuda --dtype all --no-reference \
+      "${DIT_AUDIT_ARGS[@]}" --report "$d/kernel_$op.md" --json "$d/kernel_$op.json"
+    dit_job "$d/kernel_${op}_fma" 360 "$AUDIT" audit --backend cuda --dtype all --no-reference "${DIT_AUDIT_ARGS[@]}" \
+      --plugin "$BUILD/lib/plugins/lib${op}_fma_cuda.so" --report "$d/kernel_${op}_fma.md" --json "$d/kernel_${op}_fma.json"
   done
   # The CUDA mutants of both ops, in one mutation run, and the controls (gate_y_swapped: still exact, must pass).
   for op in "${DIT_OPS[@]}"; do
     for m in "$BUILD"/lib/mutants/cuda/libcuda_"$op"_*.so; do [ -e "$m" ] && ln -sf "$PWD/$m" "$d/mutants/"; done
   done
-  pooled "$d/mutation" "${DIT_JOBS:-8}" doit timeout -k 10 "$cap" "$AUDIT" audit --backend cuda --dtype all \
-    "${DIT_MUTANT_SCOPE[@]}" --mutants "$d/mutants" --mutant-timeout 120 --report "$d/mutation.md" \
-    --json "$d/mutation.json"
+  dit_job "$d/mutation" 300 "$AUDIT" audit --backend cuda --dtype all "${DIT_MUTANT_SCOPE[@]}" --mutants "$d/mutants" \
+    --mutant-timeout 120 --report "$d/mutation.md" --json "$d/mutation.json"
   local controls=()
   for op in "${DIT_OPS[@]}"; do
     for m in "$BUILD"/lib/plugins/libcontrol_cuda_"$op".so "$BUILD"/lib/plugins/libcontrol_cuda_"$op"_*.so; do
       [ -e "$m" ] || continue
       n=$(basename "$m" .so)
       controls+=("$n")
-      pooled "$d/$n" "${DIT_JOBS:-8}" doit timeout -k 10 "$cap" "$AUDIT" audit --backend cuda --dtype all \
-        "${DIT_MUTANT_SCOPE[@]}" --no-reference --plugin "$m" --json "$d/$n.json"
+      dit_job "$d/$n" 200 "$AUDIT" audit --backend cuda --dtype all "${DIT_MUTANT_SCOPE[@]}" --no-reference \
+        --plugin "$m" --json "$d/$n.json"
     done
   done
-  # The Python subjects: subject:contract, "counted" ones must pass, the torch.compile ones are measured.
-  # (torch-cuda-graph: torch refuses its replay inside the graph class's capture, run 38; measured)
+  # The Python subjects (subject:contract): the counted ones must pass and go first; the measured ones (torch-cuda-graph:
+  # torch refuses its replay inside the graph class's capture, run 38; torch.compile: Inductor's arithmetic) last.
   local counted=(eager:eager triton:eager triton-fma:fma)
-  local measured=(torch-cuda-graph:eager torch-compile:eager torch-compile:fma torch-compile-reduce-overhead:eager)
-  for op in "${DIT_OPS[@]}"; do
-    for s in "${counted[@]}" "${measured[@]}"; do
+  local measured=(torch-compile:eager torch-compile:fma torch-cuda-graph:eager torch-compile-reduce-overhead:eager)
+  for s in "${counted[@]}" "${measured[@]}"; do
+    for op in "${DIT_OPS[@]}"; do
       n="py_${op}.${s%%:*}.${s#*:}"
-      pooled "$d/$n" "${DIT_JOBS:-8}" doit timeout -k 10 "$(( cap < 240 ? cap : 240 ))" "$PY" -X faulthandler \
-        -m fuseproof audit --subject "${s%%:*}" --op "$op" --contract "${s#*:}" --backend cuda --dtype all \
-        "${DIT_PY_ARGS[@]}" --report "$d/$n.md" --json "$d/$n.json"
+      dit_job "$d/$n" 240 "$PY" -X faulthandler -m fuseproof audit --subject "${s%%:*}" --op "$op" --contract "${s#*:}" \
+        --backend cuda --dtype all "${DIT_PY_ARGS[@]}" --report "$d/$n.md" --json "$d/$n.json"
     done
   done
   local p
@@ -425,20 +434,17 @@ dit() {
   echo "gpu_family: dit jobs done after $((SECONDS - t0)) s (exit seconds):"
   for f in "$d"/*.status; do
     printf '  %-60s %s\n' "$(basename "$f" .status)" "$(cat "$f")"
-    [ -n "${DRY_RUN:-}" ] && sed 's/^/      /' "${f%.status}.log"
+    [ -n "${DRY_RUN:-}" ] && [ -f "${f%.status}.log" ] && sed 's/^/      /' "${f%.status}.log"
   done
   # Verdicts: the kernels, the controls and the counted subjects pass; the mutants as check_cuda_mutants.py expects.
-  for f in "$d"/kernel_*.status "${controls[@]/#/$d/}"; do
-    f=${f%.status}
-    [ -n "${DRY_RUN:-}" ] && continue
-    [ "$(cut -d' ' -f1 "$f.status" 2>/dev/null)" = 0 ] || { echo "gpu_family: dit $(basename "$f") did not pass"; rc=1; }
-  done
+  local must=()
   for op in "${DIT_OPS[@]}"; do
-    for s in "${counted[@]}"; do
-      f="$d/py_${op}.${s%%:*}.${s#*:}"
-      [ -n "${DRY_RUN:-}" ] && continue
-      [ "$(cut -d' ' -f1 "$f.status" 2>/dev/null)" = 0 ] || { echo "gpu_family: dit $(basename "$f") did not pass"; rc=1; }
-    done
+    must+=("kernel_$op" "kernel_${op}_fma")
+    for s in "${counted[@]}"; do must+=("py_${op}.${s%%:*}.${s#*:}"); done
+  done
+  for n in "${must[@]}" "${controls[@]}"; do
+    [ -n "${DRY_RUN:-}" ] && continue
+    [ "$(cut -d' ' -f1 "$d/$n.status" 2>/dev/null)" = 0 ] || { echo "gpu_family: dit $n did not pass"; rc=1; }
   done
   doit "$PY" scripts/check_cuda_mutants.py "$d/mutation.json" --subset || rc=1
   echo "gpu_family: dit exit $rc after $((SECONDS - t0)) s"
