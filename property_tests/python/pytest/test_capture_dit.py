@@ -165,8 +165,7 @@ def fuseproof_with_stages():
     return exe if r.returncode == 0 else None
 
 
-@pytest.mark.parametrize("op", ["gated_residual", "modulate"])
-def test_real_stages_compose_to_the_reference(capture, tmp_path, op):
+def test_real_stages_compose_to_the_reference(capture, tmp_path):
     """`fuseproof stages`' files as the capture composes them: eager torch on the CPU over the first pairs of every stage
     equals `fuseproof eval` on the same composed records (NaN encodings aside: the CPU's are not CUDA's), and the
     capture's --max-pairs digest is the SHA-256 of those eager outputs."""
@@ -175,41 +174,46 @@ def test_real_stages_compose_to_the_reference(capture, tmp_path, op):
         pytest.skip("no fuseproof binary with the stages command (FUSEPROOF_BIN)")
     n = 1 << 14
     stages = tmp_path / "stages"
-    for d in DTYPES:
-        r = subprocess.run([exe, "stages", "--op", op, "--dtype", d, "--out", str(stages / op / d)],
-                           capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
+    ops = ("gated_residual", "modulate")
+    for op in ops:
+        for d in DTYPES:
+            r = subprocess.run([exe, "stages", "--op", op, "--dtype", d, "--out", str(stages / op / d)],
+                               capture_output=True, text=True)
+            assert r.returncode == 0, r.stderr
     r = run(capture, "--add-stages", "--stages-dir", str(stages), "--max-pairs", str(n), "--jobs", "2")
     assert r.returncode == 0, r.stderr
     digests = json.loads((capture / "sm_90" / "digests.json").read_text())
-    fn = composition_fn(find_contract(find_op(SPEC, op), "eager"))
     checked = 0
-    for d, t in DTYPES.items():
-        k = 0
-        while (stages / op / d / ("stage%d.json" % k)).exists():
-            folder = stages / op / d
-            meta = json.loads((folder / ("stage%d.json" % k)).read_text())
-            a, b = (np.fromfile(folder / ("stage%d_%s.bin" % (k, s)), dtype="<u2").reshape(-1, 3) for s in "ab")
-            ia, ib = np.arange(n) % len(a), np.arange(n) // len(a)
-            keep = ib < len(b)
-            recs = a[ia[keep]].copy()
-            for i in range(3):
-                if meta["b_depends"] >> i & 1:
-                    recs[:, i] = b[ib[keep], i]
-            ins = torch.from_numpy(recs.astype(np.int16)).view(t)
-            eager = fn(ins[:, 0], ins[:, 1], ins[:, 2]).view(torch.int16).numpy().astype("<u2")
-            key = "%s.stage%d.first%d" % (op, k, n)
-            assert digests[key][d] == hashlib.sha256(eager.tobytes()).hexdigest()
-            rec_path, out_path = tmp_path / "recs.bin", tmp_path / "ref.bin"
-            recs.astype("<u2").tofile(rec_path)
-            e = subprocess.run([exe, "eval", "--op", op, "--dtype", d, "--in", str(rec_path), "--out",
-                                str(out_path)], capture_output=True, text=True)
-            assert e.returncode == 0, e.stderr
-            ref = np.fromfile(out_path, dtype="<u2")
-            nan = torch.isnan(torch.from_numpy(ref.astype(np.int16)).view(t).float()).numpy()
-            differ = (ref != eager) & ~(nan & torch.isnan(torch.from_numpy(eager.astype(np.int16)).view(t).float())
-                                          .numpy())
-            assert not differ.any(), (key, d, recs[differ][:4], ref[differ][:4], eager[differ][:4])
-            checked += 1
-            k += 1
-    assert checked == (4 if op == "gated_residual" else 6)
+    for op in ops:
+        fn = composition_fn(find_contract(find_op(SPEC, op), "eager"))
+        for d, t in DTYPES.items():
+            k = 0
+            while (stages / op / d / ("stage%d.json" % k)).exists():
+                folder = stages / op / d
+                meta = json.loads((folder / ("stage%d.json" % k)).read_text())
+                a, b = (np.fromfile(folder / ("stage%d_%s.bin" % (k, s)), dtype="<u2").reshape(-1, 3) for s in "ab")
+                ia, ib = np.arange(n) % len(a), np.arange(n) // len(a)
+                keep = ib < len(b)
+                recs = a[ia[keep]].copy()
+                for i in range(3):
+                    if meta["b_depends"] >> i & 1:
+                        recs[:, i] = b[ib[keep], i]
+                ins = torch.from_numpy(recs.astype(np.int16)).view(t)
+                eager = fn(ins[:, 0], ins[:, 1], ins[:, 2]).view(torch.int16).numpy().astype("<u2")
+                key = "%s.stage%d.first%d" % (op, k, n)
+                assert digests[key][d] == hashlib.sha256(eager.tobytes()).hexdigest()
+                rec_path, out_path = tmp_path / "recs.bin", tmp_path / "ref.bin"
+                recs.astype("<u2").tofile(rec_path)
+                e = subprocess.run([exe, "eval", "--op", op, "--dtype", d, "--in", str(rec_path), "--out",
+                                    str(out_path)], capture_output=True, text=True)
+                assert e.returncode == 0, e.stderr
+                ref = np.fromfile(out_path, dtype="<u2")
+
+                def nan(v):
+                    return torch.isnan(torch.from_numpy(v.astype(np.int16)).view(t).float()).numpy()
+
+                differ = (ref != eager) & ~(nan(ref) & nan(eager))
+                assert not differ.any(), (key, d, recs[differ][:4], ref[differ][:4], eager[differ][:4])
+                checked += 1
+                k += 1
+    assert checked == 10  # gated_residual's 2 stages and modulate's 3, both dtypes
