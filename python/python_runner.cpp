@@ -27,11 +27,47 @@ py::memoryview view_of(audit::GuardedImage& im) {
   return py::memoryview::from_memory(im.bytes(), py::ssize_t(im.size_bytes()), /*readonly=*/false);
 }
 
-/// The shape of buffer k as a tensor: [width] for a broadcast row, else [rows, elements per row].
-std::vector<int64_t> buffer_shape(const ref::OpSpec& op, int k, int64_t rows, int64_t width) {
+/// The shape of buffer k as a tensor: [width] for a broadcast row, else [rows, elements per row]. For an op with
+/// group-broadcast inputs, DiT's 3-D shapes: [rows / group_rows, 1, width] for a group-broadcast buffer (so eager
+/// broadcasting works), [rows / group_rows, group_rows, width] for the others.
+std::vector<int64_t> buffer_shape(const ref::OpSpec& op, int k, int64_t rows, int64_t width, int64_t group_rows) {
   const int64_t per_row = op.buffer_row_elems(k, width);
   if (op.buffer_broadcast(k)) return {per_row};
+  if (op.has_groups()) {
+    const int64_t groups = group_rows > 0 ? rows / group_rows : 0;
+    return {groups, op.buffer_grouped(k) ? 1 : group_rows, per_row};
+  }
   return {rows, per_row};
+}
+
+/// The shape of out: [rows, width], or [rows / group_rows, group_rows, width] for an op with group-broadcast inputs.
+std::vector<int64_t> out_shape(const ref::OpSpec& op, int64_t rows, int64_t width, int64_t group_rows) {
+  if (op.has_groups()) return {group_rows > 0 ? rows / group_rows : 0, group_rows, width};
+  return {rows, width};
+}
+
+int64_t elements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+py::tuple to_tuple(const std::vector<int64_t>& shape) {
+  py::tuple t(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) t[i] = py::int_(shape[i]);
+  return t;
+}
+
+/// The group_rows of a counter-generated call: a group-broadcast buffer holds rows / group_rows rows (LargeSpec sizes
+/// it), so group_rows is what its element count implies; 1 for the other ops.
+int64_t large_group_rows(const audit::LargeSpec& s) {
+  if (!s.op->has_groups() || s.width <= 0) return 1;
+  for (int k = 0; k < int(s.op->buffers().size()); ++k) {
+    if (!s.op->buffer_grouped(k)) continue;
+    const int64_t grouped_rows = int64_t(s.buffer_elems(k)) / s.width;
+    return grouped_rows > 0 && s.rows % grouped_rows == 0 ? s.rows / grouped_rows : 1;
+  }
+  return 1;
 }
 
 }  // namespace
@@ -69,9 +105,11 @@ std::string PythonRunner::inexpressible(const audit::CallSpec& s) const {
       if ((s.input_misalign[size_t(i)] & 1u) || l == ref::Layout::kPackedFirst || l == ref::Layout::kPackedSecond)
         why = "a misaligned " + s.op->inputs[size_t(i)].name + " pointer (the subject takes whole buffers)";
     }
+    if (why.empty() && s.op->has_groups() && (s.group_rows < 1 || s.rows % s.group_rows != 0))
+      why = "group_rows " + std::to_string(s.group_rows) + " with rows " + std::to_string(s.rows) +
+            " (the subject takes [rows / group_rows, group_rows, width] tensors)";
     for (size_t k = 0; why.empty() && k < s.buffers.size(); ++k)
-      if (s.rows >= 0 && int64_t(s.buffers[k].size()) < buffer_shape(*s.op, int(k), s.rows, s.width).back() *
-                                                             (s.op->buffer_broadcast(int(k)) ? 1 : s.rows))
+      if (int64_t(s.buffers[k].size()) < elements(buffer_shape(*s.op, int(k), s.rows, s.width, s.group_rows)))
         why = "buffers smaller than the shape";
   }
   return why.empty() ? "" : "not applicable to a Python subject: " + why + " cannot be passed as torch tensors";
@@ -80,20 +118,18 @@ std::string PythonRunner::inexpressible(const audit::CallSpec& s) const {
 std::string PythonRunner::call_bridge(std::vector<audit::GuardedImage*>& buffers,
                                       const std::vector<int64_t>& data_offsets,
                                       const std::vector<std::vector<int64_t>>& shapes, audit::GuardedImage& out,
-                                      int64_t rows, int64_t width, int32_t dtype, const std::string& call, int* rc,
-                                      std::string* message) {
+                                      const std::vector<int64_t>& oshape, int32_t dtype, const std::string& call,
+                                      int* rc, std::string* message) {
   py::gil_scoped_acquire gil;
   audit::watch_begin(call);
   std::string fault;
   try {
     py::list bufs;
-    for (size_t k = 0; k < buffers.size(); ++k) {
-      py::tuple shape(shapes[k].size());
-      for (size_t i = 0; i < shapes[k].size(); ++i) shape[i] = py::int_(shapes[k][i]);
-      bufs.append(py::make_tuple(view_of(*buffers[k]), data_offsets[k], shape));
-    }
-    const py::tuple t = bridge_.attr("call")(bufs, py::make_tuple(view_of(out), out.data_offset() / 2), rows, width,
-                                             dtype_name(dtype));
+    for (size_t k = 0; k < buffers.size(); ++k)
+      bufs.append(py::make_tuple(view_of(*buffers[k]), data_offsets[k], to_tuple(shapes[k])));
+    const py::tuple t =
+        bridge_.attr("call")(bufs, py::make_tuple(view_of(out), out.data_offset() / 2, to_tuple(oshape)),
+                             dtype_name(dtype));
     *rc = t[0].cast<int>();
     *message = t[1].cast<std::string>();
     fault = t[2].cast<std::string>();
@@ -124,10 +160,10 @@ std::string PythonRunner::run(const audit::CallSpec& s, audit::CallImages& im, a
   std::vector<std::vector<int64_t>> shapes;
   for (size_t k = 0; k < im.buffers.size(); ++k) {
     bufs.push_back(&im.buffers[k]);
-    shapes.push_back(buffer_shape(*s.op, int(k), s.rows, s.width));
+    shapes.push_back(buffer_shape(*s.op, int(k), s.rows, s.width, s.group_rows));
   }
-  const std::string fault = call_bridge(bufs, offsets, shapes, im.out, s.rows, s.width, s.dtype,
-                                        audit::describe_call(s), &o->rc, &o->message);
+  const std::string fault = call_bridge(bufs, offsets, shapes, im.out, out_shape(*s.op, s.rows, s.width, s.group_rows),
+                                        s.dtype, audit::describe_call(s), &o->rc, &o->message);
   // A device error found after the subject's call (a sticky CUDA error) is the subject's.
   o->subject_fault = !fault.empty() && fault.rfind("fuseproof._bridge", 0) != 0;
   return fault;
@@ -136,13 +172,11 @@ std::string PythonRunner::run(const audit::CallSpec& s, audit::CallImages& im, a
 py::tuple PythonRunner::call_args(const audit::CallSpec& s, audit::CallImages& im) {
   const std::vector<int64_t> offsets = data_offsets(s, im);
   py::list bufs;
-  for (size_t k = 0; k < im.buffers.size(); ++k) {
-    const std::vector<int64_t> shape = buffer_shape(*s.op, int(k), s.rows, s.width);
-    py::tuple t(shape.size());
-    for (size_t i = 0; i < shape.size(); ++i) t[i] = py::int_(shape[i]);
-    bufs.append(py::make_tuple(view_of(im.buffers[k]), offsets[k], t));
-  }
-  return py::make_tuple(bufs, py::make_tuple(view_of(im.out), im.out.data_offset() / 2), s.rows, s.width,
+  for (size_t k = 0; k < im.buffers.size(); ++k)
+    bufs.append(py::make_tuple(view_of(im.buffers[k]), offsets[k],
+                               to_tuple(buffer_shape(*s.op, int(k), s.rows, s.width, s.group_rows))));
+  return py::make_tuple(bufs, py::make_tuple(view_of(im.out), im.out.data_offset() / 2,
+                                             to_tuple(out_shape(*s.op, s.rows, s.width, s.group_rows))),
                         dtype_name(s.dtype));
 }
 
@@ -263,15 +297,16 @@ audit::LargeOutcome PythonRunner::large_call(const audit::LargeSpec& s, const au
   std::vector<audit::GuardedImage*> bufs;
   std::vector<int64_t> offsets;
   std::vector<std::vector<int64_t>> shapes;
+  const int64_t group_rows = large_group_rows(s);
   for (size_t k = 0; k < images.size(); ++k) {
     bufs.push_back(&images[k]);
     offsets.push_back(int64_t(images[k].data_offset() / 2));
-    shapes.push_back(buffer_shape(*s.op, int(k), s.rows, s.width));
+    shapes.push_back(buffer_shape(*s.op, int(k), s.rows, s.width, group_rows));
   }
-  audit::CallSpec view = audit::make_call(*s.op, 0, s.width, s.dtype);
+  audit::CallSpec view = audit::make_call(*s.op, 0, s.width, s.dtype, group_rows);
   view.rows = s.rows;
-  o.fault = call_bridge(bufs, offsets, shapes, out, s.rows, s.width, s.dtype, audit::describe_call(view), &o.rc,
-                        &o.message);
+  o.fault = call_bridge(bufs, offsets, shapes, out, out_shape(*s.op, s.rows, s.width, group_rows), s.dtype,
+                        audit::describe_call(view), &o.rc, &o.message);
   o.subject_fault = !o.fault.empty() && o.fault.rfind("fuseproof._bridge", 0) != 0;
   o.guard_writes = out.guard_writes();
   std::vector<const uint16_t*> cdata(data.begin(), data.end());

@@ -14,10 +14,12 @@ namespace fuseproof::python {
 /// Runs a subject through a fuseproof._bridge.Bridge: the runner owns the guarded host images of the op's buffers and
 /// out (audit/kernel_runner.h CallImages, poisoned as for plugins); the bridge wraps them as torch tensors
 /// (torch.frombuffer, zero-copy), moves them to the subject's device and back, and calls the subject with the op's
-/// buffers (fn(x, bias) or fn(x) for a packed op). Guards and inputs are checked by the image runner. Calls that
-/// torch tensors cannot express (negative or overflowing shapes, null or odd-byte pointers, a misaligned half of a
-/// packed buffer, another input count, dtype codes other than bf16 and fp16) are answered by the runner itself: rc 1,
-/// "not applicable to a Python subject".
+/// buffers (fn(x, bias) or fn(x) for a packed op: 2-D [rows, width], a bias [width]). An op with group-broadcast
+/// inputs gets DiT's 3-D tensors: fn(x, gate, y) with x, y [rows / group_rows, group_rows, width] and gate
+/// [rows / group_rows, 1, width], out [rows / group_rows, group_rows, width]. Guards and inputs are checked by the
+/// image runner. Calls that torch tensors cannot express (negative or overflowing shapes, null or odd-byte pointers,
+/// a misaligned half of a packed buffer, another input count, dtype codes other than bf16 and fp16, a group_rows
+/// that does not divide rows) are answered by the runner itself: rc 1, "not applicable to a Python subject".
 class PythonRunner final : public audit::ImageRunner {
  public:
   /// `bridge`: a fuseproof._bridge.Bridge; `cuda`: the subject's tensors live on a CUDA device.
@@ -44,10 +46,11 @@ class PythonRunner final : public audit::ImageRunner {
   std::string run(const audit::CallSpec& spec, audit::CallImages& images, audit::CallOutcome* o) override;
   /// Places the images, calls the subject (watch_begin/watch_end around it), copies back: rc, message, fault.
   std::string call_bridge(std::vector<audit::GuardedImage*>& buffers, const std::vector<int64_t>& data_offsets,
-                          const std::vector<std::vector<int64_t>>& shapes, audit::GuardedImage& out, int64_t rows,
-                          int64_t width, int32_t dtype, const std::string& call, int* rc, std::string* message);
+                          const std::vector<std::vector<int64_t>>& shapes, audit::GuardedImage& out,
+                          const std::vector<int64_t>& out_shape, int32_t dtype, const std::string& call, int* rc,
+                          std::string* message);
 
-  /// The bridge's arguments of one call on `images`: (buffers, out image, rows, width, dtype).
+  /// The bridge's arguments of one call on `images`: (buffers, (out image, offset, out shape), dtype).
   pybind11::tuple call_args(const audit::CallSpec& spec, audit::CallImages& images);
   /// call_args of every call, in order.
   pybind11::list call_list(const std::vector<audit::CallSpec>& specs, std::vector<audit::CallImages>& images);

@@ -17,7 +17,17 @@ and dtype's composition is run as eager PyTorch by python/fuseproof/composition.
   provenance.json           GPU, compute capability, driver, CUDA, torch, command, date, SHA-256 of every file
 
 --add-ops adds to an existing capture what the spec has and the capture lacks (tables, digests, ex2 points), touches
-nothing that is there, and records the amendment in provenance.json.
+nothing that is there, and records the amendment in provenance.json. The ops of three or more inputs (gated_residual,
+modulate) have no 2^32 domain; two more amendments capture what their audit compares against:
+  --add-records   records.tar.xz: per op (eager contract) and dtype, <key>_<dtype>_in.bin (the op's inputs in declared
+                  order, one little-endian uint16 each, the record format of `fuseproof eval --in`) and
+                  <key>_<dtype>_out.bin (eager PyTorch's output per record, `fuseproof eval --out`'s format): every
+                  extreme pattern in each slot (38^3 triples) and RECORDS seeded random triples
+  --add-stages    digests.json "<key>.stage<k>" per dtype: SHA-256 of eager PyTorch's outputs (little-endian uint16) over
+                  every pair of rounding boundary k, in canonical order (b's values outer, a's inner); the pairs are
+                  `fuseproof stages --op OP --dtype D --out DIR`'s (stage<k>.json, stage<k>_a.bin, stage<k>_b.bin)
+A dry run on the CPU (--device cpu, with --max-pairs N for the stages: the first N pairs of each stage, stored as
+"<key>.stage<k>.first<N>") exercises the same code on torch's CPU kernels; it refuses to write into golden/.
 """
 import argparse
 import concurrent.futures
@@ -38,7 +48,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from fuseproof.composition import ACTIVATIONS, composition_fn  # noqa: E402
+from fuseproof.composition import ACTIVATIONS, composition_fn, eager_expressible  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 ROW_BYTES = 65536 * 2
@@ -272,15 +282,21 @@ def sha_of(data):
 
 
 def digest_jobs(spec):
-    """(key, fn) for every op and contract of the spec, plus eager x + bias ("add_round")."""
+    """(key, fn) for every contract of every 2-input op of the spec (the ops with a 2^32 domain), plus eager x + bias
+    ("add_round"). The ops of more inputs have stage digests and records instead (--add-stages, --add-records)."""
     jobs = [("add_round", lambda a, b: a + b)]
     for op in spec["ops"]:
+        if len(op["inputs"]) != 2:
+            continue
         for c in op["contracts"]:
             jobs.append((c["digest_key"], composition_fn(c)))
     return jobs
 
 
-def device_info():
+def device_info(dev=None):
+    if dev is not None and dev.type == "cpu":
+        return {"gpu": "none (CPU dry run: " + platform.processor() + ")", "torch": torch.__version__,
+                "cuda_runtime_of_torch": None}
     return {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
             "cuda_runtime_of_torch": torch.version.cuda}
 
@@ -354,13 +370,244 @@ def add_ops(outdir, spec, dev, refresh_points=False):
     if not added and not keys:
         print("capture_golden: nothing to add: the capture has every op, contract and table of the spec")
         return 0
+    record_amendment(ppath, prov, dev, "--add-ops: files " + ", ".join(added) + "; digests.json keys " +
+                     ", ".join(keys), timings)
+    return 0
+
+
+def record_amendment(ppath, prov, dev, what, timings):
+    """Appends one amendment (device, what, command, date, timings) to provenance.json and prints it."""
     prov.setdefault("amendments", []).append(dict(
-        device_info(), what="--add-ops: files " + ", ".join(added) + "; digests.json keys " + ", ".join(keys),
-        command=" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
+        device_info(dev), what=what, command=" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
         date_utc=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), timings_s=timings))
     write_atomically(ppath, json.dumps(prov, indent=2))
     print(json.dumps(prov["amendments"][-1], indent=2))
+
+
+def load_capture(outdir, flag):
+    """(digests, provenance) of an earlier capture in outdir, or None after one line on stderr."""
+    dpath, ppath = os.path.join(outdir, "digests.json"), os.path.join(outdir, "provenance.json")
+    if not (os.path.isfile(dpath) and os.path.isfile(ppath)):
+        print(f"capture_golden: {flag} needs {dpath} and {ppath} from an earlier full capture", file=sys.stderr)
+        return None
+    with open(dpath) as f, open(ppath) as g:
+        return json.load(f), json.load(g)
+
+
+def multi_input_ops(spec):
+    """(op, its eager contract) for every op of three or more inputs: no 2^32 domain, stages and records instead."""
+    return [(op, c) for op in spec["ops"] if len(op["inputs"]) > 2 for c in op["contracts"]
+            if c["name"] == "eager" and not eager_expressible(c)]
+
+
+# The audit's extreme patterns (audit/audit_inputs.cpp extreme_patterns): 19 magnitudes, each with both signs.
+def extreme_patterns(dtype_name):
+    mant = 7 if dtype_name == "bf16" else 10
+    m, exp_mask = (1 << mant) - 1, 0x7F80 if dtype_name == "bf16" else 0x7C00
+    exact = [int(v) & 0xFFFF for v in torch.tensor([0.5, 1.0, 2.0, 3.0, 0.75, 5.0, 9.0, 10.0]).to(
+        DTYPES[dtype_name]).view(torch.int16).tolist()]
+    mags = [0x0000, 0x0001, m // 2, m, 1 << mant] + exact + [exp_mask - 1, exp_mask, exp_mask | 1,
+                                                             exp_mask | (1 << (mant - 1)), exp_mask | m, exp_mask | 5]
+    return sorted({v for mag in mags for v in (mag, mag | 0x8000)})
+
+
+def random_records(n_inputs, count, dtype_name, seed):
+    """count records of n_inputs patterns: half every bit pattern alike, half finite values of moderate size (exponent
+    in [2^-8, 2^4), as the audit's random patterns mostly are), from numpy's PCG64 with `seed`."""
+    rng = np.random.Generator(np.random.PCG64(seed))
+    anyp = rng.integers(0, 65536, size=(count - count // 2, n_inputs), dtype=np.uint32)
+    mant = 7 if dtype_name == "bf16" else 10
+    bias = 127 if dtype_name == "bf16" else 15
+    shape = (count // 2, n_inputs)
+    e = rng.integers(-8, 4, size=shape, dtype=np.int64) + bias
+    moderate = (rng.integers(0, 2, size=shape, dtype=np.uint32) << 15) | (e.astype(np.uint32) << mant) | \
+        rng.integers(0, 1 << mant, size=shape, dtype=np.uint32)
+    return np.concatenate([anyp, moderate]).astype(np.uint16)
+
+
+def eager_on_records(fn, recs, dtype, dev, block=1 << 22):
+    """fn over records [N, n] of patterns (columns in declared order) in blocks; the outputs as uint16 [N]."""
+    out = []
+    for r0 in range(0, recs.shape[0], block):
+        cols = torch.from_numpy(recs[r0:r0 + block].astype(np.int16)).to(dev).view(dtype)
+        y = fn(*[cols[:, i] for i in range(recs.shape[1])])
+        out.append(y.view(torch.int16).cpu().numpy().astype(np.uint16))
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.uint16)
+
+
+def record_set(op, dtype_name, count, seed):
+    """The records of one op and dtype: every extreme pattern in each slot (38^n), then `count` random ones."""
+    n = len(op["inputs"])
+    ext = np.array(extreme_patterns(dtype_name), dtype=np.uint16)
+    grid = np.stack(np.meshgrid(*([ext] * n), indexing="ij"), axis=-1).reshape(-1, n)
+    return np.concatenate([grid, random_records(n, count, dtype_name, seed)]).astype(np.uint16)
+
+
+def add_records(outdir, spec, dev, count, seed):
+    """--add-records: records.tar.xz with every multi-input op's records and eager outputs, per dtype; members already
+    there are kept as they are."""
+    loaded = load_capture(outdir, "--add-records")
+    if loaded is None:
+        return 2
+    digests, prov = loaded
+    path = os.path.join(outdir, "records.tar.xz")
+    members = {}
+    if os.path.exists(path):
+        with tarfile.open(path, "r:xz") as tar:
+            members = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
+    timings, added = {}, []
+    for op, c in multi_input_ops(spec):
+        fn = composition_fn(c)
+        for name, dt in DTYPES.items():
+            stem = "%s_%s" % (c["digest_key"], name)
+            if stem + "_in.bin" in members and stem + "_out.bin" in members:
+                continue
+            t = time.time()
+            recs = record_set(op, name, count, seed)
+            outs = eager_on_records(fn, recs, dt, dev)
+            members[stem + "_in.bin"] = recs.astype("<u2").tobytes()
+            members[stem + "_out.bin"] = outs.astype("<u2").tobytes()
+            timings[f"records_{stem}_s"] = round(time.time() - t, 3)
+            added.append(f"{stem} ({recs.shape[0]} records)")
+            print(f"records {stem}: {recs.shape[0]} records, out sha256 {sha_of(members[stem + '_out.bin'])}",
+                  flush=True)
+    if not added:
+        print("capture_golden: nothing to add: records.tar.xz has every multi-input op of the spec")
+        return 0
+    packed = pack_tar_xz(dict(sorted(members.items())))
+    write_atomically(path, packed)
+    prov["files"]["records.tar.xz"] = sha_of(packed)
+    prov["records"] = {"files": {k: sha_of(v) for k, v in sorted(members.items())},
+                       "how": "capture_golden.py --add-records: per op and dtype, every extreme pattern of the audit "
+                              "in each input slot, then seeded random records (numpy PCG64 seed %d: half any bit "
+                              "pattern, half exponents in [2^-8, 2^4)); <key>_<dtype>_in.bin: the inputs in declared "
+                              "order, <key>_<dtype>_out.bin: eager PyTorch's outputs (fuseproof eval's formats)" % seed}
+    record_amendment(os.path.join(outdir, "provenance.json"), prov, dev,
+                     "--add-records: records.tar.xz members " + ", ".join(added), timings)
     return 0
+
+
+def load_stage(folder, k, n_inputs):
+    """(json, a records [Na, n], b records [Nb, n]) of `fuseproof stages`' stage k in folder, or None when absent."""
+    jpath = os.path.join(folder, "stage%d.json" % k)
+    if not os.path.exists(jpath):
+        return None
+    with open(jpath) as f:
+        meta = json.load(f)
+    recs = []
+    for side in ("a", "b"):
+        raw = np.fromfile(os.path.join(folder, "stage%d_%s.bin" % (k, side)), dtype="<u2")
+        if raw.size % n_inputs:
+            raise ValueError("stage%d_%s.bin holds %d patterns, not a whole number of %d-input records"
+                             % (k, side, raw.size, n_inputs))
+        recs.append(raw.reshape(-1, n_inputs))
+    return meta, recs[0], recs[1]
+
+
+def stage_digest(fn, meta, a, b, dtype, dev, max_pairs=None, block_pairs=1 << 26):
+    """SHA-256 of fn's outputs over the stage's pairs (b outer, a inner; uint16 little-endian), and the pair count.
+    Pair (ia, ib)'s inputs: a's record ia with the inputs in b_depends taken from b's record ib. Computed in blocks of
+    whole b rows: input i is a [1, Na] row (from a) or a [B, 1] column (from b), broadcast by the eager ops. The
+    hashing of a block overlaps the next block's computation."""
+    n = a.shape[1]
+    na, nb = a.shape[0], b.shape[0]
+    total = na * nb if max_pairs is None else min(na * nb, max_pairs)
+    ta = torch.from_numpy(a.astype(np.int16)).to(dev).view(dtype)
+    tb = torch.from_numpy(b.astype(np.int16)).to(dev).view(dtype)
+    bdep = meta["b_depends"] if isinstance(meta["b_depends"], int) else int(str(meta["b_depends"]), 0)
+    rows = max(1, min(block_pairs // max(1, na), -(-total // max(1, na))))
+    h = hashlib.sha256()
+    done = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        pending = None
+        for b0 in range(0, nb, rows):
+            if done >= total:
+                break
+            b1 = min(nb, b0 + rows)
+            ins = [tb[b0:b1, i].reshape(-1, 1) if bdep >> i & 1 else ta[:, i].reshape(1, -1) for i in range(n)]
+            out = fn(*ins).expand(b1 - b0, na).reshape(-1)[:total - done]
+            host = np.ascontiguousarray(out.view(torch.int16).cpu().numpy())  # little-endian on the x86-64 host
+            done += host.size
+            if pending:
+                pending.result()
+            pending = pool.submit(h.update, memoryview(host).cast("B"))
+        if pending:
+            pending.result()
+    return h.hexdigest(), done
+
+
+def run_stages(fuseproof, op_name, dtype_name, folder):
+    """`fuseproof stages --op OP --dtype D --out FOLDER`; raises CalledProcessError with its stderr."""
+    subprocess.run([fuseproof, "stages", "--op", op_name, "--dtype", dtype_name, "--out", folder], check=True,
+                   capture_output=True, text=True)
+
+
+def add_stages(outdir, spec, dev, fuseproof, stages_dir, max_pairs, jobs):
+    """--add-stages: digests.json "<key>.stage<k>" per dtype for every stage of every multi-input op that lacks one
+    (with max_pairs: "<key>.stage<k>.first<N>", a dry run's prefix). Stages come from stages_dir/<op>/<dtype>/ when
+    given, else from `fuseproof stages` into a temporary folder. Jobs (op, dtype, stage) run `jobs` at a time."""
+    loaded = load_capture(outdir, "--add-stages")
+    if loaded is None:
+        return 2
+    digests, prov = loaded
+    tmp = None if stages_dir else tempfile.TemporaryDirectory(prefix="fuseproof_stages_")
+    root = stages_dir or tmp.name
+    work = []
+    try:
+        for op, c in multi_input_ops(spec):
+            for name in DTYPES:
+                folder = os.path.join(root, op["name"], name)
+                if not stages_dir:
+                    os.makedirs(folder, exist_ok=True)
+                    run_stages(fuseproof, op["name"], name, folder)
+                k = 0
+                while True:
+                    st = load_stage(folder, k, len(op["inputs"]))
+                    if st is None:
+                        break
+                    key = "%s.stage%d" % (c["digest_key"], k) + ("" if max_pairs is None else ".first%d" % max_pairs)
+                    if name not in digests.get(key, {}):
+                        work.append((key, name, c, st))
+                    k += 1
+                if k == 0:
+                    print(f"capture_golden: no stage files for {op['name']} {name} in {folder}", file=sys.stderr)
+                    return 2
+    except subprocess.CalledProcessError as e:
+        print(f"capture_golden: `{' '.join(e.cmd)}` failed: {(e.stderr or '').strip().splitlines()[-1:]}",
+              file=sys.stderr)
+        return 2
+    timings = {}
+
+    def one(job):
+        key, name, c, (meta, a, b) = job
+        t = time.time()
+        digest, pairs = stage_digest(composition_fn(c), meta, a, b, DTYPES[name], dev, max_pairs)
+        if max_pairs is None and "pairs" in meta and int(meta["pairs"]) != pairs:
+            raise ValueError(f"{key} {name}: stage{key} json says {meta['pairs']} pairs, the files give {pairs}")
+        timings[f"{key}.{name}_s"] = round(time.time() - t, 3)
+        print(f"{key} {name}: {pairs} pairs, sha256 {digest} ({timings[f'{key}.{name}_s']} s)", flush=True)
+        return key, name, digest, pairs
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(one, work))
+    if tmp:
+        tmp.cleanup()
+    if not results:
+        print("capture_golden: nothing to add: digests.json has every stage of the spec's multi-input ops")
+        return 0
+    for key, name, digest, pairs in results:
+        digests.setdefault(key, {})[name] = digest
+        digests.setdefault("stage_pairs", {})[f"{key}.{name}"] = pairs
+    digests.setdefault("stage_order", "per stage: b's values outer, a's inner (fuseproof stages' stage<k>_b.bin, "
+                                      "stage<k>_a.bin); pair (ia, ib): a's record with b_depends' inputs from b's; "
+                                      "eager PyTorch's outputs, little-endian uint16")
+    text = json.dumps(digests, indent=2)
+    write_atomically(os.path.join(outdir, "digests.json"), text)
+    prov["files"]["digests.json"] = sha_of(text.encode())
+    record_amendment(os.path.join(outdir, "provenance.json"), prov, dev, "--add-stages: digests.json keys " +
+                     ", ".join(sorted(f"{k}.{n} ({p} pairs)" for k, n, _, p in results)), timings)
+    return 0
+
 
 
 def capture_all(outdir, spec, dev, cc, arch):
@@ -409,12 +656,35 @@ def main():
     ap.add_argument("--out", required=True, help="golden root; files go to OUT/sm_<cc>/")
     ap.add_argument("--add-ops", action="store_true",
                     help="add to an existing capture what the op spec has and it lacks; touches nothing else")
+    ap.add_argument("--add-records", action="store_true",
+                    help="add records.tar.xz: the multi-input ops' records and eager outputs (fuseproof eval's format)")
+    ap.add_argument("--add-stages", action="store_true",
+                    help="add the multi-input ops' stage digests to digests.json (pairs from `fuseproof stages`)")
+    ap.add_argument("--records", type=int, default=65536, help="random records per op and dtype (--add-records)")
+    ap.add_argument("--seed", type=int, default=23, help="seed of the random records (--add-records)")
+    ap.add_argument("--stages-dir", help="--add-stages: read STAGES_DIR/<op>/<dtype>/stage<k>.* instead of running "
+                                         "`fuseproof stages`")
+    ap.add_argument("--max-pairs", type=int, help="--add-stages dry run: only the first N pairs of each stage, stored "
+                                                  "as <key>.stage<k>.first<N>")
+    ap.add_argument("--jobs", type=int, default=4, help="--add-stages: stages digested at once")
+    ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
+                    help="cpu: a dry run on torch's CPU kernels (--add-records, --add-stages; never into golden/)")
+    ap.add_argument("--arch", default="sm_90", help="with --device cpu: the folder under --out to amend")
     ap.add_argument("--refresh-ex2-points", action="store_true",
                     help="with --add-ops: capture ex2_points.tar.xz again even where it exists (recorded as such)")
     ap.add_argument("--spec", help="the op spec as `fuseproof ops --json` writes it (default: run --fuseproof)")
     ap.add_argument("--fuseproof", default="build-gpu/bin/fuseproof", help="the fuseproof binary that prints the spec")
     args = ap.parse_args()
-    if not torch.cuda.is_available():
+    if args.device == "cpu":
+        golden = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
+        if not (args.add_records or args.add_stages) or args.add_ops:
+            print("capture_golden: --device cpu is a dry run of --add-records and --add-stages only", file=sys.stderr)
+            return 2
+        if os.path.realpath(args.out) == golden:
+            print(f"capture_golden: --device cpu never writes into {golden} (a dry run, not golden data)",
+                  file=sys.stderr)
+            return 2
+    elif not torch.cuda.is_available():
         print("capture_golden: no CUDA device visible to torch", file=sys.stderr)
         return 2
     try:
@@ -422,12 +692,23 @@ def main():
     except (OSError, subprocess.CalledProcessError, json.JSONDecodeError) as e:
         print(f"capture_golden: cannot read the op spec ({e}); build fuseproof or give --spec", file=sys.stderr)
         return 2
-    dev = torch.device("cuda")
-    cc = torch.cuda.get_device_capability()
-    arch = f"sm_{cc[0]}{cc[1]}"
+    dev = torch.device(args.device)
+    if args.device == "cpu":
+        arch = args.arch
+    else:
+        cc = torch.cuda.get_device_capability()
+        arch = f"sm_{cc[0]}{cc[1]}"
     outdir = os.path.join(args.out, arch)
-    if args.add_ops:
-        return add_ops(outdir, spec, dev, args.refresh_ex2_points)
+    if args.add_ops or args.add_records or args.add_stages:
+        rc = 0
+        if args.add_ops:
+            rc = rc or add_ops(outdir, spec, dev, args.refresh_ex2_points)
+        if args.add_records:
+            rc = rc or add_records(outdir, spec, dev, args.records, args.seed)
+        if args.add_stages:
+            rc = rc or add_stages(outdir, spec, dev, args.fuseproof, args.stages_dir, args.max_pairs,
+                                  max(1, args.jobs))
+        return rc
     return capture_all(outdir, spec, dev, cc, arch)
 
 

@@ -35,6 +35,19 @@
 #   subjects    the Python subjects of every op: eager, torch-compile and triton on the eager contract, torch-compile
 #               on the fp32 contract of the *_and_mul ops; the domain class over all 2^32 pairs, --stop-after 0
 #               (exact counts, ULP and correctly rounded histograms); SUBJECT_OPS, SUBJECTS, SUBJECT_JOBS (12)
+#   dit         the DiT ops (gated_residual, modulate; issue 23), after build, in one call (BUDGET=540):
+#               1. capture_golden.py --add-records --add-stages over a copy of golden/sm_90 (records.tar.xz: eager's
+#                  outputs on the extreme and random triples; digests.json <op>.stage<k>: every stage pair of
+#                  `fuseproof stages`); records.tar.xz, digests.json and provenance.json replace golden/sm_90's here
+#                  (configured again to unpack) and come back in family/golden_sm_90/
+#               2. fuseproof eval on every captured record, both ops and dtypes: every output bit compared (cmp)
+#               3. side by side, DIT_JOBS (8) at a time, each under its own limit: the built-in CUDA kernels of both
+#                  ops, eager and fma contracts (DIT_AUDIT_ARGS); the CUDA mutants cuda_gated_residual_<bug> and
+#                  cuda_modulate_<bug> (DIT_MUTANT_SCOPE; check_cuda_mutants.py --subset) and the controls, the
+#                  false-alarm gate_y_swapped among them, which must pass; the Python subjects of both ops (eager and
+#                  triton on eager, triton-fma on fma, which must pass; torch-cuda-graph, torch-compile on eager and
+#                  fma, torch-compile-reduce-overhead measured, not counted; DIT_PY_ARGS)
+#               DRY_RUN=1 prints the commands of the step instead of running them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:?OUT must name the folder that comes back}
@@ -56,8 +69,11 @@ PY=${PY:-$(command -v python3)}
 pack() {
   # Whatever a step left running (an audit past its timeout) goes first; then one archive, as at most 8 files come
   # back (gzip: xz of a busy machine's logs once ran past the call's limit, and nothing came back, run 31).
-  pkill -KILL -f "$BUILD/bin/fuseproof-audit" 2>/dev/null
-  pkill -KILL -f "python3 -m fuseproof" 2>/dev/null
+  # (not in a dry run: on a shared machine these patterns match other people's audits)
+  if [ -z "${DRY_RUN:-}" ]; then
+    pkill -KILL -f "$BUILD/bin/fuseproof-audit" 2>/dev/null
+    pkill -KILL -f "python3 -m fuseproof" 2>/dev/null
+  fi
   tar -C "$OUT" -czf "$OUT/family.tar.gz" family 2>/dev/null && rm -rf "$W"
   echo "gpu_family: packed $OUT/family.tar.gz after $((SECONDS - start)) s"
 }
@@ -311,6 +327,139 @@ default_one() {
   return $rc
 }
 
+# The DiT ops (issue 23): capture, eval, kernels, mutants and Python subjects in one step.
+DIT_OPS=(gated_residual modulate)
+# gpu_audit.sh's budget scope for widths and shapes (one call above 2^31 elements); the other classes at their defaults.
+DIT_AUDIT_ARGS=(${DIT_AUDIT_ARGS:---max-width 16384 --no-default-shapes --shapes 65537x64,155345x13824 --call-timeout 30})
+DIT_MUTANT_SCOPE=(${DIT_MUTANT_SCOPE:---max-width 4096 --no-default-shapes --shapes 65536x64 --call-timeout 20})
+DIT_PY_ARGS=(${DIT_PY_ARGS:---max-width 2048 --no-default-shapes --shapes 65536x64 --call-timeout 30})
+doit() { if [ -n "${DRY_RUN:-}" ]; then echo "+ $*"; else "$@"; fi; }
+
+dit_capture() {  # records and stage digests of both ops, amended into a copy of golden/sm_90, then into golden/sm_90
+  local g=$W/dit_capture t0=$SECONDS
+  mkdir -p "$g" && cp -r golden/sm_90 "$g/"
+  doit "$BUILD/bin/fuseproof" ops --json > "$W/ops.json" || return 1
+  doit timeout -k 5 "$(( $(left) < 200 ? $(left) - 20 : 180 ))" "$PY" scripts/capture_golden.py --out "$g" \
+    --add-records --add-stages --jobs "${DIT_CAPTURE_JOBS:-8}" --spec "$W/ops.json" --fuseproof "$BUILD/bin/fuseproof" \
+    > "$W/dit_capture.log" 2>&1
+  local rc=$?
+  tail -n 30 "$W/dit_capture.log"
+  echo "gpu_family: dit capture exit $rc in $((SECONDS - t0)) s"
+  [ $rc -eq 0 ] || return $rc
+  mkdir -p "$W/golden_sm_90"
+  for f in records.tar.xz digests.json provenance.json; do
+    doit cp "$g/sm_90/$f" "$W/golden_sm_90/" && doit cp "$g/sm_90/$f" golden/sm_90/
+  done
+  rm -rf "$g"
+  doit cmake "$BUILD" > "$W/reconfigure.log" 2>&1 || { tail -n 20 "$W/reconfigure.log"; return 1; }
+}
+
+dit_eval() {  # fuseproof eval on every captured record: the reference reproduces eager's every output bit
+  local d=$W/dit_eval rc=0 op dt
+  mkdir -p "$d"
+  doit tar -C "$d" -xJf golden/sm_90/records.tar.xz || return 1
+  for op in "${DIT_OPS[@]}"; do
+    for dt in bf16 fp16; do
+      doit "$BUILD/bin/fuseproof" eval --op "$op" --dtype "$dt" --in "$d/${op}_${dt}_in.bin" --out "$d/${op}_${dt}_ref.bin" \
+        > "$d/${op}_${dt}.log" 2>&1 || { echo "gpu_family: eval $op $dt failed"; cat "$d/${op}_${dt}.log"; rc=1; continue; }
+      if doit cmp -s "$d/${op}_${dt}_ref.bin" "$d/${op}_${dt}_out.bin"; then
+        echo "gpu_family: eval $op $dt: every output bit of eager reproduced ($(( $(stat -c %s "$d/${op}_${dt}_out.bin" 2>/dev/null || echo 0) / 2 )) records)"
+      else
+        rc=1
+        echo "gpu_family: eval $op $dt: outputs differ from eager's; the first records:"
+        doit "$PY" - "$d/${op}_${dt}_in.bin" "$d/${op}_${dt}_ref.bin" "$d/${op}_${dt}_out.bin" "$op" "$dt" <<'PYEOF'
+import sys, numpy as np
+i, r, o = (np.fromfile(p, dtype="<u2") for p in sys.argv[1:4])
+i = i.reshape(-1, 3)
+bad = np.nonzero(r != o)[0]
+print("  %d of %d records differ" % (bad.size, o.size))
+for k in bad[:8]:
+    print("  %s %s [k=%d] in=%s => eval 0x%04X eager 0x%04X" % (sys.argv[4], sys.argv[5], k,
+          ",".join("0x%04X" % v for v in i[k]), r[k], o[k]))
+PYEOF
+      fi
+    done
+  done
+  rm -f "$d"/*_in.bin
+  return $rc
+}
+
+# dit_job NAME LIMIT CMD...: CMD under `timeout` of LIMIT seconds, or what the budget leaves then (less 20 s), in the
+# dit step's pool; not started when under 30 s are left (NAME.status says "skipped").
+dit_job() {
+  local name=$1 limit=$2 t
+  shift 2
+  t=$(( $(left) - 20 < limit ? $(left) - 20 : limit ))
+  if [ "$t" -lt 30 ]; then
+    echo "skipped: $(left) s left" > "$name.status"
+    return 0
+  fi
+  pooled "$name" "${DIT_JOBS:-8}" doit timeout -k 10 "$t" "$@"
+}
+
+dit() {
+  local rc=0 t0=$SECONDS pids=() d=$W/dit op s n m f
+  mkdir -p "$d/mutants"
+  need "dit capture" 120 && { dit_capture || rc=1; }
+  dit_eval || rc=1
+  echo "gpu_family: dit capture and eval after $((SECONDS - t0)) s"
+  export PYTHONPATH=$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}
+  # The built-in CUDA kernels, eager and fma, first (the longest jobs).
+  for op in "${DIT_OPS[@]}"; do
+    dit_job "$d/kernel_$op" 360 "$AUDIT" audit --op "$op" --backend cuda --dtype all --no-reference \
+      "${DIT_AUDIT_ARGS[@]}" --report "$d/kernel_$op.md" --json "$d/kernel_$op.json"
+    dit_job "$d/kernel_${op}_fma" 360 "$AUDIT" audit --backend cuda --dtype all --no-reference "${DIT_AUDIT_ARGS[@]}" \
+      --plugin "$BUILD/lib/plugins/lib${op}_fma_cuda.so" --report "$d/kernel_${op}_fma.md" --json "$d/kernel_${op}_fma.json"
+  done
+  # The CUDA mutants of both ops, in one mutation run, and the controls (gate_y_swapped: still exact, must pass).
+  for op in "${DIT_OPS[@]}"; do
+    for m in "$BUILD"/lib/mutants/cuda/libcuda_"$op"_*.so; do [ -e "$m" ] && ln -sf "$PWD/$m" "$d/mutants/"; done
+  done
+  dit_job "$d/mutation" 300 "$AUDIT" audit --backend cuda --dtype all "${DIT_MUTANT_SCOPE[@]}" --mutants "$d/mutants" \
+    --mutant-timeout 120 --report "$d/mutation.md" --json "$d/mutation.json"
+  local controls=()
+  for op in "${DIT_OPS[@]}"; do
+    for m in "$BUILD"/lib/plugins/libcontrol_cuda_"$op".so "$BUILD"/lib/plugins/libcontrol_cuda_"$op"_*.so; do
+      [ -e "$m" ] || continue
+      n=$(basename "$m" .so)
+      controls+=("$n")
+      dit_job "$d/$n" 200 "$AUDIT" audit --backend cuda --dtype all "${DIT_MUTANT_SCOPE[@]}" --no-reference \
+        --plugin "$m" --json "$d/$n.json"
+    done
+  done
+  # The Python subjects (subject:contract): the counted ones must pass and go first; the measured ones (torch-cuda-graph:
+  # torch refuses its replay inside the graph class's capture, run 38; torch.compile: Inductor's arithmetic) last.
+  local counted=(eager:eager triton:eager triton-fma:fma)
+  local measured=(torch-compile:eager torch-compile:fma torch-cuda-graph:eager torch-compile-reduce-overhead:eager)
+  for s in "${counted[@]}" "${measured[@]}"; do
+    for op in "${DIT_OPS[@]}"; do
+      n="py_${op}.${s%%:*}.${s#*:}"
+      dit_job "$d/$n" 240 "$PY" -X faulthandler -m fuseproof audit --subject "${s%%:*}" --op "$op" --contract "${s#*:}" \
+        --backend cuda --dtype all "${DIT_PY_ARGS[@]}" --report "$d/$n.md" --json "$d/$n.json"
+    done
+  done
+  local p
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  echo "gpu_family: dit jobs done after $((SECONDS - t0)) s (exit seconds):"
+  for f in "$d"/*.status; do
+    printf '  %-60s %s\n' "$(basename "$f" .status)" "$(cat "$f")"
+    [ -n "${DRY_RUN:-}" ] && [ -f "${f%.status}.log" ] && sed 's/^/      /' "${f%.status}.log"
+  done
+  # Verdicts: the kernels, the controls and the counted subjects pass; the mutants as check_cuda_mutants.py expects.
+  local must=()
+  for op in "${DIT_OPS[@]}"; do
+    must+=("kernel_$op" "kernel_${op}_fma")
+    for s in "${counted[@]}"; do must+=("py_${op}.${s%%:*}.${s#*:}"); done
+  done
+  for n in "${must[@]}" "${controls[@]}"; do
+    [ -n "${DRY_RUN:-}" ] && continue
+    [ "$(cut -d' ' -f1 "$d/$n.status" 2>/dev/null)" = 0 ] || { echo "gpu_family: dit $n did not pass"; rc=1; }
+  done
+  doit "$PY" scripts/check_cuda_mutants.py "$d/mutation.json" --subset || rc=1
+  echo "gpu_family: dit exit $rc after $((SECONDS - t0)) s"
+  return $rc
+}
+
 run_step() {  # run_step NAME: one step; its exit status
   case "$1" in
     build) need build 150 || return 0; build || { echo "gpu_family: build failed"; return 2; } ;;
@@ -326,6 +475,7 @@ run_step() {  # run_step NAME: one step; its exit status
     pycalls) need pycalls 60 || return 0; pycalls ;;
     sanitize_calls) need sanitize_calls 60 || return 0; sanitize_calls ;;
     default_one) need default_one 240 || return 0; default_one ;;
+    dit) need dit 300 || return 0; dit ;;
     *) echo "gpu_family: unknown step $1"; return 2 ;;
   esac
 }

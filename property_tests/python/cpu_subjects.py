@@ -194,3 +194,70 @@ def silu_and_mul_host_sync(packed):
     if packed.numel() > 0 and bool(torch.isinf(packed).all().item()):
         return _silu_and_mul_any(packed)
     return _silu_and_mul_any(packed)
+
+
+# The DiT ops (issue 23) on DiT's 3-D tensors: x, y [groups, group_rows, d]; gate, scale, shift [groups, 1, d]. torch's
+# CPU kernels compute a bf16 or fp16 add or mul in binary32 and round once, as CUDA's do (all 65,536 `1 + scale` and
+# 2^22 random products and sums agree with `(a.float() op b.float()).to(T)`); only their NaN encodings differ
+# (0x7FC0 / 0xFFFF, 0x7E00 / 0xFE00 where CUDA writes 0x7FFF), which _narrow's rule fixes at the output.
+def _canonical_nan(out):
+    out = out.clone()
+    out.view(torch.int16)[torch.isnan(out)] = 0x7FFF
+    return out
+
+
+def gated_residual_eager(x, gate, y):
+    """Eager torch's `x + gate * y`: the product rounded to the dtype, then the sum."""
+    return _canonical_nan(x + gate * y)
+
+
+def modulate_eager(x, scale, shift):
+    """Eager torch's `x * (1 + scale) + shift`: 1 + scale, the product and the sum each rounded to the dtype."""
+    return _canonical_nan(x * (1 + scale) + shift)
+
+
+def gated_residual_addcmul(x, gate, y):
+    """The fusion mistake of a binary32 kernel: torch.addcmul in binary32 (the product never rounded to the dtype),
+    rounded once at the end."""
+    return _narrow(torch.addcmul(x.float(), gate.float(), y.float()), x.dtype)
+
+
+def modulate_scale_unrounded(x, scale, shift):
+    """1 + scale kept in binary32 (not rounded to the dtype); the product and the sum rounded as eager."""
+    m = _narrow(x.float() * (1.0 + scale.float()), x.dtype)
+    return _canonical_nan(m + shift)
+
+
+def modulate_wrong_group(x, scale, shift):
+    """Eager modulate with the scale row of the next group (right whenever there is one group)."""
+    return modulate_eager(x, scale.roll(1, 0), shift)
+
+
+def _fmaf(a, b, c):
+    """fmaf(a, b, c) of binary32 tensors whose product is exact in binary64 (halves times binary32): the sum rounded
+    to odd in binary64 (TwoSum's error sets the sticky bit), so that narrowing to binary32 rounds once."""
+    p, c = a.double() * b.double(), c.double()
+    s = p + c
+    bb = s - p
+    err = (p - (s - bb)) + (c - bb)
+    inexact = (err != 0) & torch.isfinite(s)
+    bits = s.view(torch.int64)
+    bits = bits - (inexact & ((err < 0) != (s < 0))).long()  # toward zero first
+    bits = bits | inexact.long()
+    return bits.view(torch.float64).float()
+
+
+def gated_residual_fma(x, gate, y):
+    """The fma contract: to_T(fmaf(gate, y, x))."""
+    return _narrow(_fmaf(gate.float(), y.float(), x.float()), x.dtype)
+
+
+gated_residual_fma.fuseproof_contract = "fma"
+
+
+def modulate_fma(x, scale, shift):
+    """The fma contract: to_T(fmaf(x, 1 + scale, shift)) with 1 + scale in binary32."""
+    return _narrow(_fmaf(x.float(), 1.0 + scale.float(), shift.float()), x.dtype)
+
+
+modulate_fma.fuseproof_contract = "fma"

@@ -3,7 +3,13 @@
 How tensors cross from C++ to Python: the C++ runner (python/python_runner.cpp) owns every buffer of the op (x, bias;
 or the packed x of a *_and_mul op) and out as a host image (guard + data + guard, poisoned) and hands each over as a
 writable memoryview with the data's offset and shape; torch.frombuffer wraps it without a copy (torch 1.10 and
-later). On a CUDA device the whole image, guards included, is copied to one device allocation, the subject runs on
+later).
+
+The shapes the subject sees: for the 2-input ops, each buffer as the op lays it out ([rows, width]; a bias [width]; a
+packed [rows, 2 * width]) and out [rows, width]. For an op with group-broadcast inputs (gated_residual's gate,
+modulate's scale and shift: one row per group of group_rows rows), DiT's 3-D shapes: the elementwise inputs (x, y)
+and out [rows / group_rows, group_rows, width], a group-broadcast input [rows / group_rows, 1, width], so that eager
+broadcasting (`x + gate * y`) computes the op. On a CUDA device the whole image, guards included, is copied to one device allocation, the subject runs on
 views into it, and the image is copied back, so guard writes and input changes are seen on the host.
 """
 
@@ -25,12 +31,12 @@ def _describe(t):
     return "%s %s on %s" % (list(t.shape), str(t.dtype).replace("torch.", ""), t.device)
 
 
-def check_result(result, rows, width, dtype, device):
-    """Why `result` is not a valid output of a (rows, width) call ("" when it is)."""
+def check_result(result, shape, dtype, device):
+    """Why `result` is not a valid output of a call whose out has `shape` ("" when it is)."""
     if not isinstance(result, torch.Tensor):
         return "subject returned %s, expected a torch.Tensor" % type(result).__name__
-    want = "%s %s on %s" % ([rows, width], str(dtype).replace("torch.", ""), device)
-    if list(result.shape) != [rows, width] or result.dtype != dtype or result.device != device:
+    want = "%s %s on %s" % (list(shape), str(dtype).replace("torch.", ""), device)
+    if list(result.shape) != list(shape) or result.dtype != dtype or result.device != device:
         return "subject returned a tensor of %s, expected %s" % (_describe(result), want)
     return ""
 
@@ -63,7 +69,7 @@ class Bridge:
     def device_free_bytes(self):
         return torch.cuda.mem_get_info(self.device)[0] if self.cuda else 0
 
-    def _run(self, args, out, rows, width):
+    def _run(self, args, out):
         """Calls the subject; (rc, message): rc 1 when it raised or returned a wrong tensor."""
         try:
             if self.out_arg:
@@ -72,7 +78,7 @@ class Bridge:
             result = self.fn(*args)
         except Exception as e:  # a raise is the subject's rejection of the call
             return 1, _one_line(e)
-        why = check_result(result, rows, width, out.dtype, out.device)
+        why = check_result(result, out.shape, out.dtype, out.device)
         if why:
             return 1, why
         try:
@@ -81,7 +87,7 @@ class Bridge:
             return 1, "subject's output cannot be copied into out: " + _one_line(e)
         return 0, ""
 
-    def _place(self, buffers, out_image, rows, width, dtype):
+    def _place(self, buffers, out_image, dtype):
         """The images as tensors on the subject's device: (hosts, devices, args, out host, out device, out view)."""
         dt = _DTYPES[dtype]
         hosts, devs, args = [], [], []
@@ -94,9 +100,13 @@ class Bridge:
             hosts.append(h)
             devs.append(d)
             args.append(d[offset:offset + n].view(dt).view(*shape))
-        ho = torch.frombuffer(out_image[0], dtype=torch.int16)
+        image, offset, shape = out_image
+        ho = torch.frombuffer(image, dtype=torch.int16)
         do = ho.to(self.device) if self.cuda else ho
-        out = do[out_image[1]:out_image[1] + rows * width].view(dt).view(rows, width)
+        n = 1
+        for s in shape:
+            n *= s
+        out = do[offset:offset + n].view(dt).view(*shape)
         return hosts, devs, args, ho, do, out
 
     @staticmethod
@@ -104,10 +114,11 @@ class Bridge:
         for h, d in list(zip(hosts, devs)) + [(ho, do)]:
             h.copy_(d)
 
-    def call(self, buffers, out_image, rows, width, dtype):
-        """buffers: [(memoryview of the image, data offset in elements, shape)]; out_image: (memoryview, offset)."""
-        hosts, devs, args, ho, do, out = self._place(buffers, out_image, rows, width, dtype)
-        rc, message = self._run(args, out, rows, width)
+    def call(self, buffers, out_image, dtype):
+        """buffers: [(memoryview of the image, data offset in elements, shape)]; out_image: (memoryview, offset,
+        shape); dtype "bf16" or "fp16"."""
+        hosts, devs, args, ho, do, out = self._place(buffers, out_image, dtype)
+        rc, message = self._run(args, out)
         try:
             if self.cuda:
                 torch.cuda.synchronize(self.device)
@@ -117,7 +128,7 @@ class Bridge:
         return rc, message, ""
 
     def call_concurrent(self, calls, lanes):
-        """calls: [(buffers, out_image, rows, width, dtype)] as for call(). Call i runs on torch.cuda.Stream i % lanes,
+        """calls: [(buffers, out_image, dtype)] as for call(). Call i runs on torch.cuda.Stream i % lanes,
         all enqueued with no synchronisation between them (after one event every stream waits on), each between two
         timing events; on the CPU, lane k is a Python thread (torch's CPU ops release the GIL), the threads released
         together. ([(rc, message)], [(start_us, end_us)], fault, lanes in words)."""
@@ -142,7 +153,7 @@ class Bridge:
             with torch.cuda.stream(st):
                 e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 e0.record(st)
-                results.append(self._run(p[2], p[5], c[2], c[3]))
+                results.append(self._run(p[2], p[5]))
                 e1.record(st)
             events.append((e0, e1))
         enqueue_ms = (time.perf_counter() - t0) * 1000.0
@@ -169,7 +180,7 @@ class Bridge:
             gate.wait()
             for i in range(k, len(calls), lanes):
                 t0 = time.perf_counter()
-                results[i] = self._run(placed[i][2], placed[i][5], calls[i][2], calls[i][3])
+                results[i] = self._run(placed[i][2], placed[i][5])
                 times[i] = (t0, time.perf_counter())
 
         pool = [threading.Thread(target=lane, args=(k,)) for k in range(lanes)]
@@ -209,8 +220,8 @@ class Bridge:
                 return warm, "", [], "", "after a failed capture: " + _one_line(e2)
             return warm, "torch.cuda.graph capture failed: " + _one_line(e), [], "", ""
         if not self.out_arg:
-            for (hosts, devs, args, ho, do, out), (c, result) in zip(placed, zip(sets[0], results)):
-                why = check_result(result, c[2], c[3], out.dtype, out.device)
+            for (hosts, devs, args, ho, do, out), result in zip(placed, results):
+                why = check_result(result, out.shape, out.dtype, out.device)
                 if why:
                     return warm, "the captured call " + why, [], "", ""
         replays = []

@@ -42,10 +42,12 @@ def _parser(table):
     a.error = p.error
     who = a.add_mutually_exclusive_group()
     who.add_argument("--callable", metavar="MODULE:FUNCTION",
-                     help="fn(*buffers) -> out or fn(*buffers, out) -> None (fuseproof ops lists each op's buffers)")
-    who.add_argument("--subject", help="built-in subject: eager, torch-compile, torch-compile-emulated, torch-compile-reduce-overhead, torch-cuda-graph, triton")
+                     help="fn(*buffers) -> out or fn(*buffers, out) -> None (fuseproof ops lists each op's buffers; "
+                          "gated_residual and modulate take [groups, group_rows, d] and [groups, 1, d] tensors)")
+    who.add_argument("--subject", help="built-in subject: eager, torch-compile, torch-compile-emulated, torch-compile-reduce-overhead, "
+                          "torch-cuda-graph, triton, triton-fma")
     a.add_argument("--op", help="op to audit (fuseproof ops lists them; default: the first, bias_gelu_tanh)")
-    a.add_argument("--contract", help="the contract to judge against: eager or fp32 (default: the callable's "
+    a.add_argument("--contract", help="the contract to judge against: eager, fp32 or fma (default: the callable's "
                                       "fuseproof_contract attribute, else eager)")
     a.add_argument("--dtype", default="all", help="bf16, fp16 or all")
     a.add_argument("--backend", help="cuda (CUDA tensors, CUDA eager model) or emulated (CPU tensors, emulated model); "
@@ -122,9 +124,11 @@ def run(argv):
             raise _Refusal("fuseproof audit: unknown --subject %s (%s)" % (args.subject, ", ".join(subjects.BUILTIN)))
         name = args.subject
         try:
-            description, fn = subjects.builtin(args.subject, op)
+            description, fn = subjects.builtin(args.subject, op, args.contract)
         except subjects.Unavailable as e:
             return _unavailable(args, name, str(e))
+        except subjects.Refused as e:
+            raise _Refusal("fuseproof audit: " + str(e))
         subject_args = ["--subject", args.subject]
     else:
         try:

@@ -1,7 +1,9 @@
 """subjects.py: the built-in subjects (--subject NAME) of every op, and the loader of --callable MODULE:FUNCTION.
 
 Every built-in subject takes the op's buffers, as a user's callable does: fn(x, bias) for the bias ops, fn(x) for the
-packed *_and_mul ops (x = [rows, 2d], gate = x[:, :d], up = x[:, d:]).
+packed *_and_mul ops (x = [rows, 2d], gate = x[:, :d], up = x[:, d:]), and for the ops with group-broadcast inputs
+DiT's 3-D tensors: fn(x, gate, y) (gated_residual) and fn(x, scale, shift) (modulate) with x and y
+[rows / group_rows, group_rows, d], gate, scale and shift [rows / group_rows, 1, d].
 """
 
 import collections
@@ -11,11 +13,16 @@ import inspect
 import torch
 
 from fuseproof import Unavailable
-from fuseproof.composition import composition_fn, find_contract, logical_inputs
+from fuseproof.composition import composition_fn, eager_expressible, find_contract, logical_inputs
+
+
+class Refused(ValueError):
+    """A built-in subject that cannot be judged against the contract asked for (one line, a usage error)."""
 
 
 def eager_subject(op, contract="eager"):
-    """The op's contract run as eager PyTorch (composition.py), on the op's buffers."""
+    """The op's contract run as eager PyTorch (composition.py), on the op's buffers; composition.NotEager for a
+    contract with an fma node."""
     fn = composition_fn(find_contract(op, contract))
 
     def subject(*buffers):
@@ -93,13 +100,15 @@ def _cuda_graph(op, budget_bytes=16 << 30):
     return subject
 
 
-def _triton(op):
+def _triton(op, contract="eager"):
+    if not any(c["name"] == contract for c in op["contracts"]):
+        raise Refused("subject triton-%s: op %s has no contract %s" % (contract, op["name"], contract))
     try:
         import triton  # noqa: F401
     except ImportError:
         raise Unavailable("Triton is not installed")
     from fuseproof import triton_ops
-    return triton_ops.subject(op)
+    return triton_ops.subject(op, contract)
 
 
 # name: (what it is, a factory of the op spec's entry)
@@ -116,12 +125,26 @@ BUILTIN = {
     "torch-cuda-graph": ("the eager composition captured per shape with torch.cuda.graph and replayed with each "
                          "call's inputs copied in", _cuda_graph),
     "triton": ("a Triton kernel of the op that rounds where eager rounds (python/fuseproof/triton_ops.py)", _triton),
+    "triton-fma": ("a Triton kernel of the op's fma contract: one tl.fma in binary32, rounded once; claims contract "
+                   "fma (python/fuseproof/triton_ops.py)", lambda op: _triton(op, "fma")),
 }
 
+# The subjects that run the eager composition itself: judged against a contract that eager PyTorch cannot express
+# (fma), they are refused; the fma contract is judged for kernels that claim it (triton-fma, a plugin).
+_EAGER_COMPOSITION = ("eager", "torch-cuda-graph")
 
-def builtin(name, op):
-    """(description, fn) of a built-in subject for the op (its spec entry); raises Unavailable, or KeyError."""
+
+def builtin(name, op, contract=None):
+    """(description, fn) of a built-in subject for the op (its spec entry), to be judged against `contract` (None:
+    the subject's own claim); raises Unavailable, Refused (one line), or KeyError."""
     description, make = BUILTIN[name]
+    if name in _EAGER_COMPOSITION and contract is not None:
+        c = [c for c in op["contracts"] if c["name"] == contract]
+        why = eager_expressible(c[0]) if c else ""
+        if why:
+            raise Refused("subject %s cannot be judged against contract %s of %s: %s; the %s contract is judged for "
+                          "kernels that claim it (--subject triton-%s, a plugin)"
+                          % (name, contract, op["name"], why, contract, contract))
     return description, make(op)
 
 

@@ -1,7 +1,11 @@
 """triton_ops.py: every op of the family as a Triton kernel that rounds to the dtype where eager PyTorch rounds.
 
 bias ops: out = act(round_T(x + bias)); *_and_mul ops on the packed [rows, 2d] input: out = round_T(round_T(act(gate))
-* up) under the eager contract. The activations are CUDA eager's formulas in binary32 with libdevice's tanhf, erff and
+* up) under the eager contract. The DiT ops on [groups, group_rows, d] tensors with [groups, 1, d] gate, scale and
+shift: gated_residual round_T(x + round_T(gate * y)), modulate round_T(round_T(x * round_T(1 + scale)) + shift), each
+step rounded by an explicit cast (which also keeps the compiler from contracting a product and a sum into an fma);
+and their fma contract (subject triton-fma): one tl.fma in binary32 rounded once, fma(gate, y, x) and
+fma(x, 1 + scale, shift) with 1 + scale in binary32. The activations are CUDA eager's formulas in binary32 with libdevice's tanhf, erff and
 expf; the result is rounded to T once (round to nearest even; every NaN becomes 0x7FFF, as cvt.rn gives). These are
 subjects to measure (docs/SUBJECTS.md), not references: Triton's code generation decides their last bits.
 """
@@ -17,6 +21,8 @@ except ImportError:  # Triton 2.x
 
 _BLOCK = 1024
 _ACTS = {"gelu_tanh": 0, "gelu_erf": 1, "silu": 2}
+# The DiT ops' kernel: MODULATE selects modulate's arithmetic (scale, shift) over gated_residual's (gate, y).
+_DIT_MODULATE = {"gated_residual": False, "modulate": True}
 
 
 @triton.jit
@@ -61,8 +67,71 @@ def _check(x, what):
         raise ValueError("%s: tensors must be on a CUDA device, got %s" % (what, x.device))
 
 
-def subject(op):
-    """A callable of the op's buffers (fn(x, bias) or fn(x)) running its Triton kernel."""
+@triton.jit
+def _dit_kernel(x_ptr, g_ptr, y_ptr, out_ptr, n_elements, width, group_elems, MODULATE: tl.constexpr,
+                FMA: tl.constexpr, BLOCK: tl.constexpr):
+    # x, y, out: [groups * group_rows * width] contiguous; g (gate, or scale) and y (y, or shift) of a group-broadcast
+    # input: [groups * width], element (r, c) at (r / group_rows) * width + c.
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    grouped = (offsets // group_elems) * width + offsets % width
+    x = tl.load(x_ptr + offsets, mask=mask)
+    g = tl.load(g_ptr + grouped, mask=mask).to(tl.float32)
+    if MODULATE:
+        shift = tl.load(y_ptr + grouped, mask=mask).to(tl.float32)
+        s = 1.0 + g
+        if FMA:
+            r = tl.fma(x.to(tl.float32), s, shift)
+        else:
+            s = s.to(x.dtype).to(tl.float32)
+            m = (x.to(tl.float32) * s).to(x.dtype).to(tl.float32)
+            r = m + shift
+    else:
+        y = tl.load(y_ptr + offsets, mask=mask).to(tl.float32)
+        if FMA:
+            r = tl.fma(g, y, x.to(tl.float32))
+        else:
+            r = x.to(tl.float32) + (g * y).to(x.dtype).to(tl.float32)
+    tl.store(out_ptr + offsets, r.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def _dit_subject(op, contract):
+    """fn(x, gate, y) or fn(x, scale, shift) on [groups, group_rows, d] / [groups, 1, d] tensors."""
+    name = op["name"]
+    names = [i["name"] for i in op["inputs"]]
+    grouped = [i["layout"] == "group-broadcast" for i in op["inputs"]]
+    modulate = _DIT_MODULATE[name]
+
+    def dit_op(a, b, c):
+        _check(a, name)
+        ins = (a, b, c)
+        want = [[a.shape[0], 1, a.shape[2]] if g else list(a.shape) for g in grouped] if a.dim() == 3 else None
+        if want is None or any(list(t.shape) != w or t.dtype != a.dtype or t.device != a.device
+                               for t, w in zip(ins, want)):
+            raise ValueError("%s: %s must be [groups, group_rows, d] and %s [groups, 1, d] of one dtype and device, "
+                             "got %s" % (name, ", ".join(n for n, g in zip(names, grouped) if not g),
+                                         ", ".join(n for n, g in zip(names, grouped) if g),
+                                         ", ".join("%s %s" % (n, list(t.shape)) for n, t in zip(names, ins))))
+        a, b, c = (t.contiguous() for t in ins)
+        out = torch.empty_like(a)
+        n = a.numel()
+        if n:
+            _dit_kernel[(triton.cdiv(n, _BLOCK),)](a, b, c, out, n, a.shape[2], a.shape[1] * a.shape[2],
+                                                   MODULATE=modulate, FMA=contract == "fma", BLOCK=_BLOCK)
+        return out
+
+    dit_op.__qualname__ = "triton_%s%s" % (name, "_fma" if contract == "fma" else "")
+    dit_op.fuseproof_contract = contract
+    return dit_op
+
+
+def subject(op, contract="eager"):
+    """A callable of the op's buffers (fn(x, bias), fn(x), fn(x, gate, y), fn(x, scale, shift)) running its Triton
+    kernel of `contract` (eager; fma for the ops that have it)."""
+    if any(i["layout"] == "group-broadcast" for i in op["inputs"]):
+        return _dit_subject(op, contract)
+    if contract != "eager":
+        raise ValueError("triton: op %s has no Triton kernel of contract %s" % (op["name"], contract))
     acts = [n["act"] for c in op["contracts"] if c["name"] == "eager" for n in c["nodes"] if n["op"] == "activation"]
     act = _ACTS[acts[0]]
     name = op["name"]

@@ -1,0 +1,219 @@
+"""Tests of scripts/capture_golden.py's amendments for the multi-input ops (--add-records, --add-stages) as a CPU dry
+run: the records are fuseproof eval's format with eager's outputs, the stage digests hash the pairs in canonical order
+(checked against the pairs built one by one), the amendments are recorded, and golden/ is refused."""
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import numpy as np
+import pytest
+import torch
+
+from fuseproof._environment import extension
+from fuseproof.composition import composition_fn, find_contract, find_op
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+CAPTURE = os.path.join(ROOT, "scripts", "capture_golden.py")
+SPEC = json.loads(extension().op_spec())
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+@pytest.fixture
+def capture(tmp_path):
+    """A copy of golden/sm_90's digests and provenance under tmp/sm_90, and the spec in tmp/ops.json."""
+    d = tmp_path / "sm_90"
+    d.mkdir()
+    for f in ("digests.json", "provenance.json"):
+        shutil.copy(os.path.join(ROOT, "golden", "sm_90", f), d / f)
+    (tmp_path / "ops.json").write_text(json.dumps(SPEC))
+    return tmp_path
+
+
+def run(capture, *args):
+    return subprocess.run([sys.executable, CAPTURE, "--out", str(capture), "--spec", str(capture / "ops.json"),
+                           "--device", "cpu"] + list(args), capture_output=True, text=True)
+
+
+def patterns(raw):
+    return torch.from_numpy(np.frombuffer(raw, dtype="<u2").astype(np.int16))
+
+
+def test_records_are_eager_outputs_in_eval_format(capture):
+    r = run(capture, "--add-records", "--records", "512")
+    assert r.returncode == 0, r.stderr
+    with tarfile.open(capture / "sm_90" / "records.tar.xz", "r:xz") as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
+    assert sorted(members) == sorted("%s_%s_%s.bin" % (op, d, io_) for op in ("gated_residual", "modulate")
+                                     for d in DTYPES for io_ in ("in", "out"))
+    for op in ("gated_residual", "modulate"):
+        fn = composition_fn(find_contract(find_op(SPEC, op), "eager"))
+        for d, t in DTYPES.items():
+            ins = patterns(members["%s_%s_in.bin" % (op, d)]).view(t).reshape(-1, 3)
+            out = patterns(members["%s_%s_out.bin" % (op, d)]).view(t)
+            assert ins.shape[0] == 38 ** 3 + 512 == out.shape[0]
+            assert torch.equal(fn(ins[:, 0], ins[:, 1], ins[:, 2]).view(torch.int16), out.view(torch.int16))
+            # The negative control: another op's outputs are not these.
+            other = composition_fn(find_contract(find_op(SPEC, "modulate" if op == "gated_residual" else
+                                                         "gated_residual"), "eager"))
+            assert not torch.equal(other(ins[:, 0], ins[:, 1], ins[:, 2]).view(torch.int16), out.view(torch.int16))
+    prov = json.loads((capture / "sm_90" / "provenance.json").read_text())
+    assert prov["amendments"][-1]["what"].startswith("--add-records: records.tar.xz members gated_residual_bf16")
+    assert prov["files"]["records.tar.xz"] == hashlib.sha256(
+        (capture / "sm_90" / "records.tar.xz").read_bytes()).hexdigest()
+    again = run(capture, "--add-records", "--records", "512")
+    assert again.returncode == 0 and "nothing to add" in again.stdout
+
+
+def write_stage(folder, k, a, b, b_depends, a_depends):
+    """A stage in `fuseproof stages`' format: stage<k>.json, stage<k>_a.bin, stage<k>_b.bin (records of 3 inputs)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ("stage%d.json" % k)).write_text(json.dumps({"a_depends": a_depends, "b_depends": b_depends,
+                                                           "pairs": len(a) * len(b)}))
+    np.array(a, dtype="<u2").tofile(folder / ("stage%d_a.bin" % k))
+    np.array(b, dtype="<u2").tofile(folder / ("stage%d_b.bin" % k))
+
+
+def synthetic_stages(root, rng):
+    """Small stages of both ops (the shapes of the design's: a neutral input, values reached through witnesses)."""
+    for d in DTYPES:
+        v = lambda n: rng.integers(0, 65536, size=n).tolist()  # noqa: E731
+        g = root / "gated_residual" / d
+        write_stage(g, 0, [(0x8000, x, 0) for x in v(37)], [(0, 0, y) for y in v(29)], 0b100, 0b010)
+        write_stage(g, 1, [(x, 0, 0) for x in v(41)], [(0, p, 0x3F80 if d == "bf16" else 0x3C00) for p in v(23)],
+                    0b110, 0b001)
+        m = root / "modulate" / d
+        write_stage(m, 0, [(0x3F80 if d == "bf16" else 0x3C00, 0, 0x8000)], [(0, s, 0) for s in v(50)], 0b010, 0)
+        write_stage(m, 1, [(x, 0, 0x8000) for x in v(31)], [(0, s, 0) for s in v(19)], 0b010, 0b001)
+        write_stage(m, 2, [(x, 0, 0) for x in v(17)], [(0, 0, s) for s in v(43)], 0b100, 0b001)
+
+
+def pairwise_digest(op, d, folder, k, max_pairs=None):
+    """The stage's digest with every pair's inputs built one by one (b outer, a inner)."""
+    meta = json.loads((folder / ("stage%d.json" % k)).read_text())
+    a = np.fromfile(folder / ("stage%d_a.bin" % k), dtype="<u2").reshape(-1, 3)
+    b = np.fromfile(folder / ("stage%d_b.bin" % k), dtype="<u2").reshape(-1, 3)
+    rows = []
+    for ib in range(len(b)):
+        for ia in range(len(a)):
+            rec = list(a[ia])
+            for i in range(3):
+                if meta["b_depends"] >> i & 1:
+                    rec[i] = b[ib][i]
+            rows.append(rec)
+    rows = rows[:max_pairs] if max_pairs else rows
+    t = torch.tensor(np.array(rows, dtype=np.uint16).astype(np.int16)).view(DTYPES[d])
+    out = composition_fn(find_contract(find_op(SPEC, op), "eager"))(t[:, 0], t[:, 1], t[:, 2])
+    return hashlib.sha256(out.view(torch.int16).numpy().astype("<u2").tobytes()).hexdigest(), len(rows)
+
+
+@pytest.mark.parametrize("max_pairs", [None, 100])
+def test_stage_digests_hash_the_pairs_in_canonical_order(capture, tmp_path, max_pairs):
+    stages = tmp_path / "stages"
+    synthetic_stages(stages, np.random.Generator(np.random.PCG64(7)))
+    extra = [] if max_pairs is None else ["--max-pairs", str(max_pairs)]
+    r = run(capture, "--add-stages", "--stages-dir", str(stages), "--jobs", "2", *extra)
+    assert r.returncode == 0, r.stderr
+    digests = json.loads((capture / "sm_90" / "digests.json").read_text())
+    suffix = "" if max_pairs is None else ".first%d" % max_pairs
+    n = 0
+    for op, ks in (("gated_residual", 2), ("modulate", 3)):
+        for k in range(ks):
+            for d in DTYPES:
+                want, pairs = pairwise_digest(op, d, stages / op / d, k, max_pairs)
+                key = "%s.stage%d%s" % (op, k, suffix)
+                assert digests[key][d] == want, (key, d)
+                assert digests["stage_pairs"]["%s.%s" % (key, d)] == pairs
+                n += 1
+    assert n == 10
+    # The negative control: the a-outer order gives another digest (gated_residual stage 1, bf16).
+    g = stages / "gated_residual" / "bf16"
+    a, b = (np.fromfile(g / ("stage1_%s.bin" % s), dtype="<u2").reshape(-1, 3) for s in "ab")
+    np.array(b, dtype="<u2").tofile(g / "stage1_a.bin")
+    np.array(a, dtype="<u2").tofile(g / "stage1_b.bin")
+    assert pairwise_digest("gated_residual", "bf16", g, 1, max_pairs)[0] != \
+        digests["gated_residual.stage1" + suffix]["bf16"]
+    prov = json.loads((capture / "sm_90" / "provenance.json").read_text())
+    assert prov["amendments"][-1]["what"].startswith("--add-stages: digests.json keys gated_residual.stage0")
+    assert prov["amendments"][-1]["gpu"].startswith("none (CPU dry run")
+
+
+def test_cpu_dry_run_refuses_golden_and_add_ops(capture):
+    r = subprocess.run([sys.executable, CAPTURE, "--out", os.path.join(ROOT, "golden"), "--device", "cpu",
+                        "--add-records", "--spec", str(capture / "ops.json")], capture_output=True, text=True)
+    assert r.returncode == 2 and "never writes into" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = run(capture, "--add-ops")
+    assert r.returncode == 2 and "dry run of --add-records and --add-stages only" in r.stderr
+
+
+def test_missing_stage_files_refused(capture, tmp_path):
+    r = run(capture, "--add-stages", "--stages-dir", str(tmp_path / "none"))
+    assert r.returncode == 2 and "no stage files for gated_residual bf16" in r.stderr
+
+
+def fuseproof_with_stages():
+    """The fuseproof binary (FUSEPROOF_BIN) when it has the stages command, else None."""
+    exe = os.environ.get("FUSEPROOF_BIN", "")
+    if not exe or not os.path.exists(exe):
+        return None
+    r = subprocess.run([exe, "stages", "--help"], capture_output=True, text=True)
+    return exe if r.returncode == 0 else None
+
+
+def test_real_stages_compose_to_the_reference(capture, tmp_path):
+    """`fuseproof stages`' files as the capture composes them: eager torch on the CPU over the first pairs of every stage
+    equals `fuseproof eval` on the same composed records (NaN encodings aside: the CPU's are not CUDA's), and the
+    capture's --max-pairs digest is the SHA-256 of those eager outputs."""
+    exe = fuseproof_with_stages()
+    if exe is None:
+        pytest.skip("no fuseproof binary with the stages command (FUSEPROOF_BIN)")
+    n = 1 << 14
+    stages = tmp_path / "stages"
+    ops = ("gated_residual", "modulate")
+    for op in ops:
+        for d in DTYPES:
+            r = subprocess.run([exe, "stages", "--op", op, "--dtype", d, "--out", str(stages / op / d)],
+                               capture_output=True, text=True)
+            assert r.returncode == 0, r.stderr
+    r = run(capture, "--add-stages", "--stages-dir", str(stages), "--max-pairs", str(n), "--jobs", "2")
+    assert r.returncode == 0, r.stderr
+    digests = json.loads((capture / "sm_90" / "digests.json").read_text())
+    checked = 0
+    for op in ops:
+        fn = composition_fn(find_contract(find_op(SPEC, op), "eager"))
+        for d, t in DTYPES.items():
+            k = 0
+            while (stages / op / d / ("stage%d.json" % k)).exists():
+                folder = stages / op / d
+                meta = json.loads((folder / ("stage%d.json" % k)).read_text())
+                a, b = (np.fromfile(folder / ("stage%d_%s.bin" % (k, s)), dtype="<u2").reshape(-1, 3) for s in "ab")
+                ia, ib = np.arange(n) % len(a), np.arange(n) // len(a)
+                keep = ib < len(b)
+                recs = a[ia[keep]].copy()
+                for i in range(3):
+                    if meta["b_depends"] >> i & 1:
+                        recs[:, i] = b[ib[keep], i]
+                ins = torch.from_numpy(recs.astype(np.int16)).view(t)
+                eager = fn(ins[:, 0], ins[:, 1], ins[:, 2]).view(torch.int16).numpy().astype("<u2")
+                key = "%s.stage%d.first%d" % (op, k, n)
+                assert digests[key][d] == hashlib.sha256(eager.tobytes()).hexdigest()
+                rec_path, out_path = tmp_path / "recs.bin", tmp_path / "ref.bin"
+                recs.astype("<u2").tofile(rec_path)
+                e = subprocess.run([exe, "eval", "--op", op, "--dtype", d, "--in", str(rec_path), "--out",
+                                    str(out_path)], capture_output=True, text=True)
+                assert e.returncode == 0, e.stderr
+                ref = np.fromfile(out_path, dtype="<u2")
+
+                def nan(v):
+                    return torch.isnan(torch.from_numpy(v.astype(np.int16)).view(t).float()).numpy()
+
+                differ = (ref != eager) & ~(nan(ref) & nan(eager))
+                assert not differ.any(), (key, d, recs[differ][:4], ref[differ][:4], eager[differ][:4])
+                checked += 1
+                k += 1
+    assert checked == 10  # gated_residual's 2 stages and modulate's 3, both dtypes
