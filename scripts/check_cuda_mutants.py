@@ -28,7 +28,7 @@ EXPECTED = {
 # groups of several rows (property). gate_y_swapped is still exact and built as a control (lib/plugins/), not here.
 FAMILY_EXPECTED = {"first_dtype_table": ("history", None), "row_count_path": ("batch", None),
                    "static_workspace": ("streams", None), "per_call_malloc": ("graph", None),
-                   "first_call_vector": ("history", None), "one_plus_scale_unrounded": ("stages", None),
+                   "first_call_vector": ("history", None), "one_plus_scale_unrounded": ("extreme", None),
                    "wrong_group_row": ("property", None)}
 
 
