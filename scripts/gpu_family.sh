@@ -319,7 +319,8 @@ sanitize_calls() {
 # The default audit (every class, the production envelope) of one built-in kernel alone, timed: DEFAULT_OP.
 default_one() {
   local op=${DEFAULT_OP:-silu_and_mul} t0=$SECONDS
-  timeout -k 10 "$(($(left) - 10))" "$AUDIT" audit --op "$op" --backend cuda --dtype all --no-reference \
+  # The audit a user runs: every default (the reference self-audit and --lanes 2 included).
+  timeout -k 10 "$(($(left) - 10))" "$AUDIT" audit --op "$op" \
     --report "$W/default_$op.md" --json "$W/default_$op.json" > "$W/default_$op.log" 2>&1
   local rc=$?
   echo "gpu_family: default audit of $op alone: exit $rc in $((SECONDS - t0)) s"
