@@ -42,7 +42,14 @@ nlohmann::json node_json(const ref::Node& n) {
 std::string python_signature(const ref::OpSpec& op) {
   std::string args;
   for (const std::string& b : op.buffers()) args += (args.empty() ? "" : ", ") + b;
-  return "fn(" + args + ") -> out or fn(" + args + ", out)";
+  std::string sig = "fn(" + args + ") -> out or fn(" + args + ", out)";
+  if (!op.has_groups()) return sig;
+  // Group-broadcast ops take DiT's 3-D tensors (python/python_runner.h).
+  std::string full, grouped;
+  for (int k = 0; k < int(op.buffers().size()); ++k)
+    (op.buffer_grouped(k) ? grouped : full) += (op.buffer_grouped(k) ? (grouped.empty() ? "" : ", ")
+                                                                     : (full.empty() ? "" : ", ")) + op.buffers()[size_t(k)];
+  return sig + "; " + full + ", out [rows / group_rows, group_rows, d]; " + grouped + " [rows / group_rows, 1, d]";
 }
 
 nlohmann::json op_json(const ref::OpSpec& op) {

@@ -58,18 +58,6 @@ py::tuple to_tuple(const std::vector<int64_t>& shape) {
   return t;
 }
 
-/// The group_rows of a counter-generated call: a group-broadcast buffer holds rows / group_rows rows (LargeSpec sizes
-/// it), so group_rows is what its element count implies; 1 for the other ops.
-int64_t large_group_rows(const audit::LargeSpec& s) {
-  if (!s.op->has_groups() || s.width <= 0) return 1;
-  for (int k = 0; k < int(s.op->buffers().size()); ++k) {
-    if (!s.op->buffer_grouped(k)) continue;
-    const int64_t grouped_rows = int64_t(s.buffer_elems(k)) / s.width;
-    return grouped_rows > 0 && s.rows % grouped_rows == 0 ? s.rows / grouped_rows : 1;
-  }
-  return 1;
-}
-
 }  // namespace
 
 PythonRunner::PythonRunner(py::object bridge, bool cuda) : bridge_(std::move(bridge)), cuda_(cuda) {
@@ -297,7 +285,7 @@ audit::LargeOutcome PythonRunner::large_call(const audit::LargeSpec& s, const au
   std::vector<audit::GuardedImage*> bufs;
   std::vector<int64_t> offsets;
   std::vector<std::vector<int64_t>> shapes;
-  const int64_t group_rows = large_group_rows(s);
+  const int64_t group_rows = s.op->has_groups() ? s.group_rows : 1;
   for (size_t k = 0; k < images.size(); ++k) {
     bufs.push_back(&images[k]);
     offsets.push_back(int64_t(images[k].data_offset() / 2));

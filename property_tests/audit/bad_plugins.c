@@ -1,5 +1,6 @@
-/* bad_plugins.c: plugins the loader must refuse, one per -DBAD_<kind>, and a valid version-1 plugin (-DV1_OK) the
- * shim must load; also proves the ABI header compiles as C. */
+/* bad_plugins.c: plugins the loader must refuse, one per -DBAD_<kind>, a valid version-1 plugin (-DV1_OK) the shim
+ * must load, and a valid version-2 plugin (-DV2_OK) that must be called with the version-2 call size; also proves the
+ * ABI header compiles as C. */
 #include "kernels/fuseproof_kernel_abi.h"
 
 #include <stdio.h>
@@ -19,6 +20,13 @@ static int entry(void* out, const void* x, const void* bias, int64_t rows, int64
   return 0;
 }
 
+/* Version 2: the call without group_rows. */
+static int v2_call(const fuseproof_call_t* c) {
+  if (c->struct_size == FUSEPROOF_CALL_V2_SIZE) return 0;
+  if (c->error && c->error_size) snprintf(c->error, c->error_size, "v2 plugin: call struct size %u", c->struct_size);
+  return 1;
+}
+
 #if defined(BAD_NO_SYMBOL)
 FUSEPROOF_PLUGIN_EXPORT int not_a_descriptor(void) { return entry(0, 0, 0, 0, 0, 0, 0, 0, 0) + call(0); }
 #elif defined(BAD_V1_OP) || defined(V1_OK)
@@ -36,6 +44,8 @@ FUSEPROOF_DEFINE_PLUGIN(&kDescriptor)
 static const fuseproof_kernel_descriptor_t kDescriptor = {
 #if defined(BAD_ABI_VERSION)
     99u,
+#elif defined(V2_OK) || defined(BAD_V2_GROUP_OP)
+    FUSEPROOF_KERNEL_ABI_VERSION_2,
 #else
     FUSEPROOF_KERNEL_ABI_VERSION,
 #endif
@@ -47,6 +57,8 @@ static const fuseproof_kernel_descriptor_t kDescriptor = {
     "bad plugin",
 #if defined(BAD_OP)
     "softmax",
+#elif defined(BAD_V2_GROUP_OP)
+    "gated_residual",
 #else
     "bias_gelu_tanh",
 #endif
@@ -65,7 +77,11 @@ static const fuseproof_kernel_descriptor_t kDescriptor = {
 #else
     16,
 #endif
+#if defined(V2_OK)
+    &v2_call,
+#else
     &call,
+#endif
 };
 FUSEPROOF_DEFINE_PLUGIN(&kDescriptor)
 #endif

@@ -39,12 +39,12 @@ TEST(Audit_PluginLoader, RefusesMissingDescriptorSymbol) {
 }
 
 TEST(Audit_PluginLoader, RefusesWrongAbiVersion) {
-  expect_refused(lib("bad_abi_version"), "speaks kernel ABI version 99, this audit speaks versions 1 and 2");
+  expect_refused(lib("bad_abi_version"), "speaks kernel ABI version 99, this audit speaks versions 1, 2 and 3");
 }
 
 TEST(Audit_PluginLoader, RefusesWrongDescriptorSize) {
   expect_refused(lib("bad_struct_size"), "descriptor size must be " + std::to_string(sizeof(fuseproof_kernel_descriptor_t)) +
-                                             " for ABI version 2, got " +
+                                             " for ABI version 3, got " +
                                              std::to_string(sizeof(fuseproof_kernel_descriptor_t) - 8));
 }
 
@@ -85,6 +85,21 @@ TEST(Audit_PluginLoader, LoadsAVersion1PluginThroughTheShim) {
   c.inputs[1] = {b, {0, 1}};
   EXPECT_NE(p.call(c, &message), 0);
   EXPECT_NE(message.find("ABI version 1 takes x {width, 1} and bias {0, 1} only"), std::string::npos) << message;
+}
+
+/// Version 2 (the call without group_rows) still loads for the ops without group-broadcast inputs, and is called with
+/// the version-2 struct size; one that claims a 3-input op is refused (it could not read group_rows).
+TEST(Audit_PluginLoader, LoadsAVersion2PluginAndCallsItWithTheVersion2Size) {
+  const Plugin p = Plugin::load(lib("bad_v2_ok"), "bias_gelu_tanh");
+  EXPECT_EQ(p.info().abi_version, FUSEPROOF_KERNEL_ABI_VERSION_2);
+  uint16_t out[8], x[8], b[8];
+  std::string message;
+  EXPECT_EQ(p.call_with_bias(out, x, b, 1, 8, FUSEPROOF_DTYPE_BF16, nullptr, &message), 0) << message;
+}
+
+TEST(Audit_PluginLoader, RefusesAVersion2PluginOfAGroupBroadcastOp) {
+  expect_refused(lib("bad_v2_group_op"),
+                 "speaks ABI version 2, but op gated_residual has group-broadcast inputs, which need version 3");
 }
 
 TEST(Audit_PluginLoader, RefusesUnknownMemoryKind) {

@@ -77,8 +77,9 @@ TEST(Reference_AddRound_fp16, WholeDomainDigestEqualsGolden) {
   expect_flat_digest_equals_golden("add_round", add_round_row(Dtype::kFp16), Dtype::kFp16);
 }
 
-/// Every op x contract x dtype of the op spec: the tree digest (common/tree_digest.h) of all 2^32 pairs, timed
-/// (printed, never asserted), equals the tree digest captured from eager on the GPU.
+/// Every 2-input op x contract x dtype of the op spec: the tree digest (common/tree_digest.h) of all 2^32 pairs, timed
+/// (printed, never asserted), equals the tree digest captured from eager on the GPU. (Ops of 3 inputs have no 2^32
+/// domain: their stages are digested instead, property_tests/reference/op_stages_test.cpp and the stages class.)
 struct Case {
   std::string op;
   Contract contract;
@@ -89,7 +90,8 @@ std::vector<Case> every_case() {
   std::vector<Case> v;
   for (const OpSpec& op : op_registry())
     for (const ContractSpec& c : op.contracts)
-      for (Dtype d : kAllDtypes) v.push_back({op.name, c.contract, d});
+      for (Dtype d : kAllDtypes)
+        if (op.inputs.size() == 2) v.push_back({op.name, c.contract, d});
   return v;
 }
 
