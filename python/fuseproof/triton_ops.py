@@ -22,7 +22,6 @@ except ImportError:  # Triton 2.x
 _BLOCK = 1024
 _ACTS = {"gelu_tanh": 0, "gelu_erf": 1, "silu": 2}
 # The DiT ops' kernel: MODULATE selects modulate's arithmetic (scale, shift) over gated_residual's (gate, y).
-_DIT_MODULATE = {"gated_residual": False, "modulate": True}
 
 
 @triton.jit
@@ -100,7 +99,8 @@ def _dit_subject(op, contract):
     name = op["name"]
     names = [i["name"] for i in op["inputs"]]
     grouped = [i["layout"] == "group-broadcast" for i in op["inputs"]]
-    modulate = _DIT_MODULATE[name]
+    # The kernel's two shapes, told apart by the spec: modulate's eager composition has the constant of 1 + scale.
+    modulate = any(n["op"] == "const" for c in op["contracts"] if c["name"] == "eager" for n in c["nodes"])
 
     def dit_op(a, b, c):
         _check(a, name)
