@@ -16,6 +16,7 @@
 #include "audit/call_watch.h"
 #include "audit/check_support.h"
 #include "common/golden_library.h"
+#include "common/number_text.h"
 #include "common/sha256.h"
 
 namespace fuseproof::audit {
@@ -31,13 +32,6 @@ constexpr uint64_t kCudaCallElems = uint64_t(1) << 26;
 constexpr uint64_t kHostCallElems = uint64_t(1) << 20;
 /// A stage of at most this many pairs runs in full whatever the subset (the unary step: 65,536 pairs).
 constexpr uint64_t kAlwaysFullPairs = uint64_t(1) << 20;
-
-/// "2,214,854,656"
-std::string grouped(uint64_t n) {
-  std::string s = std::to_string(n);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
-  return s;
-}
 
 std::string hex4(uint16_t v) {
   char b[8];

@@ -11,6 +11,7 @@
 
 #include "audit/op_spec_json.h"
 #include "common/golden_library.h"
+#include "common/number_text.h"
 #include "reference/op_plan.h"
 #include "reference/op_spec.h"
 
@@ -22,13 +23,6 @@ std::string steps(const ref::ContractSpec& c, const ref::OpSpec& op) {
   const std::string last = ref::node_text(op, c.nodes, int(c.nodes.size()) - 1);
   return c.nodes.back().precision == ref::Precision::kFloat32 ? "round_T(" + last + "), every step inside in binary32"
                                                               : last;
-}
-
-/// "4,294,967,296"
-std::string grouped(uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int k = int(s.size()) - 3; k > 0; k -= 3) s.insert(size_t(k), ",");
-  return s;
 }
 
 /// The plans whose stages `ops` shows: the device's NaN policy (0x7FFF, one NaN value per operand); no composition
