@@ -26,11 +26,16 @@ DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 @pytest.fixture
 def capture(tmp_path):
-    """A copy of golden/sm_90's digests and provenance under tmp/sm_90, and the spec in tmp/ops.json."""
+    """A copy of golden/sm_90's digests (without stage digests) and provenance under tmp/sm_90, the spec in
+    tmp/ops.json."""
     d = tmp_path / "sm_90"
     d.mkdir()
-    for f in ("digests.json", "provenance.json"):
-        shutil.copy(os.path.join(ROOT, "golden", "sm_90", f), d / f)
+    shutil.copy(os.path.join(ROOT, "golden", "sm_90", "provenance.json"), d / "provenance.json")
+    # golden/sm_90 holds the H200's stage digests (run 41); --add-stages only adds what is missing, so the copy
+    # leaves them out for the dry run to add its own.
+    digests = json.loads(open(os.path.join(ROOT, "golden", "sm_90", "digests.json")).read())
+    digests = {k: v for k, v in digests.items() if ".stage" not in k and k not in ("stage_pairs", "stage_order")}
+    (d / "digests.json").write_text(json.dumps(digests, indent=1))
     (tmp_path / "ops.json").write_text(json.dumps(SPEC))
     return tmp_path
 
@@ -217,3 +222,27 @@ def test_real_stages_compose_to_the_reference(capture, tmp_path):
                 checked += 1
                 k += 1
     assert checked == 10  # gated_residual's 2 stages and modulate's 3, both dtypes
+
+
+def test_add_stages_keeps_the_golden_stage_digests(tmp_path):
+    """With golden/sm_90's stage digests present (the H200's, run 41), --add-stages adds nothing and changes none."""
+    d = tmp_path / "sm_90"
+    d.mkdir()
+    for f in ("digests.json", "provenance.json"):
+        shutil.copy(os.path.join(ROOT, "golden", "sm_90", f), d / f)
+    (tmp_path / "ops.json").write_text(json.dumps(SPEC))
+    before = (d / "digests.json").read_bytes()
+    stages = tmp_path / "stages"
+    synthetic_stages(stages, np.random.Generator(np.random.PCG64(7)))
+    r = run(tmp_path, "--add-stages", "--stages-dir", str(stages), "--jobs", "2")
+    assert r.returncode == 0 and "nothing to add" in r.stdout, r.stderr
+    assert (d / "digests.json").read_bytes() == before
+    # The negative control: without one of them, the dry run adds it, and its digest is not the H200's.
+    digests = json.loads(before)
+    golden = digests.pop("gated_residual.stage0")
+    (d / "digests.json").write_text(json.dumps(digests))
+    r = run(tmp_path, "--add-stages", "--stages-dir", str(stages), "--jobs", "2")
+    assert r.returncode == 0, r.stderr
+    added = json.loads((d / "digests.json").read_text())["gated_residual.stage0"]
+    assert added != golden and added["bf16"] == pairwise_digest("gated_residual", "bf16",
+                                                                stages / "gated_residual" / "bf16", 0)[0]
