@@ -294,8 +294,8 @@ std::vector<InputTuple> random_tuples(ref::Dtype d, int n, size_t count, uint64_
 
 namespace {
 
-/// A composition evaluated node by node as the plan defines it (binary32 steps, kHalf results rounded to T with the
-/// plan's rounding), keeping each node's binary32 result before its rounding: where the ties are looked for.
+/// The nodes of a plan's composition as the tie search sees them: which round to T, what they depend on, their text,
+/// and their values (OpPlan::trace, the plan's own forward pass).
 class NodeValues {
  public:
   explicit NodeValues(const ref::OpPlan& p) : p_(p), nodes_(p.op().contract(p.contract())->nodes) {}
@@ -309,51 +309,13 @@ class NodeValues {
     return nd.precision == ref::Precision::kHalf || n + 1 == nodes_.size();
   }
   /// Bit i: node n depends on declared input i.
-  uint32_t depends(size_t n) const {
-    const ref::Node& nd = nodes_[n];
-    if (nd.op == ref::NodeOp::kInput) return 1u << nd.input;
-    uint32_t m = 0;
-    for (int k : {nd.a, nd.b, nd.c})
-      if (k >= 0 && nd.op != ref::NodeOp::kConst) m |= depends(size_t(k));
-    return m;
-  }
+  uint32_t depends(size_t n) const { return ref::node_depends(nodes_, int(n)); }
   /// value[n]: node n as the next step sees it; raw[n]: its binary32 result before its own rounding.
-  void eval(const uint16_t* in, float* value, float* raw) const {
-    const ref::Dtype d = p_.dtype();
-    for (size_t n = 0; n < nodes_.size(); ++n) {
-      const ref::Node& nd = nodes_[n];
-      float v = 0;
-      switch (nd.op) {
-        case ref::NodeOp::kInput: v = ref::half_to_f32(d, in[nd.input]); break;
-        case ref::NodeOp::kConst: v = nd.value; break;
-        case ref::NodeOp::kActivation: v = ref::activation_f32(nd.act, value[nd.a], p_.config()); break;
-        case ref::NodeOp::kAdd: v = value[nd.a] + value[nd.b]; break;
-        case ref::NodeOp::kMul: v = value[nd.a] * value[nd.b]; break;
-        case ref::NodeOp::kFma: v = std::fma(value[nd.a], value[nd.b], value[nd.c]); break;
-      }
-      raw[n] = v;
-      value[n] = rounds(n) ? ref::half_to_f32(d, p_.round(v)) : v;
-    }
-  }
-  /// "round_T(gate * y)", "1 + scale", "fma(x, 1 + scale, shift)": node n in words, its rounding included.
+  void eval(const uint16_t* in, float* value, float* raw) const { p_.trace(in, value, raw); }
+  /// "round_T(gate * y)", "round_T(fmaf(x, 1 + scale, shift))": node n in words, with the rounding of the output.
   std::string text(size_t n) const {
-    const ref::Node& nd = nodes_[n];
-    std::string t;
-    switch (nd.op) {
-      case ref::NodeOp::kInput: return p_.op().inputs[size_t(nd.input)].name;
-      case ref::NodeOp::kConst: {
-        char b[32];
-        std::snprintf(b, sizeof b, "%g", double(nd.value));
-        return b;
-      }
-      case ref::NodeOp::kActivation: t = std::string(ref::activation_name(nd.act)) + "(" + text(size_t(nd.a)) + ")"; break;
-      case ref::NodeOp::kAdd: t = text(size_t(nd.a)) + " + " + text(size_t(nd.b)); break;
-      case ref::NodeOp::kMul: t = text(size_t(nd.a)) + " * " + text(size_t(nd.b)); break;
-      case ref::NodeOp::kFma:
-        t = "fma(" + text(size_t(nd.a)) + ", " + text(size_t(nd.b)) + ", " + text(size_t(nd.c)) + ")";
-        break;
-    }
-    return rounds(n) ? "round_T(" + t + ")" : "(" + t + ")";
+    const std::string t = ref::node_text(p_.op(), nodes_, int(n));
+    return rounds(n) && nodes_[n].precision != ref::Precision::kHalf ? "round_T(" + t + ")" : t;
   }
   /// The declared input that node n adds to the rest (an add with an input operand, an fma's input addend), or -1;
   /// `rest` gets the node of the other operand (an fma: -1, the rest is its product).
@@ -380,13 +342,14 @@ std::vector<TupleTieSet> tuple_ties(const ref::OpPlan& p, uint64_t seed) {
   const NodeValues nv(p);
   const int n_in = p.inputs();
   const size_t nn = nv.size();
-  std::vector<float> value(nn), raw(nn);
+  std::vector<float> value(ref::kMaxPlanNodes), raw(ref::kMaxPlanNodes);
   // Bases: random tuples finite at every node (a NaN or an infinity has no tie).
   constexpr size_t kBases = 24;
   std::vector<InputTuple> bases;
   for (const InputTuple& t : random_tuples(d, n_in, 4096, seed)) {
     nv.eval(t.data(), value.data(), raw.data());
-    if (std::all_of(raw.begin(), raw.end(), [](float v) { return std::isfinite(v) && v != 0.0f; })) bases.push_back(t);
+    if (std::all_of(raw.begin(), raw.begin() + long(nn), [](float v) { return std::isfinite(v) && v != 0.0f; }))
+      bases.push_back(t);
     if (bases.size() == kBases) break;
   }
   std::vector<TupleTieSet> sets;

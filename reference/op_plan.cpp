@@ -53,7 +53,12 @@ uint16_t OpPlan::eval_nodes(const uint16_t* in) const {
   return round_(node_raw(int(nodes_.size()) - 1, wide, -1, 0));
 }
 
-uint16_t OpPlan::forward(const uint16_t* in, int last, float* v, int override_node, float override_value) const {
+void OpPlan::trace(const uint16_t* in, float* value, float* raw) const {
+  forward(in, int(nodes_.size()) - 1, value, -1, 0.0f, raw);
+}
+
+uint16_t OpPlan::forward(const uint16_t* in, int last, float* v, int override_node, float override_value,
+                         float* raw) const {
   for (int k = 0;; ++k) {
     const Node& n = nodes_[size_t(k)];
     float r;
@@ -64,7 +69,10 @@ uint16_t OpPlan::forward(const uint16_t* in, int last, float* v, int override_no
     } else {
       switch (n.op) {
         case NodeOp::kInput:
-          if (k == last) return in[n.input];
+          if (k == last) {
+            if (raw) raw[k] = v[k] = widen_[in[n.input]];
+            return in[n.input];
+          }
           r = widen_[in[n.input]];
           rounds = false;
           break;
@@ -76,8 +84,13 @@ uint16_t OpPlan::forward(const uint16_t* in, int last, float* v, int override_no
         default: throw std::invalid_argument("op plan: unknown node");
       }
     }
+    if (raw) raw[k] = r;
     // The last node's value is rounded to T whatever its precision: a kFloat32 output is narrowed once at the end.
-    if (k == last) return round_(r);
+    if (k == last) {
+      const uint16_t out = round_(r);
+      if (raw) v[k] = widen_[out];
+      return out;
+    }
     v[k] = rounds ? widen_[round_(r)] : r;
   }
 }

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -223,6 +226,47 @@ TEST(Reference_OpPlan_both, ForwardPassEqualsTheCompositionOnSpecialAndRandomTri
 }
 
 uint16_t h(Dtype d, float v) { return f32_to_half(d, v, NanPolicy::kCudaCvtRn); }
+
+uint32_t f32_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// trace() is the forward pass kept node by node: its output node is eval()'s result, each kHalf node's value its raw
+// result rounded to T, a kFloat32 node's value its raw result, an input its widened pattern.
+TEST(Reference_OpPlan_both, TraceIsTheForwardPassNodeByNode) {
+  for (const Case& c : triple_cases()) {
+    const OpPlan& p = plan(*c.op, c.contract, c.dtype, c.math);
+    const std::vector<Node>& nodes = c.op->contract(c.contract)->nodes;
+    uint64_t state = 0x2545F4914F6CDD1Dull, rounded_away = 0;
+    for (int k = 0; k < (1 << 14); ++k) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      const uint16_t in[3] = {uint16_t(state >> 16), uint16_t(state >> 32), uint16_t(state >> 48)};
+      float value[kMaxPlanNodes], raw[kMaxPlanNodes];
+      p.trace(in, value, raw);
+      const uint16_t out = p.eval(in);
+      ASSERT_EQ(f32_bits(value[nodes.size() - 1]), f32_bits(half_to_f32(c.dtype, out)))
+          << triple_record(p, in, out, out);
+      for (size_t n = 0; n + 1 < nodes.size(); ++n) {
+        const Node& nd = nodes[n];
+        float want = raw[n];
+        if (nd.op == NodeOp::kInput) want = half_to_f32(c.dtype, in[nd.input]);
+        else if (nd.precision == Precision::kHalf) want = half_to_f32(c.dtype, p.round(raw[n]));
+        if (nd.op == NodeOp::kInput) ASSERT_EQ(f32_bits(raw[n]), f32_bits(want)) << c.op->name << " node " << n;
+        ASSERT_EQ(f32_bits(value[n]), f32_bits(want)) << c.op->name << " node " << n;
+        // The negative control: a kHalf node's rounding does change values (raw and value are not one array).
+        rounded_away += nd.precision == Precision::kHalf && nd.op != NodeOp::kInput && nd.op != NodeOp::kConst &&
+                        std::isfinite(raw[n]) && f32_bits(raw[n]) != f32_bits(value[n]);
+      }
+    }
+    const bool has_half_step = std::any_of(nodes.begin(), nodes.end() - 1, [](const Node& nd) {
+      return nd.precision == Precision::kHalf && nd.op != NodeOp::kInput && nd.op != NodeOp::kConst;
+    });
+    if (has_half_step) EXPECT_GT(rounded_away, 0u) << c.op->name << " " << contract_name(c.contract);
+  }
+}
+
 
 // x + p with signed zeros as IEEE: -0 + -0 = -0 (x = -0 passes every p through), every other zero sum is +0.
 TEST(Reference_OpPlan_both, GatedResidualSignedZerosFollowIeee) {
