@@ -45,7 +45,7 @@ def _parser(table):
                      help="fn(*buffers) -> out or fn(*buffers, out) -> None (fuseproof ops lists each op's buffers; "
                           "gated_residual and modulate take [groups, group_rows, d] and [groups, 1, d] tensors)")
     who.add_argument("--subject", help="built-in subject: eager, torch-compile, torch-compile-emulated, torch-compile-reduce-overhead, "
-                          "torch-cuda-graph, triton, triton-fma")
+                          "torch-cuda-graph, triton, triton-fma, triton-fp-fusion")
     a.add_argument("--op", help="op to audit (fuseproof ops lists them; default: the first, bias_gelu_tanh)")
     a.add_argument("--contract", help="the contract to judge against: eager, fp32 or fma (default: the callable's "
                                       "fuseproof_contract attribute, else eager)")

@@ -100,15 +100,18 @@ def _cuda_graph(op, budget_bytes=16 << 30):
     return subject
 
 
-def _triton(op, contract="eager"):
+def _triton(op, contract="eager", fp_fusion=False):
     if not any(c["name"] == contract for c in op["contracts"]):
         raise Refused("subject triton-%s: op %s has no contract %s" % (contract, op["name"], contract))
+    if fp_fusion and not any(i["layout"] == "group-broadcast" for i in op["inputs"]):
+        raise Refused("subject triton-fp-fusion: op %s has no product and sum to fuse; it is for the DiT ops "
+                      "(gated_residual, modulate)" % op["name"])
     try:
         import triton  # noqa: F401
     except ImportError:
         raise Unavailable("Triton is not installed")
     from fuseproof import triton_ops
-    return triton_ops.subject(op, contract)
+    return triton_ops.subject(op, contract, fp_fusion)
 
 
 # name: (what it is, a factory of the op spec's entry)
@@ -127,6 +130,9 @@ BUILTIN = {
     "triton": ("a Triton kernel of the op that rounds where eager rounds (python/fuseproof/triton_ops.py)", _triton),
     "triton-fma": ("a Triton kernel of the op's fma contract: one tl.fma in binary32, rounded once; claims contract "
                    "fma (python/fuseproof/triton_ops.py)", lambda op: _triton(op, "fma")),
+    "triton-fp-fusion": ("the DiT ops' eager Triton kernel with Triton's default enable_fp_fusion=True: the casts "
+                         "stay, yet LLVM shrinks the product to a half multiply and fuses it with the sum into one "
+                         "half fma (a known-bad kernel: docs/SUBJECTS.md)", lambda op: _triton(op, fp_fusion=True)),
 }
 
 # The subjects that run the eager composition itself: judged against a contract that eager PyTorch cannot express

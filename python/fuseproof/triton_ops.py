@@ -3,8 +3,12 @@
 bias ops: out = act(round_T(x + bias)); *_and_mul ops on the packed [rows, 2d] input: out = round_T(round_T(act(gate))
 * up) under the eager contract. The DiT ops on [groups, group_rows, d] tensors with [groups, 1, d] gate, scale and
 shift: gated_residual round_T(x + round_T(gate * y)), modulate round_T(round_T(x * round_T(1 + scale)) + shift), each
-step rounded by an explicit cast (which also keeps the compiler from contracting a product and a sum into an fma);
-and their fma contract (subject triton-fma): one tl.fma in binary32 rounded once, fma(gate, y, x) and
+step rounded by an explicit cast, compiled with enable_fp_fusion=False. The cast alone does not keep the product and
+the sum apart: LLVM's InstCombine turns fptrunc(fmul(fpext a, fpext b)) into a half-precision fmul (binary32 has
+enough digits for the double rounding to be innocuous), and with Triton's default enable_fp_fusion=True the backend
+then fuses that fmul and the next fadd into one fma.rn.f16 / fma.rn.bf16: one rounding, not eager's two. Subject
+triton-fp-fusion keeps that default, a known-bad kernel written the natural way (docs/SUBJECTS.md). And their fma
+contract (subject triton-fma): one tl.fma in binary32 rounded once, fma(gate, y, x) and
 fma(x, 1 + scale, shift) with 1 + scale in binary32. The activations are CUDA eager's formulas in binary32 with libdevice's tanhf, erff and
 expf; the result is rounded to T once (round to nearest even; every NaN becomes 0x7FFF, as cvt.rn gives). These are
 subjects to measure (docs/SUBJECTS.md), not references: Triton's code generation decides their last bits.
@@ -94,8 +98,10 @@ def _dit_kernel(x_ptr, g_ptr, y_ptr, out_ptr, n_elements, width, group_elems, MO
     tl.store(out_ptr + offsets, r.to(out_ptr.dtype.element_ty), mask=mask)
 
 
-def _dit_subject(op, contract):
-    """fn(x, gate, y) or fn(x, scale, shift) on [groups, group_rows, d] / [groups, 1, d] tensors."""
+def _dit_subject(op, contract, fp_fusion=False):
+    """fn(x, gate, y) or fn(x, scale, shift) on [groups, group_rows, d] / [groups, 1, d] tensors; fp_fusion: the eager
+    kernel compiled with Triton's default enable_fp_fusion=True (the fma contract's kernel is one explicit tl.fma
+    either way, compiled with Triton's defaults)."""
     name = op["name"]
     names = [i["name"] for i in op["inputs"]]
     grouped = [i["layout"] == "group-broadcast" for i in op["inputs"]]
@@ -117,19 +123,25 @@ def _dit_subject(op, contract):
         n = a.numel()
         if n:
             _dit_kernel[(triton.cdiv(n, _BLOCK),)](a, b, c, out, n, a.shape[2], a.shape[1] * a.shape[2],
-                                                   MODULATE=modulate, FMA=contract == "fma", BLOCK=_BLOCK)
+                                                   MODULATE=modulate, FMA=fma, BLOCK=_BLOCK, **options)
         return out
 
-    dit_op.__qualname__ = "triton_%s%s" % (name, "_fma" if contract == "fma" else "")
+    fma = contract == "fma"
+    options = {} if fma or fp_fusion else {"enable_fp_fusion": False}
+    dit_op.__qualname__ = "triton_%s%s" % (name, "_fma" if fma else "_fp_fusion" if fp_fusion else "")
     dit_op.fuseproof_contract = contract
     return dit_op
 
 
-def subject(op, contract="eager"):
+def subject(op, contract="eager", fp_fusion=False):
     """A callable of the op's buffers (fn(x, bias), fn(x), fn(x, gate, y), fn(x, scale, shift)) running its Triton
-    kernel of `contract` (eager; fma for the ops that have it)."""
+    kernel of `contract` (eager; fma for the ops that have it); fp_fusion: the DiT ops' eager kernel with Triton's
+    default enable_fp_fusion=True (ValueError for the other ops, whose kernels have no product and sum to fuse)."""
     if any(i["layout"] == "group-broadcast" for i in op["inputs"]):
-        return _dit_subject(op, contract)
+        return _dit_subject(op, contract, fp_fusion)
+    if fp_fusion:
+        raise ValueError("triton: op %s has no kernel variant with fp fusion (only the DiT ops' eager kernels have a "
+                         "product and a sum to fuse)" % op["name"])
     if contract != "eager":
         raise ValueError("triton: op %s has no Triton kernel of contract %s" % (op["name"], contract))
     acts = [n["act"] for c in op["contracts"] if c["name"] == "eager" for n in c["nodes"] if n["op"] == "activation"]

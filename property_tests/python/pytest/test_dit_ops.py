@@ -107,11 +107,13 @@ def test_triton_subjects_unavailable_or_refused_here():
     except ImportError:
         pass
     for op in DIT_OPS:
-        for name in ("triton", "triton-fma"):
+        for name in ("triton", "triton-fma", "triton-fp-fusion"):
             with pytest.raises(Unavailable, match="Triton is not installed"):
                 subjects.builtin(name, find_op(SPEC, op))
     with pytest.raises(subjects.Refused, match="op silu_and_mul has no contract fma"):
         subjects.builtin("triton-fma", find_op(SPEC, "silu_and_mul"))
+    with pytest.raises(subjects.Refused, match="op silu_and_mul has no product and sum to fuse"):
+        subjects.builtin("triton-fp-fusion", find_op(SPEC, "silu_and_mul"))
 
 
 def test_cpu_fma_callables_differ_from_eager():
