@@ -1,5 +1,5 @@
 // check_stages_test.cpp: the stages class (audit/check_stages.cpp) on host subjects of gated_residual and modulate
-// (stages_test_plugin.cpp): a correct subject passes, a subject wrong at one pair that only one stage reaches fails
+// (dit_plugins.c): a correct subject passes, a subject wrong at one pair that only one stage reaches fails
 // with its record, 2-input ops and the fma contract are skipped with a reason, stop_after is honoured, the scope names
 // every stage, the stage digests are compared with the golden library's (equal, different, absent).
 #include "audit/check_stages.h"

@@ -8,6 +8,11 @@
  *   BROKEN_WRONG_GROUP reads group row r % groups instead of r / group_rows (right for 1 group and for group_rows 1:
  *                      only calls of 2+ groups of 2+ rows see it), claiming eager: a negative control
  *   BROKEN_FMA         one fmaf rounded once, claiming eager: a negative control
+ *   WRONG_STAGE1_PAIR  modulate: round(x * s) one unit off for x = 0x4049 and s = round(1 + scale) = 0x4000 (2.0)
+ *                      only, whatever scale gives that s: a pair only the stages class's stage 1 (x * s) reaches
+ *                      (stage 0 runs x = 1, stage 2 scale = 0, so s = 1)
+ *   WRONG_EVERYWHERE   every output's lowest bit flipped (the stages class's early stop)
+ * The stages class's tests (check_stages_test.cpp) load the eager ones and these two from their own folder.
  */
 #include <math.h>
 #include <stdint.h>
@@ -114,24 +119,32 @@ static int call(const fuseproof_call_t* c) {
 #endif
     for (w = 0; w < width; ++w) {
       const float x = widen(bf, in0[r * width + w]);
+      uint16_t o;
 #ifdef DIT_GATED
       const float gate = widen(bf, in1[gr * width + w]), y = widen(bf, in2[r * width + w]);
 #if defined(CONTRACT_FMA) || defined(BROKEN_FMA)
-      out[r * width + w] = narrow(bf, fmaf(gate, y, x));
+      o = narrow(bf, fmaf(gate, y, x));
 #else
       const float p = widen(bf, narrow(bf, gate * y));
-      out[r * width + w] = narrow(bf, x + p);
+      o = narrow(bf, x + p);
 #endif
 #else
       const float scale = widen(bf, in1[gr * width + w]), shift = widen(bf, in2[gr * width + w]);
 #if defined(CONTRACT_FMA) || defined(BROKEN_FMA)
-      out[r * width + w] = narrow(bf, fmaf(x, 1.0f + scale, shift));
+      o = narrow(bf, fmaf(x, 1.0f + scale, shift));
 #else
-      const float s = widen(bf, narrow(bf, 1.0f + scale));
-      const float m = widen(bf, narrow(bf, x * s));
-      out[r * width + w] = narrow(bf, m + shift);
+      const uint16_t s = narrow(bf, 1.0f + scale);
+      uint16_t m = narrow(bf, x * widen(bf, s));
+#ifdef WRONG_STAGE1_PAIR
+      if (in0[r * width + w] == 0x4049 && s == 0x4000) m ^= 1u;
+#endif
+      o = narrow(bf, widen(bf, m) + shift);
 #endif
 #endif
+#ifdef WRONG_EVERYWHERE
+      o ^= 1u;
+#endif
+      out[r * width + w] = o;
     }
   }
   (void)groups;
@@ -156,6 +169,12 @@ static const fuseproof_kernel_descriptor_t kDescriptor = {
 #endif
 #ifdef BROKEN_FMA
     ", fmaf claiming eager"
+#endif
+#ifdef WRONG_STAGE1_PAIR
+    ", one pair of x * (1 + scale) wrong"
+#endif
+#ifdef WRONG_EVERYWHERE
+    ", every output's last bit flipped"
 #endif
     ")",
     DIT_OP, DIT_CONTRACT, FUSEPROOF_MEMORY_HOST, 2, call};
