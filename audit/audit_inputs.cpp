@@ -342,14 +342,13 @@ std::vector<TupleTieSet> tuple_ties(const ref::OpPlan& p, uint64_t seed) {
   const NodeValues nv(p);
   const int n_in = p.inputs();
   const size_t nn = nv.size();
-  std::vector<float> value(ref::kMaxPlanNodes), raw(ref::kMaxPlanNodes);
+  std::vector<float> value(nn), raw(nn);
   // Bases: random tuples finite at every node (a NaN or an infinity has no tie).
   constexpr size_t kBases = 24;
   std::vector<InputTuple> bases;
   for (const InputTuple& t : random_tuples(d, n_in, 4096, seed)) {
     nv.eval(t.data(), value.data(), raw.data());
-    if (std::all_of(raw.begin(), raw.begin() + long(nn), [](float v) { return std::isfinite(v) && v != 0.0f; }))
-      bases.push_back(t);
+    if (std::all_of(raw.begin(), raw.end(), [](float v) { return std::isfinite(v) && v != 0.0f; })) bases.push_back(t);
     if (bases.size() == kBases) break;
   }
   std::vector<TupleTieSet> sets;

@@ -54,11 +54,16 @@ uint16_t OpPlan::eval_nodes(const uint16_t* in) const {
 }
 
 void OpPlan::trace(const uint16_t* in, float* value, float* raw) const {
-  forward(in, int(nodes_.size()) - 1, value, -1, 0.0f, raw);
+  forward_<true>(in, int(nodes_.size()) - 1, value, -1, 0.0f, raw);
 }
 
-uint16_t OpPlan::forward(const uint16_t* in, int last, float* v, int override_node, float override_value,
-                         float* raw) const {
+uint16_t OpPlan::forward(const uint16_t* in, int last, float* v, int override_node, float override_value) const {
+  return forward_<false>(in, last, v, override_node, override_value, nullptr);
+}
+
+template <bool kTrace>
+uint16_t OpPlan::forward_(const uint16_t* in, int last, float* v, int override_node, float override_value,
+                          float* raw) const {
   for (int k = 0;; ++k) {
     const Node& n = nodes_[size_t(k)];
     float r;
@@ -70,7 +75,7 @@ uint16_t OpPlan::forward(const uint16_t* in, int last, float* v, int override_no
       switch (n.op) {
         case NodeOp::kInput:
           if (k == last) {
-            if (raw) raw[k] = v[k] = widen_[in[n.input]];
+            if constexpr (kTrace) raw[k] = v[k] = widen_[in[n.input]];
             return in[n.input];
           }
           r = widen_[in[n.input]];
@@ -84,11 +89,11 @@ uint16_t OpPlan::forward(const uint16_t* in, int last, float* v, int override_no
         default: throw std::invalid_argument("op plan: unknown node");
       }
     }
-    if (raw) raw[k] = r;
+    if constexpr (kTrace) raw[k] = r;
     // The last node's value is rounded to T whatever its precision: a kFloat32 output is narrowed once at the end.
     if (k == last) {
       const uint16_t out = round_(r);
-      if (raw) v[k] = widen_[out];
+      if constexpr (kTrace) v[k] = widen_[out];
       return out;
     }
     v[k] = rounds ? widen_[round_(r)] : r;

@@ -103,7 +103,7 @@ class OpPlan {
   /// The definition: every node in turn, in binary32, a kHalf node's result rounded to T (cfg.nan) and widened.
   /// in[i] is the pattern of declared input i.
   uint16_t eval_nodes(const uint16_t* in) const;
-  /// The forward pass of eval() kept node by node (kMaxPlanNodes floats each): raw[k], node k's binary32 result
+  /// The forward pass of eval() kept node by node (a float per node of the contract each): raw[k], node k's binary32 result
   /// before its own rounding (an input widened, a constant); value[k], node k as the next steps read it (a kHalf
   /// node's rounded and widened; the last node's rounded to T whatever its precision, as the output is). Where the
   /// audit's input generators look for ties.
@@ -145,9 +145,12 @@ class OpPlan {
   /// The forward pass: nodes 0 .. last in order, v[k] = node k's value as its users read it (a kHalf node's rounded
   /// and widened; override_value for override_node); returns round_T of node last's value (its pattern; a declared
   /// input's own pattern when last is an input).
-  /// raw, when given, gets every node's binary32 result before its rounding (trace()).
-  uint16_t forward(const uint16_t* in, int last, float* v, int override_node, float override_value,
-                   float* raw = nullptr) const;
+  uint16_t forward(const uint16_t* in, int last, float* v, int override_node, float override_value) const;
+  /// The same pass; with kTrace, raw[k] gets node k's binary32 result before its rounding and v[last] the output
+  /// widened (trace()). A template so that eval's pass tests nothing per node (a runtime test cost eval of the 3-input
+  /// ops 10-20% on the CPU).
+  template <bool kTrace>
+  uint16_t forward_(const uint16_t* in, int last, float* v, int override_node, float override_value, float* raw) const;
   float node_raw(int node, const float* in, int override_node, float override_value) const;
   float node_value(int node, const float* in, int override_node, float override_value) const;
   uint16_t round_(float v) const;

@@ -267,7 +267,6 @@ TEST(Reference_OpPlan_both, TraceIsTheForwardPassNodeByNode) {
   }
 }
 
-
 // x + p with signed zeros as IEEE: -0 + -0 = -0 (x = -0 passes every p through), every other zero sum is +0.
 TEST(Reference_OpPlan_both, GatedResidualSignedZerosFollowIeee) {
   for (Dtype d : kAllDtypes) {

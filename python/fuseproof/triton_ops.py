@@ -6,7 +6,8 @@ shift: gated_residual round_T(x + round_T(gate * y)), modulate round_T(round_T(x
 step rounded by an explicit cast, compiled with enable_fp_fusion=False. The cast alone does not keep the product and
 the sum apart: LLVM's InstCombine turns fptrunc(fmul(fpext a, fpext b)) into a half-precision fmul (binary32 has
 enough digits for the double rounding to be innocuous), and with Triton's default enable_fp_fusion=True the backend
-then fuses that fmul and the next fadd into one fma.rn.f16 / fma.rn.bf16: one rounding, not eager's two. Subject
+then fuses that fmul and the next fadd into one fma.rn.f16: one rounding, not eager's two (bf16 too where Triton
+lowers its cast as fptrunc, not as inline PTX). Subject
 triton-fp-fusion keeps that default, a known-bad kernel written the natural way (docs/SUBJECTS.md). And their fma
 contract (subject triton-fma): one tl.fma in binary32 rounded once, fma(gate, y, x) and
 fma(x, 1 + scale, shift) with 1 + scale in binary32. The activations are CUDA eager's formulas in binary32 with libdevice's tanhf, erff and
