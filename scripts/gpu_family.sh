@@ -332,8 +332,7 @@ default_one() {
   return $rc
 }
 
-# The DiT ops (issue 23): capture, eval, kernels, mutants and Python subjects in one step.
-DIT_OPS=(gated_residual modulate)
+# The DiT ops (issue 23, DIT_OPS above): capture, eval, kernels, mutants and Python subjects in one step.
 # gpu_audit.sh's budget scope for widths and shapes (one call above 2^31 elements); the other classes at their defaults.
 DIT_AUDIT_ARGS=(${DIT_AUDIT_ARGS:---max-width 16384 --no-default-shapes --shapes 65537x64,155345x13824 --call-timeout 30})
 # Mutants, controls and Python subjects: the stages class on a 256-value subset of each stage's second operand (the
@@ -440,17 +439,16 @@ dit() {
     done
     dit_job "$d/mutation" 300 "$AUDIT" audit --backend cuda --dtype all "${DIT_MUTANT_SCOPE[@]}" --mutants "$d/mutants" \
       --mutant-timeout 120 --report "$d/mutation.md" --json "$d/mutation.json"
-  fi
-  for op in "${DIT_OPS[@]}"; do
-    [ "$mut" = 1 ] || break
-    for m in "$BUILD"/lib/plugins/libcontrol_cuda_"$op".so "$BUILD"/lib/plugins/libcontrol_cuda_"$op"_*.so; do
-      [ -e "$m" ] || continue
-      n=$(basename "$m" .so)
-      controls+=("$n")
-      dit_job "$d/$n" 200 "$AUDIT" audit --backend cuda --dtype all "${DIT_MUTANT_SCOPE[@]}" --no-reference \
-        --plugin "$m" --json "$d/$n.json"
+    for op in "${DIT_OPS[@]}"; do
+      for m in "$BUILD"/lib/plugins/libcontrol_cuda_"$op".so "$BUILD"/lib/plugins/libcontrol_cuda_"$op"_*.so; do
+        [ -e "$m" ] || continue
+        n=$(basename "$m" .so)
+        controls+=("$n")
+        dit_job "$d/$n" 200 "$AUDIT" audit --backend cuda --dtype all "${DIT_MUTANT_SCOPE[@]}" --no-reference \
+          --plugin "$m" --json "$d/$n.json"
+      done
     done
-  done
+  fi
   # The Python subjects (subject:contract): the counted ones must pass and go first; the measured ones (torch-cuda-graph:
   # torch refuses its replay inside the graph class's capture, run 38; torch.compile: Inductor's arithmetic) last.
   # triton-fp-fusion (the eager kernel with Triton's default enable_fp_fusion: a half fma, run 42) must fail (exit 1).
