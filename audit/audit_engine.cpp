@@ -52,6 +52,7 @@ class PluginRunner final : public KernelRunner {
   std::string hardware() const override { return inner_->hardware(); }
   std::string arch() const override { return inner_->arch(); }
   std::string buffers_per_call() const override { return inner_->buffers_per_call(); }
+  std::vector<Throughput> copy_throughput() override { return inner_->copy_throughput(); }
   std::optional<ConcurrentOutcome> call_concurrent(const std::vector<CallSpec>& specs, int lanes) override {
     return inner_->call_concurrent(specs, lanes);
   }
@@ -70,7 +71,20 @@ struct Description {
   PluginInfo info;
   std::string op, contract, backend, hardware, arch;
   std::vector<std::string> models;
+  std::vector<Throughput> throughput;  ///< --profile: copies on the subject's memory and hashing, measured here
 };
+
+json throughput_to_json(const std::vector<Throughput>& v) {
+  json j = json::array();
+  for (const auto& t : v) j.push_back({t.what, t.gb_per_s});
+  return j;
+}
+
+std::vector<Throughput> throughput_from_json(const json& j) {
+  std::vector<Throughput> v;
+  for (const auto& t : j) v.push_back({t.at(0).get<std::string>(), t.at(1).get<double>()});
+  return v;
+}
 
 ref::MathModel resolve_math(const AuditOptions& o, const std::string& backend) {
   const std::string name = o.math_model.empty() ? (backend == "cuda" ? "cuda" : "libm") : o.math_model;
@@ -117,6 +131,10 @@ Description describe_here(AuditOptions& o, const Subject& subject, std::unique_p
   validate_shapes(*spec, o.extra_shapes, d.info.vector_elems());
   for (ref::Dtype dt : o.dtypes)
     d.models.push_back(std::string(ref::dtype_name(dt)) + ": " + model_for(o, dt, d.backend).description);
+  if (o.profile) {
+    d.throughput = runner->copy_throughput();
+    for (auto& t : hash_throughput()) d.throughput.push_back(std::move(t));
+  }
   if (keep) *keep = std::move(runner);
   return d;
 }
@@ -141,7 +159,10 @@ CheckResult run_class_here(const AuditOptions& o, const PluginInfo& info, Kernel
   r.cls = c;
   r.dtype = d;
   const auto tc = std::chrono::steady_clock::now();
-  run_check_class(c, ctx, r);
+  {
+    const PhaseSinkScope profile(&r.phases);
+    run_check_class(c, ctx, r);
+  }
   r.seconds = seconds_since(tc);
   return r;
 }
@@ -199,6 +220,7 @@ void print_check(const AuditOptions& o, const CheckResult& r) {
     std::printf("      contract %s vs eager (ulps, over these cases): %s\n", o.contract.c_str(),
                 r.contract_vs_eager.line().c_str());
   if (!r.note.empty()) std::printf("      %s\n", r.note.c_str());
+  if (o.profile && r.status != CheckStatus::kSkipped) std::printf("      profile: %s\n", profile_line(r).c_str());
   std::fflush(stdout);
 }
 
@@ -275,6 +297,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
       desc.hardware = result["hardware"];
       desc.arch = result["arch"];
       desc.models = result["models"].get<std::vector<std::string>>();
+      if (result.contains("throughput")) desc.throughput = throughput_from_json(result["throughput"]);
     } else if (is_setup_error(co)) {
       rethrow_child_error(co, result);
     } else {
@@ -300,6 +323,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   res.hardware = desc.hardware;
   res.golden = "golden/" + desc.arch;
   res.models = desc.models;
+  for (const auto& t : desc.throughput) res.throughput.emplace_back(t.what, t.gb_per_s);
   const PluginInfo& info = desc.info;
   std::printf("fuseproof audit: %s\n  subject %s (%s memory, %d-byte vectors, ABI v%u)\n  op %s, contract %s%s\n"
               "  backend %s on %s\n",
@@ -311,6 +335,12 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   std::printf("  isolation: %s; call time limit %.0f s\n",
               opt.isolate ? "each check class in a child process of its own" : "none (--no-isolation)",
               opt.call_timeout_s);
+  if (opt.profile) {
+    std::printf("  profile: this machine's rates, measured now (GB/s):");
+    for (size_t i = 0; i < res.throughput.size(); ++i)
+      std::printf("%s %s %.2f", i ? ";" : "", res.throughput[i].first.c_str(), res.throughput[i].second);
+    std::printf("\n");
+  }
   std::fflush(stdout);
 
   if (opt.on_described) opt.on_described();
@@ -426,7 +456,8 @@ int run_audit_child(const std::string& spec_path, const Subject& subject) {
     if (spec.at("task") == "describe") {
       const Description d = describe_here(o, subject);
       out = {{"info", info_to_json(d.info)}, {"op", d.op}, {"contract", d.contract}, {"backend", d.backend},
-             {"hardware", d.hardware}, {"arch", d.arch}, {"models", d.models}};
+             {"hardware", d.hardware}, {"arch", d.arch}, {"models", d.models},
+             {"throughput", throughput_to_json(d.throughput)}};
     } else {
       const PluginInfo info = subject.load_info ? subject.load_info() : subject.info;
       auto runner = subject.make_runner();

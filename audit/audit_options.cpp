@@ -58,6 +58,9 @@ std::vector<OptionDef> build_table() {
     {"--lanes", "lanes", "Dtypes audited side by side, each class in its own child process (1 or 2; default 2 on "
      "CUDA, where a class's host work is serial and the GPU idles, 1 on the host)", &AuditOptions::lanes, 1, 2, false,
      false},
+    {"--profile", "profile", "Print where each class's time went (phases, cases per second) beside this machine's "
+     "copy and hash throughput, measured in the same run (a benchmark: nothing is asserted on time)",
+     &AuditOptions::profile, 0, 0, false, false},
     {"--golden-dir", "golden_dir", "golden/ (default: $FUSEPROOF_GOLDEN_DIR or the source tree)",
      S(&AuditOptions::golden_dir), 0, 0, false, false},
     {"--golden-build-dir", "golden_build_dir", "Unpacked golden archives (default: the build tree)",
