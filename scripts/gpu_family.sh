@@ -31,7 +31,7 @@
 #               and the two callables that only streams and graph see (property_tests/python/cpu_subjects.py), one
 #               class per process (PYCALL_CLASSES), both dtypes, each timed
 #   sanitize_calls  compute-sanitizer memcheck over the streams and graph classes of DEFAULT_OP's built-in, bf16
-#   default_one the default audit of one built-in kernel alone (DEFAULT_OP, silu_and_mul), timed
+#   default_one the default audit of one built-in kernel alone (DEFAULT_OP, silu_and_mul), timed; DEFAULT_ARGS (--profile)
 #   subjects    the Python subjects of every op: eager, torch-compile and triton on the eager contract, torch-compile
 #               on the fp32 contract of the *_and_mul ops; the domain class over all 2^32 pairs, --stop-after 0
 #               (exact counts, ULP and correctly rounded histograms); SUBJECT_OPS, SUBJECTS, SUBJECT_JOBS (12)
@@ -324,7 +324,7 @@ sanitize_calls() {
 default_one() {
   local op=${DEFAULT_OP:-silu_and_mul} t0=$SECONDS
   # The audit a user runs: every default (the reference self-audit and --lanes 2 included).
-  timeout -k 10 "$(($(left) - 10))" "$AUDIT" audit --op "$op" \
+  timeout -k 10 "$(($(left) - 10))" "$AUDIT" audit --op "$op" ${DEFAULT_ARGS:-} \
     --report "$W/default_$op.md" --json "$W/default_$op.json" > "$W/default_$op.log" 2>&1
   local rc=$?
   echo "gpu_family: default audit of $op alone: exit $rc in $((SECONDS - t0)) s"
