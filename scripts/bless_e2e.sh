@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bless_e2e.sh: on a machine with FFmpeg and OpenCV, turns a GPU run directory (scripts/nightly_e2e.sh --export DIR) into
 # golden/e2e/<arch>.json (per-frame and MP4 SHA-256, lossless-vs-high and high-vs-high-eager PSNR/SSIM as measured by the
-# comparator, provenance with the commit) and the report docs/e2e/<arch>.md with its plot. The high-vs-high-eager figures
+# comparator, provenance with the commit) and the report records/e2e/<arch>.md with its plot. The high-vs-high-eager figures
 # are measurements: the GPU's (`fuseproof-e2e compare` on the RGB24 frames) and this machine's (`fuseproof video
 # compare` on the MP4s, with the container-hash gate). --report-only writes the report and checks the run against the
 # existing golden file instead.
@@ -44,7 +44,7 @@ done
 chmod -R u+w "$WORK"
 
 "$VIDEO" encode --run-dir "$WORK" --modes lossless,high,high-eager || die "encoding the RGB24 frames to MP4 failed"
-DOCS="$ROOT/docs/e2e"
+DOCS="$ROOT/records/e2e"
 mkdir -p "$DOCS" "$ROOT/golden/e2e"
 (cd "$WORK" && "$VIDEO" compare lossless.mp4 high.mp4 --expect-frames 81 --json lossless_vs_high.json \
   --markdown-file lossless_vs_high.md --plot "$DOCS/${ARCH}_lossless_vs_high.png" > compare.txt)
