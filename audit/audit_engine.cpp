@@ -343,7 +343,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   }
   std::fflush(stdout);
 
-  if (opt.on_described) opt.on_described();
+  if (opt.on_described) opt.on_described(opt.op);
 
   // 2. Every class on every dtype: first the single-dtype classes of each dtype, then the classes that mix dtypes
   // (a bug that one dtype's own classes see is named by them, not by a mixed class of the other dtype's run).

@@ -82,7 +82,8 @@ struct AuditOptions {
   std::vector<Shape> extra_shapes;     ///< --shapes and --model
 
   // --- set by the front end, not options ---
-  std::function<void()> on_described;  ///< runs once the subject is loaded, before the classes (the self-audit)
+  /// Runs once the subject is loaded, before the classes, with the op it is judged as (the self-audit).
+  std::function<void(const std::string& op)> on_described;
   std::string command;                 ///< the command line, for the report
 };
 
