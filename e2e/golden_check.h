@@ -24,8 +24,13 @@ struct CheckReport {
 /// fusion is lossless); lossless-after-unmount == lossless
 /// (unmount restores eager exactly); lossless != high (negative control: the gate can fail); then, with a golden file:
 /// same config, high's and lossless's per-frame SHA-256 equal the golden ones, and the MP4 SHA-256 when both sides
-/// have one from the same encoder build. `golden` may be null: then only the run's own gates are checked.
-CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden);
+/// have one from the same encoder build. `golden` may be null: then only the run's own gates are checked. A frame
+/// description whose frame_sha256 does not list one hash per frame, or a malformed golden file, fails as foreign
+/// (corrupt data, exit 4), never as a mismatch. The gates are appended to `prior` (e.g. the frame files' gate).
+CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden, CheckReport prior = {});
+
+/// "pass", "mismatch", "error", "incomplete", "foreign": a gate's "outcome" in the JSON and JUnit reports.
+const char* check_outcome_name(CheckOutcome o);
 
 /// Appends one gate's result ("PASS", "FAIL" or "SKIP") to `r`: its line, its JSON entry (a FAIL with the outcome it
 /// fails as: "mismatch", "incomplete", "error", "foreign"), and `r.outcome` when a FAIL outranks it.
