@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "common/exit_status.h"
+#include "common/path_inside.h"
 #include "common/quoted_value.h"
 #include "common/sha256.h"
 #include "run_manifest.h"
@@ -169,19 +170,6 @@ void verify_whole(const std::string& path, const std::string& shown_path, const 
     throw CorruptDataError("'" + shown_path + "': SHA-256 " + got + ", " + hash_field + " in run.json is " + want);
 }
 
-/// Whether `p` lies strictly below `base`, component by component (both canonical).
-bool is_below(const fs::path& base, const fs::path& p) {
-  auto b = base.begin(), q = p.begin();
-  for (; b != base.end(); ++b) {
-    if (b->empty()) continue;  // a trailing separator
-    if (q == p.end() || *q != *b) return false;
-    ++q;
-  }
-  for (; q != p.end(); ++q)
-    if (!q->empty()) return true;
-  return false;
-}
-
 }  // namespace
 
 bool is_mode_name(const std::string& name) {
@@ -189,21 +177,6 @@ bool is_mode_name(const std::string& name) {
   const auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
   if (!lower_or_digit(name[0])) return false;
   return std::all_of(name.begin(), name.end(), [&](char c) { return lower_or_digit(c) || c == '-' || c == '_'; });
-}
-
-std::optional<std::string> path_inside(const std::string& root, const std::string& relative) {
-  if (relative.empty() || relative.find('\0') != std::string::npos) return std::nullopt;
-  const fs::path rel(relative);
-  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) return std::nullopt;
-  const fs::path norm = rel.lexically_normal();
-  for (const fs::path& part : norm)
-    if (part == "..") return std::nullopt;  // the normal form keeps ".." only where it leaves the root
-  std::error_code ec;
-  const fs::path base = fs::weakly_canonical(fs::absolute(root, ec), ec);
-  if (ec) return std::nullopt;
-  const fs::path full = fs::weakly_canonical(base / norm, ec);  // a symlink is followed to where it points
-  if (ec || !is_below(base, full)) return std::nullopt;
-  return full.string();
 }
 
 nlohmann::json read_run_manifest(const std::string& run_dir) {

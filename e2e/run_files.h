@@ -14,15 +14,11 @@ namespace fuseproof::e2e {
 /// lower-case letters, digits, '-' and '_', at most 64 bytes ("lossless", "high-eager", "lossless-after-unmount").
 bool is_mode_name(const std::string& name);
 
-/// `relative`, a path a data file names, resolved inside `root`: refused (nullopt) when it is empty, absolute, names
-/// root itself, leaves root after lexical normalisation, or, once symlinks are resolved (weakly_canonical), lies
-/// outside root's canonical form (compared component by component, not as a string prefix). Else the resolved path.
-std::optional<std::string> path_inside(const std::string& root, const std::string& relative);
-
-/// DIR/run.json, read and checked: a JSON object whose "runs" is an object of mode names, each with positive
-/// "frames", "width" and "height", "frame_sha256" listing one 64-hex SHA-256 per frame, a 64-hex "rgb24_sha256", and
-/// "files" (when present) naming files inside DIR. Throws UsageError (exit 2) when run.json cannot be read (a
-/// missing input file), CorruptDataError (exit 4, one line naming run.json, the field and the value) otherwise.
+/// DIR/run.json, read and checked: a JSON object of schema kRunSchema whose "runs" is an object of mode names, each
+/// with positive "frames", "width" and "height", "frame_sha256" listing one 64-hex SHA-256 per frame, a 64-hex
+/// "rgb24_sha256", and "files" (when present) naming files inside DIR (common/path_inside.h). Throws UsageError (exit
+/// 2) when DIR holds no run.json (a missing input file), CorruptDataError (exit 4, one line naming run.json, the field
+/// and the value) otherwise.
 nlohmann::json read_run_manifest(const std::string& run_dir);
 
 /// runs.<mode>.files.<kind> resolved inside run_dir; nullopt when run.json records no such file. Throws

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/exit_status.h"
+#include "common/path_inside.h"
 #include "common/remove_tree.h"
 #include "run_files.h"
 #include "run_manifest.h"
