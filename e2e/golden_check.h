@@ -10,7 +10,8 @@ namespace fuseproof::e2e {
 
 /// Exit statuses of `e2e check` and scripts/nightly_e2e.sh (common/exit_status.h).
 /// 3 is the project's "incomplete": evidence missing, never a pass. 4 (kForeign) is a golden file of another schema
-/// or configuration, or one that is not valid JSON: corrupt or foreign data, never a pass.
+/// or configuration, or one that is not valid JSON, a frame list of another length than its frames, or (the CLI's
+/// first gate, e2e/run_files.h) a frame file that is not what run.json records: corrupt or foreign data, never a pass.
 enum class CheckOutcome : int { kPass = 0, kMismatch = 1, kError = 2, kIncomplete = 3, kNoGolden = 3, kForeign = 4 };
 
 struct CheckReport {

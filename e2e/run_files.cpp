@@ -244,7 +244,9 @@ std::string verify_run_files(const std::string& run_dir, const nlohmann::json& r
     if (runs.contains(mode) && !run_file(run_dir, run, mode, "rgb24")) verify_mode_frames(run_dir, run, mode);
   int files = 0;
   int64_t frames = 0;
-  for (const auto& [mode, m] : runs.items()) {
+  for (const auto& item : runs.items()) {
+    const std::string& mode = item.key();
+    const nlohmann::json& m = item.value();  // named, not a structured binding: a lambda captures it below
     const auto shown_path = [&](const char* kind) {
       return (fs::path(run_dir) / m["files"][kind].get<std::string>()).string();
     };
