@@ -170,6 +170,12 @@ void verify_whole(const std::string& path, const std::string& shown_path, const 
     throw CorruptDataError("'" + shown_path + "': SHA-256 " + got + ", " + hash_field + " in run.json is " + want);
 }
 
+MissingDataError no_frames(const std::string& run_dir, const std::string& mode) {
+  return MissingDataError("'" + manifest_of(run_dir) + "': runs." + mode +
+                          ".files.rgb24 is absent: the frame hashes cannot be verified without the frames (e2e run "
+                          "--formats rgb24)");
+}
+
 }  // namespace
 
 bool is_mode_name(const std::string& name) {
@@ -227,11 +233,7 @@ std::optional<std::string> run_file(const std::string& run_dir, const nlohmann::
 
 std::string verify_mode_frames(const std::string& run_dir, const nlohmann::json& run, const std::string& mode) {
   const auto rgb24 = run_file(run_dir, run, mode, "rgb24");
-  if (!rgb24) {
-    throw MissingDataError("'" + manifest_of(run_dir) + "': runs." + mode +
-                           ".files.rgb24 is absent: the frame hashes cannot be verified without the frames (e2e run "
-                           "--formats rgb24)");
-  }
+  if (!rgb24) throw no_frames(run_dir, mode);
   const nlohmann::json& m = run["runs"][mode];
   verify_rgb24(*rgb24, (fs::path(run_dir) / m["files"]["rgb24"].get<std::string>()).string(), mode, m);
   return *rgb24;
@@ -241,7 +243,7 @@ std::string verify_run_files(const std::string& run_dir, const nlohmann::json& r
                              const std::vector<std::string>& modes) {
   const nlohmann::json& runs = run["runs"];
   for (const std::string& mode : modes)
-    if (runs.contains(mode) && !run_file(run_dir, run, mode, "rgb24")) verify_mode_frames(run_dir, run, mode);
+    if (runs.contains(mode) && !run_file(run_dir, run, mode, "rgb24")) throw no_frames(run_dir, mode);
   int files = 0;
   int64_t frames = 0;
   for (const auto& item : runs.items()) {
