@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/exit_status.h"
+#include "common/golden_library.h"
 
 namespace fuseproof::audit {
 
@@ -251,6 +252,7 @@ void resolve_options(AuditOptions& o) {
     o.only_class = parse_check_class(o.only);
     if (!o.only_class) throw UsageError("audit: unknown --only " + o.only + " (" + check_class_list() + ")");
   }
+  if (!o.arch.empty()) require_arch_name(o.arch);
   if (!o.math_model.empty() && o.math_model != "cuda" && o.math_model != "libm" && o.math_model != "exact")
     throw UsageError("audit: unknown --math-model " + o.math_model + " (cuda, libm, exact)");
   o.extra_shapes.clear();

@@ -26,7 +26,8 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -n "$RUN_DIR" && -f "$RUN_DIR/run.json" ]] || die "--run-dir must hold run.json, got '${RUN_DIR}'"
-[[ "$ARCH" =~ ^sm_[0-9]+[a-z]?$ ]] || die "--arch must look like sm_90, got '${ARCH}'"
+# The architecture grammar of common/golden_library.h (is_arch_name), which `fuseproof-e2e bless` applies too.
+[[ "$ARCH" =~ ^sm_[0-9]{2,3}[af]?$ ]] || die "--arch: must be sm_<digits> (e.g. sm_90), got '${ARCH}'"
 E2E="$BUILD/bin/fuseproof-e2e"
 VIDEO="$BUILD/bin/fuseproof-video"
 [[ -x "$E2E" && -x "$VIDEO" ]] || die "build fuseproof-e2e and fuseproof-video first (cmake --build $BUILD --target fuseproof-e2e fuseproof-video)"
