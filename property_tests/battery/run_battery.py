@@ -335,7 +335,7 @@ def make_context(a):
 
 def nobody_can_run(ctx):
     """Whether uid 65534 can reach the binaries, the fixture and the Python package (the build tree's parents)."""
-    paths = [ctx["bins"]["fuseproof"], ctx["fixture"], ctx["golden_dir"], ctx["env"]["PYTHONPATH"]]
+    paths = [ctx["bins"]["fuseproof"], ctx["fixture"], ctx["golden_dir"]] + ctx["env"]["PYTHONPATH"].split(":")
     for p in paths:
         if p and subprocess.run(DROP + ["test", "-r", p], stdout=subprocess.DEVNULL).returncode != 0:
             return p
