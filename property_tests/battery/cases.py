@@ -200,7 +200,6 @@ case("cli", "video_binary_encode_escaping_mode", "{fuseproof_video} encode --run
 A = FP + " audit " + CHEAP
 for name, args, rx in [
     ("unknown_option", "--bogus", "--bogus"),
-    ("unknown_op", "--op softmax", "softmax"),
     ("seed_negative", "--seed -5", "--seed.*-5"),
     ("seed_2_64", "--seed " + U64_OVER, "--seed.*" + U64_OVER),
     ("call_timeout_nan", "--call-timeout nan", "--call-timeout.*nan"),
@@ -211,6 +210,8 @@ for name, args, rx in [
     ("arch_escape", "--arch ../sm_90", r"--arch.*\.\./sm_90"),
 ]:
     case("audit", name, A + " " + args, 2, stderr=rx)
+case("audit", "unknown_op", FP + " audit --no-reference --backend emulated --dtype bf16 --only rejection --op softmax", 2,
+     stderr="--op.*softmax")
 # The seed's range ends at 2^64 - 1, and the message says so.
 case("audit", "seed_2_64_names_range", A + " --seed " + U64_OVER, 2, stderr=r"\[0, " + U64_MAX + r"\]")
 case("audit", "seed_max_control", A + " --seed " + U64_MAX, 0)

@@ -179,10 +179,8 @@ def run_one(case, ctx, user, timeout):
     full_argv = (DROP if user == "nobody" else []) + argv
     before = snapshot(scratch)
     env = dict(ctx["env"])
-    env.update({k: v.format(scratch=scratch) for k, v in case.get("env", {}).items()})
     stdout_kind = case.get("stdout", "pipe")
     stdout_file = None
-    read_end = None
     sigpipe_ignored = False
     if stdout_kind == "pipe":
         stdout_target = subprocess.PIPE  # never the real /dev/null: a link to /proc/self/fd/1 must not reach it
