@@ -12,6 +12,7 @@
 #include "audit/kernel_runner.h"
 #include "audit/mutation_driver.h"
 #include "audit/reference_audit.h"
+#include "common/cli_exit.h"
 #include "common/exit_status.h"
 #include "common/golden_library.h"
 
@@ -79,7 +80,8 @@ void run(CliState& s) {
   cmd << "fuseproof audit";
   for (const auto& a : s.raw_args) cmd << ' ' << a;
   o.command = cmd.str();
-  for (const std::string& p : s.reports.paths()) ensure_writable(p);
+  // Every report path checked and claimed before anything runs: a refusal writes nothing.
+  const OutputClaims claims = claim_output_paths(s.reports.outputs());
   if (!s.mutants.empty()) throw CLI::RuntimeError(run_mutation(s));
   // The oracle first (once the first subject has loaded): a kernel audit means something only if the reference
   // predicts the captured GPUs.
@@ -188,12 +190,12 @@ void add_audit_subcommand(CLI::App& app) {
   add_options(*sub, state->opt, state->numbers, &state->given);
   sub->add_flag("!--no-reference", state->reference, "Skip the reference self-audit that runs before the kernel's");
   sub->add_flag("!--quick", state->reference_domain, "Reference self-audit without its 2^32-pair digests");
-  sub->add_option("--report", state->reports.markdown, "Write a Markdown report (--report-format)");
+  sub->add_option("--report", state->reports.markdown, "Write a Markdown report (--report-format)")->check(output_file_option());
   sub->add_option("--report-format", state->report_format,
                   "markdown (the full report) or github (short enough for a pull-request comment)")
       ->capture_default_str();
-  sub->add_option("--json", state->reports.json, "Write a JSON report");
-  sub->add_option("--junit", state->reports.junit, "Write a JUnit XML report: a testcase per check class and dtype");
+  sub->add_option("--json", state->reports.json, "Write a JSON report")->check(output_file_option());
+  sub->add_option("--junit", state->reports.junit, "Write a JUnit XML report: a testcase per check class and dtype")->check(output_file_option());
   sub->add_option("--mutants", state->mutants, "Audit every mutant plugin in this folder and print the score");
   sub->add_option("--mutant-timeout", state->mutant_timeout, "Seconds per mutant before it is killed")
       ->capture_default_str();

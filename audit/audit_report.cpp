@@ -2,13 +2,12 @@
 #include "audit/audit_report.h"
 
 #include "common/atomic_file.h"
+#include "common/exit_status.h"
 #include "common/junit_xml.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <type_traits>
 #include <stdexcept>
@@ -23,11 +22,8 @@ std::optional<ReportFormat> parse_report_format(const std::string& s) {
   return std::nullopt;
 }
 
-std::vector<std::string> ReportFiles::paths() const {
-  std::vector<std::string> p;
-  for (const std::string* f : {&markdown, &json, &junit})
-    if (!f->empty()) p.push_back(*f);
-  return p;
+std::vector<OutputArgument> ReportFiles::outputs() const {
+  return {{"--report", markdown}, {"--json", json}, {"--junit", junit}};
 }
 
 std::string combined_verdict(const std::vector<AuditResult>& results, const std::string& reference_verdict) {
@@ -531,16 +527,11 @@ void write_incomplete_reports(const std::vector<AuditResult>& results, const Rep
   if (!files.junit.empty()) write_text_file(files.junit, report_junit(results, reference_verdict, missing));
 }
 
-void ensure_writable(const std::string& path) {
-  std::ofstream out(path, std::ios::app);
-  if (!out) throw std::runtime_error("audit: cannot write report " + path + ": " + std::strerror(errno));
-}
-
 void write_text_file(const std::string& path, const std::string& text) {
   try {
     write_file_atomically(path, text);  // a run killed mid-write leaves the previous report intact
   } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("audit: ") + e.what());
+    throw UsageError(std::string("audit: ") + e.what());
   }
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_engine.h"
+#include "common/atomic_file.h"
 
 namespace fuseproof::audit {
 
@@ -26,7 +27,7 @@ struct ReportFiles {
   ReportFormat markdown_format = ReportFormat::kMarkdown;
   std::string json;      ///< --json
   std::string junit;     ///< --junit
-  std::vector<std::string> paths() const;  ///< the files to be written
+  std::vector<OutputArgument> outputs() const;  ///< the files to be written, by option (empty: not given)
 };
 
 /// The verdict of a command's audits and its reference self-audit ("" when it did not run): FAIL if an audit or the
@@ -65,8 +66,6 @@ void write_reports(const std::vector<AuditResult>& results, const ReportFiles& f
 void write_incomplete_reports(const std::vector<AuditResult>& results, const ReportFiles& files,
                               const std::string& reference_verdict, const std::string& missing);
 
-/// Throws std::runtime_error("audit: cannot write report PATH: reason") when `path` cannot be opened for writing.
-void ensure_writable(const std::string& path);
 /// Writes `text` to `path` atomically (a temporary file beside it, then rename); throws std::runtime_error (one line)
 /// on failure, leaving any previous file intact.
 void write_text_file(const std::string& path, const std::string& text);

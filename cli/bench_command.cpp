@@ -12,6 +12,7 @@
 #include "bench/bench_shapes.h"
 #include "bench/emulated_backend.h"
 #include "bench/input_distribution.h"
+#include "common/cli_exit.h"
 #include "reference/op_spec.h"
 #if FUSEPROOF_BENCH_CUDA
 #include "bench/cuda_backend.h"
@@ -141,7 +142,7 @@ void add_bench_command(CLI::App& app) {
                   "kernel plugin (kernels/fuseproof_kernel_abi.h) timed beside the built-in kernel; repeatable; CUDA "
                   "memory for --backend cuda, host for emulated");
   cmd->add_option("--seed", o.seed, "seed of every generated input")->capture_default_str();
-  cmd->add_option("--json", a->json, "write the results as JSON (scripts/perf_table.py renders it as Markdown)");
+  cmd->add_option("--json", a->json, "write the results as JSON (scripts/perf_table.py renders it as Markdown)")->check(output_file_option());
   cmd->final_callback([a] { throw CLI::RuntimeError(run(*a)); });
 }
 

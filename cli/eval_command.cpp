@@ -13,6 +13,7 @@
 
 #include "cli/reference_options.h"
 #include "common/atomic_file.h"
+#include "common/cli_exit.h"
 #include "common/exit_status.h"
 #include "common/testfloat_record.h"
 #include "reference/op_plan.h"
@@ -107,7 +108,7 @@ void add_eval_command(CLI::App& app) {
                   "records: the op's inputs in declared order ((x, bias), (gate, up), (x, gate, y), (x, scale, shift)), "
                   "little-endian uint16, one after the other")
       ->required();
-  cmd->add_option("--out", a->out, "one little-endian uint16 output per record")->required();
+  cmd->add_option("--out", a->out, "one little-endian uint16 output per record")->required()->check(output_file_option());
   cmd->add_flag("--print", a->print, "also print one line per record");
   a->ref_opts.add_to(*cmd);
   cmd->final_callback([a] { throw CLI::RuntimeError(run(*a)); });

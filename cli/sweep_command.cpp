@@ -13,6 +13,7 @@
 #include "cli/reference_options.h"
 #include "cli/torch_cpu_backend.h"
 #include "common/atomic_file.h"
+#include "common/cli_exit.h"
 #include "common/exit_status.h"
 #include "common/golden_library.h"
 #include "common/progress_line.h"
@@ -251,7 +252,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--backend", a->backend, "reference or torch-cpu")->check(CLI::IsMember({"reference", "torch-cpu"}))->capture_default_str();
   cmd->add_option("--against", a->against, "compare with: reference, torch-cpu, or golden (the captured digest)")
       ->check(CLI::IsMember({"reference", "torch-cpu", "golden"}));
-  cmd->add_option("--out", a->out, "write the output stream (2 bytes per case; 8 GiB for the whole domain)");
+  cmd->add_option("--out", a->out, "write the output stream (2 bytes per case; 8 GiB for the whole domain)")->check(output_file_option());
   cmd->add_option("--threads", a->threads, "reference worker threads (0 = all cores)");
   cmd->add_option("--bias-first", a->bias_first, "first second-input pattern (partial sweeps)")->check(CLI::Range(0, 65535));
   cmd->add_option("--bias-count", a->bias_count, "number of second-input patterns")->check(CLI::Range(1, 65536));

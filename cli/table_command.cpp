@@ -8,6 +8,7 @@
 
 #include "cli/reference_options.h"
 #include "common/atomic_file.h"
+#include "common/cli_exit.h"
 #include "common/sha256.h"
 #include "reference/activation_table.h"
 
@@ -63,15 +64,10 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("--act", args->act, "gelu_tanh, gelu_erf or silu")->capture_default_str();
   cmd->add_option("--dtype", args->dtype, "bf16 or fp16")->required()->check(CLI::IsMember({"bf16", "fp16"}));
   cmd->add_flag("--f32", args->f32, "the binary32 values (65,536 little-endian uint32) instead of the rounded ones");
-  cmd->add_option("--out", args->out, "output file: 65,536 little-endian uint16 (uint32 with --f32)")->required();
+  cmd->add_option("--out", args->out, "output file: 65,536 little-endian uint16 (uint32 with --f32)")->required()->check(output_file_option());
   args->ref_opts.add_to(*cmd);
   cmd->final_callback([args] {
-    std::string why;
-    {
-      std::FILE* f = std::fopen(args->out.c_str(), "ab");
-      if (!f) throw std::runtime_error("table: cannot write --out " + args->out);
-      std::fclose(f);
-    }
+    const OutputClaims claims = claim_output_paths({{"--out", args->out}});  // checked before the table is computed
     throw CLI::RuntimeError(run(*args));
   });
 }

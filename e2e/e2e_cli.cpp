@@ -408,9 +408,12 @@ void add_e2e_commands(CLI::App& app) {
   CLI::App* check = app.add_subcommand("check", "Gate a run directory (and its golden file): 0 pass, 1 mismatch, 2 error, 3 no golden");
   check->add_option("--run-dir", check_args->run_dir, "directory written by e2e run")->required();
   check->add_option("--golden", check_args->golden, "golden/e2e/<arch>.json; omitted: only the run's own gates");
-  check->add_option("--json", check_args->json, "write the gate results as JSON");
-  check->add_option("--junit", check_args->junit, "write the gate results as JUnit XML: a testcase per gate");
-  check->callback([check_args] { check_command(*check_args); });
+  check->add_option("--json", check_args->json, "write the gate results as JSON")->check(output_file_option());
+  check->add_option("--junit", check_args->junit, "write the gate results as JUnit XML: a testcase per gate")->check(output_file_option());
+  check->callback([check_args] {
+    const OutputClaims claims = claim_output_paths({{"--json", check_args->json}, {"--junit", check_args->junit}});
+    check_command(*check_args);
+  });
 
   auto bless_args = std::make_shared<std::array<std::string, 6>>();
   CLI::App* bless = app.add_subcommand("bless", "Write a golden file from a run directory whose own gates pass");
@@ -418,7 +421,7 @@ void add_e2e_commands(CLI::App& app) {
   bless->add_option("--arch", (*bless_args)[1], "architecture name, sm_<digits>, e.g. sm_90")
       ->required()
       ->check([](const std::string& arch) { return arch_name_error(arch); });
-  bless->add_option("--out", (*bless_args)[2], "golden file to write, e.g. golden/e2e/sm_90.json")->required();
+  bless->add_option("--out", (*bless_args)[2], "golden file to write, e.g. golden/e2e/sm_90.json")->required()->check(output_file_option());
   bless->add_option("--comparison", (*bless_args)[3], "lossless-vs-high JSON from `fuseproof video compare --json`");
   bless->add_option("--provenance", (*bless_args)[4], "provenance JSON (GPU, driver, CUDA, torch, commit, command, date)");
   bless->add_option("--high-comparison", (*bless_args)[5],
@@ -435,9 +438,13 @@ void add_e2e_commands(CLI::App& app) {
   compare->add_option("--run-dir", compare_args->run_dir, "directory written by e2e run")->required();
   compare->add_option("--baseline", compare_args->baseline, "mode")->capture_default_str();
   compare->add_option("--candidate", compare_args->candidate, "mode")->capture_default_str();
-  compare->add_option("--json", compare_args->json, "write the report, per frame, as JSON");
-  compare->add_option("--markdown-file", compare_args->markdown_file, "write the Markdown table to this file");
-  compare->callback([compare_args] { compare_command(*compare_args); });
+  compare->add_option("--json", compare_args->json, "write the report, per frame, as JSON")->check(output_file_option());
+  compare->add_option("--markdown-file", compare_args->markdown_file, "write the Markdown table to this file")->check(output_file_option());
+  compare->callback([compare_args] {
+    const OutputClaims claims =
+        claim_output_paths({{"--json", compare_args->json}, {"--markdown-file", compare_args->markdown_file}});
+    compare_command(*compare_args);
+  });
 
   auto sites_args = std::make_shared<std::array<std::string, 2>>(std::array<std::string, 2>{"small", "high"});
   CLI::App* sites = app.add_subcommand("sites", "List the fusion sites and why each is mounted or eager");

@@ -5,11 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "common/atomic_file.h"
 
 namespace fuseproof::e2e {
 
@@ -23,10 +24,11 @@ void write_raw16(const std::string& path, const uint16_t* p, int64_t n) {
     bytes[size_t(2 * i)] = uint8_t(p[i] & 0xFF);  // little-endian whatever the host
     bytes[size_t(2 * i + 1)] = uint8_t(p[i] >> 8);
   }
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  f.close();
-  if (!f) throw std::runtime_error(std::string("e2e: ") + kCaptureFfnEnv + " must name a writable folder, cannot write " + path);
+  try {
+    write_file_atomically(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("e2e: ") + kCaptureFfnEnv + " must name a writable folder: " + e.what());
+  }
 }
 
 }  // namespace
@@ -47,10 +49,11 @@ void capture_ffn_site(const std::string& site, const std::string& dtype, const u
   const nlohmann::json j = {{"site", site}, {"dtype", dtype}, {"rows", rows}, {"width", width},
                             {"x", "ffn_x.bin"}, {"bias", "ffn_bias.bin"},
                             {"what", "inputs of the fused bias + GELU(tanh) at the first FFN site, first call"}};
-  std::ofstream f(dir + "/ffn_capture.json");
-  f << j.dump(2) << "\n";
-  f.close();
-  if (!f) throw std::runtime_error(std::string("e2e: ") + kCaptureFfnEnv + " must name a writable folder, got " + dir);
+  try {
+    write_file_atomically(dir + "/ffn_capture.json", j.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("e2e: ") + kCaptureFfnEnv + " must name a writable folder: " + e.what());
+  }
   std::fprintf(stderr, "e2e: captured %s inputs (%lld x %lld %s) into %s\n", site.c_str(), (long long)rows,
                (long long)width, dtype.c_str(), dir.c_str());
 }

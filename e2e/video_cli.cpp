@@ -134,18 +134,20 @@ void add_video_commands(CLI::App& app) {
   compare->add_option("CANDIDATE", ca->candidate, "candidate video")->required();
   CLI::Option* expect_frames =
       compare->add_option("--expect-frames", ca->expect_frames, "fail (exit 2) unless both have this many frames (>= 1)");
-  compare->add_option("--json", ca->json, "write the full report, per frame, as JSON");
+  compare->add_option("--json", ca->json, "write the full report, per frame, as JSON")->check(output_file_option());
   compare->add_flag("--markdown", ca->markdown, "print a Markdown table for a pull request instead of the summary");
-  compare->add_option("--markdown-file", ca->markdown_file, "also write the Markdown table to this file");
+  compare->add_option("--markdown-file", ca->markdown_file, "also write the Markdown table to this file")->check(output_file_option());
   compare->add_option("--pix-fmt", ca->pix_fmt,
                       "compare in this 8-bit planar format (default: the clips' own, or the finer of two YUV formats)");
   compare->add_flag("--rgb-domain", ca->rgb_domain,
                     "also the RGB-domain metrics: OpenCV Gaussian SSIM and PSNR on frames converted to RGB24");
   compare->add_option("--lpips-model", ca->lpips_model,
                       "TorchScript LPIPS network, forward(x, y) on [1,3,H,W] RGB in [-1,1]; without it LPIPS is not computed");
-  compare->add_option("--plot", ca->plot, "write a PNG: per-frame SSIM and PSNR, worst frame's difference heat map");
+  compare->add_option("--plot", ca->plot, "write a PNG: per-frame SSIM and PSNR, worst frame's difference heat map")->check(output_file_option());
   compare->callback([ca, expect_frames] {
     ca->expect_frames_given = expect_frames->count() > 0;
+    const OutputClaims claims = claim_output_paths(
+        {{"--json", ca->json}, {"--markdown-file", ca->markdown_file}, {"--plot", ca->plot}});
     compare_command(*ca);
   });
 

@@ -10,6 +10,7 @@
 #include "audit/audit_options.h"
 #include "audit/audit_report.h"
 #include "audit/op_spec_json.h"
+#include "common/cli_exit.h"
 #include "common/exit_status.h"
 #include "python/python_runner.h"
 #include "reference/dtype.h"
@@ -78,7 +79,7 @@ py::tuple run(py::object bridge, const py::dict& subject, const std::string& opt
   if (!child_spec.empty()) return py::make_tuple(audit::run_audit_child(child_spec, s), std::string());
   // Without a command that re-creates the subject (a lambda, a closure), the classes run in this process.
   if (s.child_command.empty()) opt.isolate = false;
-  for (const std::string& p : reports.paths()) audit::ensure_writable(p);
+  const OutputClaims claims = claim_output_paths(reports.outputs());
   audit::AuditResult r;
   try {
     r = audit::run_audit(opt, s);
@@ -105,6 +106,8 @@ PYBIND11_MODULE(_fuseproof, m) {
         "Runs the audit on a fuseproof._bridge.Bridge; returns (exit status, JSON report text)");
   m.def("file_sha256", &fuseproof::audit::file_sha256, py::arg("path"),
         "SHA-256 of a file, hex; empty when unreadable");
+  m.def("flush_standard_output", [] { return fuseproof::flush_standard_output(); },
+        "Flushes the C stdout the audit prints to; \"\" when every byte got there, else why not");
   m.def("op_spec", [] { return fuseproof::audit::op_spec_json().dump(); }, "The op spec as JSON (fuseproof ops --json)");
   m.def("option_table", [] { return fuseproof::audit::option_table_json().dump(); },
         "The audit's option table as JSON: key, flag, type, default, help");

@@ -50,27 +50,11 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from fuseproof.composition import ACTIVATIONS, composition_fn, eager_expressible  # noqa: E402
+# The suite's one writer (common/atomic_file.h's rules): regular files only, links written through, atomic.
+from fuseproof._output import write_file_atomically as write_atomically  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 ROW_BYTES = 65536 * 2
-
-
-def write_atomically(path, data):
-    """Replaces path with data (bytes or str) through a temporary file in the same directory and os.replace, so a
-    capture killed mid-write leaves the previous golden file intact."""
-    mode = "wb" if isinstance(data, (bytes, bytearray)) else "w"
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=os.path.dirname(path) or ".")
-    try:
-        with os.fdopen(fd, mode) as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def load_spec(args):

@@ -9,7 +9,10 @@ data file.
 
 import argparse
 import json
+import os
 import sys
+
+from fuseproof import _output
 
 
 class _Refusal(Exception):
@@ -86,13 +89,14 @@ def _unavailable(args, name, why):
     print("VERDICT: UNAVAILABLE (%s); nothing was audited" % name)
     report = {"tool": "fuseproof audit", "op": args.op, "kernel": {"name": name}, "verdict": "unavailable",
               "reason": why, "checks": []}
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
-            f.write("\n")
-    if args.report:
-        with open(args.report, "w") as f:
-            f.write("# fuseproof audit: %s\n\n**Verdict: UNAVAILABLE**: %s\n" % (name, why))
+    try:
+        if args.json:
+            _output.write_file_atomically(args.json, json.dumps(report, indent=2) + "\n")
+        if args.report:
+            _output.write_file_atomically(args.report, "# fuseproof audit: %s\n\n**Verdict: UNAVAILABLE**: %s\n"
+                                          % (name, why))
+    except _output.OutputError as e:
+        raise _Refusal("fuseproof audit: " + str(e))
     return 3
 
 
@@ -106,6 +110,17 @@ def run(argv):
         raise _Refusal("fuseproof audit: --callable MODULE:FUNCTION or --subject NAME is required")
     if args.backend not in (None, "cuda", "emulated"):
         raise _Refusal("fuseproof audit: unknown --backend %s (cuda, emulated)" % args.backend)
+    # Every report path checked and claimed before anything runs: a refusal writes nothing (common/atomic_file.h).
+    try:
+        claims = _output.claim_output_paths([("--report", args.report), ("--json", args.json),
+                                             ("--junit", args.junit)])
+    except _output.OutputError as e:
+        raise _Refusal("fuseproof audit: " + str(e))
+    with claims:
+        return _run_claimed(args, argv, ext, table)
+
+
+def _run_claimed(args, argv, ext, table):
     # torch loads only now: a usage error stays fast.
     try:
         from fuseproof import _engine, subjects
@@ -167,9 +182,44 @@ def console_main():
 
 
 def main(argv):
+    """The status of the command; a lost standard output (a full disk, a closed pipe) turns a 0 into 2 with one line
+    on stderr, as common/cli_exit.h does for the C++ commands."""
     try:
-        return run(argv)
+        status = run(argv)
     except _Refusal as e:
-        sys.stdout.flush()
+        _flush_standard_output()
         print(str(e).rstrip("."), file=sys.stderr)
         return e.status
+    except BrokenPipeError as e:
+        status, lost = 0, _stdout_lost(e)
+    else:
+        lost = _flush_standard_output()
+    if lost and status == 0:
+        print("fuseproof audit: cannot write standard output: %s" % lost, file=sys.stderr)
+        return 2
+    return status
+
+
+def _stdout_lost(e):
+    # Nothing more can reach standard output: send what is left to /dev/null, so the interpreter's own flush at exit
+    # adds no second message.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return e.strerror or str(e)
+
+
+def _flush_standard_output():
+    """Flushes sys.stdout and the C stdout the extension prints to; "" when every byte got there, else why not."""
+    try:
+        sys.stdout.flush()
+    except OSError as e:
+        return _stdout_lost(e)
+    ext = sys.modules.get("fuseproof._fuseproof")
+    lost = ext.flush_standard_output() if ext is not None and hasattr(ext, "flush_standard_output") else ""
+    if lost:
+        _stdout_lost(OSError(0, lost))
+    return lost
