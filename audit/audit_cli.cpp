@@ -176,6 +176,22 @@ int report_audits(const std::vector<AuditResult>& results, const ReportFiles& re
     std::printf("\nverdict: %s%s\n", v.c_str(),
                 v == "INCOMPLETE" ? " (evidence missing: see the INCOMPLETE or MISSING rows)" : "");
   }
+  std::fflush(stdout);
+  if (v != "PASS") {  // every non-zero status says why on stderr, in one line
+    std::vector<VerdictRow> rows;
+    if (reference_verdict == "FAIL" || reference_verdict == "INCOMPLETE")
+      rows.push_back({"reference self-audit", "", 0, 0, reference_verdict == "FAIL" ? "FAIL" : "INCOMPLETE", ""});
+    for (const AuditResult& r : results) {
+      const std::string of = results.size() > 1 ? r.op + " " : "";
+      if (!r.load_fault.empty()) rows.push_back({of + "load", "", 0, 1, "FAIL", ""});
+      if (!r.not_audited.empty()) rows.push_back({of + "plugin", "", 0, 0, "MISSING", ""});
+      for (const CheckResult& c : r.checks)
+        rows.push_back({of + check_class_name(c.cls), ref::dtype_name(c.dtype), c.cases, c.mismatches,
+                        check_status_upper(c.status), ""});
+    }
+    std::fprintf(stderr, "%s\n",
+                 verdict_summary_line("fuseproof audit", v, rows, "every class was skipped; nothing was judged").c_str());
+  }
   return verdict_exit_status(v);
 }
 

@@ -227,6 +227,22 @@ std::string overall_verdict(const std::vector<VerdictRow>& rows) {
   return missing ? "INCOMPLETE" : "PASS";
 }
 
+std::string verdict_summary_line(const std::string& tool, const std::string& verdict,
+                                 const std::vector<VerdictRow>& rows, const std::string& when_none) {
+  if (verdict == "PASS") return "";
+  const bool fail = verdict == "FAIL";
+  std::string names;
+  size_t n = 0;
+  for (const VerdictRow& r : rows) {
+    if (fail ? r.verdict != "FAIL" : r.verdict != "MISSING" && r.verdict != "INCOMPLETE") continue;
+    if (++n <= 4) names += (names.empty() ? "" : ", ") + r.check + (r.dtype.empty() || r.dtype == "-" ? "" : " " + r.dtype);
+  }
+  if (n > 4) names += ", ...";
+  if (n == 0) return tool + ": " + verdict + ": " + when_none;
+  return tool + ": " + verdict + ": " + std::to_string(n) + " of " + std::to_string(rows.size()) + " checks " +
+         (fail ? "failed" : "without evidence") + " (" + names + ")";
+}
+
 int verdict_exit_status(const std::string& verdict) {
   return verdict == "PASS" ? kExitPass : verdict == "FAIL" ? kExitFail : kExitIncomplete;
 }
@@ -265,6 +281,12 @@ void add_reference_audit_command(CLI::App& app) {
     std::printf("\nverdict: %s\n", v == "PASS"         ? "PASS (the reference predicts every captured GPU bit for bit)"
                                    : v == "INCOMPLETE" ? "INCOMPLETE (golden data missing: see the MISSING rows)"
                                                        : "FAIL");
+    std::fflush(stdout);
+    if (v != "PASS")
+      std::fprintf(stderr, "%s\n",
+                   verdict_summary_line("fuseproof reference-audit", v, rows,
+                                        "no golden data under --golden-dir " + o->golden_dir + " (golden/<arch>/)")
+                       .c_str());
     throw CLI::RuntimeError(verdict_exit_status(v));
   });
 }

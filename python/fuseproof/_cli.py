@@ -93,6 +93,8 @@ def _unavailable(args, name, why):
     if args.report:
         with open(args.report, "w") as f:
             f.write("# fuseproof audit: %s\n\n**Verdict: UNAVAILABLE**: %s\n" % (name, why))
+    sys.stdout.flush()
+    print(line.rstrip("."), file=sys.stderr)  # every non-zero status says why on stderr, in one line
     return 3
 
 
@@ -132,6 +134,8 @@ def run(argv):
         subject_args = ["--subject", args.subject]
     else:
         try:
+            if not args.child_spec:  # (the audit's own children import what this process imported already)
+                subjects.probe_import(args.callable)
             fn = subjects.load_callable(args.callable)
         except ValueError as e:
             raise _Refusal("fuseproof audit: " + str(e))
