@@ -99,6 +99,15 @@ def _unavailable(args, name, why):
 
 
 def run(argv):
+    probe = []
+    try:
+        return _run(argv, probe)
+    finally:
+        for p in probe:
+            p.discard()
+
+
+def _run(argv, probes):
     ext = _extension()
     table = json.loads(ext.option_table())
     args = _parser(table).parse_args(argv)
@@ -108,6 +117,15 @@ def run(argv):
         raise _Refusal("fuseproof audit: --callable MODULE:FUNCTION or --subject NAME is required")
     if args.backend not in (None, "cuda", "emulated"):
         raise _Refusal("fuseproof audit: unknown --backend %s (cuda, emulated)" % args.backend)
+    # The subject's module is imported in a child first (fuseproof/_import_probe.py), alongside this process's torch.
+    probe = None
+    if args.callable and not args.child_spec:  # (the audit's own children import what this process imported already)
+        from fuseproof._import_probe import Probe
+        try:
+            probe = Probe(args.callable)
+            probes.append(probe)
+        except ValueError as e:
+            raise _Refusal("fuseproof audit: " + str(e))
     # torch loads only now: a usage error stays fast.
     try:
         from fuseproof import _engine, subjects
@@ -134,8 +152,8 @@ def run(argv):
         subject_args = ["--subject", args.subject]
     else:
         try:
-            if not args.child_spec:  # (the audit's own children import what this process imported already)
-                subjects.probe_import(args.callable)
+            if probe:
+                probe.finish()
             fn = subjects.load_callable(args.callable)
         except ValueError as e:
             raise _Refusal("fuseproof audit: " + str(e))

@@ -13,6 +13,7 @@ import inspect
 import torch
 
 from fuseproof import Unavailable
+from fuseproof._import_probe import exit_words
 from fuseproof.composition import composition_fn, eager_expressible, find_contract, logical_inputs
 
 
@@ -154,73 +155,6 @@ def builtin(name, op, contract=None):
     return description, make(op)
 
 
-_PROBE = """
-import importlib, json, os, sys
-fd = int(sys.argv[1])
-sys.path[:0] = json.loads(sys.argv[2])
-def say(**what):
-    os.write(fd, json.dumps(what).encode())
-    os._exit(0)
-try:
-    importlib.import_module(sys.argv[3])
-except SystemExit as e:
-    say(exit=e.code if isinstance(e.code, int) or e.code is None else str(e.code))
-except BaseException as e:
-    text = str(e).strip().splitlines()
-    say(error=type(e).__name__ + (": " + text[0] if text else ""))
-say(ok=True)
-"""
-
-
-def _exit_words(code):
-    if code is None:
-        return "status 0"
-    if isinstance(code, int):
-        return "status %d" % code
-    return "status 1 (%s)" % code
-
-
-def probe_import(spec):
-    """Imports the module of MODULE:FUNCTION in a child interpreter first, so that a module that exits while it is
-    imported (sys.exit, os._exit, SystemExit) or raises cannot end this process before the audit gives its verdict.
-    ValueError (one line naming the module) when the import does not complete."""
-    import json
-    import os
-    import subprocess
-    import sys
-    module = spec.partition(":")[0]
-    if not module:
-        return
-    path = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
-    r, w = os.pipe()
-    try:
-        child = subprocess.Popen([sys.executable, "-c", _PROBE, str(w), json.dumps(path), module], pass_fds=(w,),
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except OSError as e:
-        os.close(r)
-        os.close(w)
-        raise ValueError("--callable %s: cannot start %s to import %s: %s" % (spec, sys.executable, module, e))
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        said = f.read()
-    status = child.wait()
-    try:
-        what = json.loads(said.decode()) if said else {}
-    except ValueError:
-        what = {}
-    if what.get("ok"):
-        return
-    if "error" in what:
-        raise ValueError("--callable %s: cannot import %s: %s" % (spec, module, what["error"]))
-    if "exit" in what:
-        how = "exited with " + _exit_words(what["exit"])
-    elif status < 0:
-        how = "was killed by signal %d" % -status
-    else:
-        how = "exited with status %d" % status
-    raise ValueError("--callable %s: importing '%s' %s before the audit ran" % (spec, module, how))
-
-
 def load_callable(spec):
     """The function named by MODULE:FUNCTION (FUNCTION may be dotted); ValueError with one line when it is not there."""
     module, sep, name = spec.partition(":")
@@ -230,7 +164,7 @@ def load_callable(spec):
         obj = importlib.import_module(module)
     except SystemExit as e:
         raise ValueError("--callable %s: importing '%s' exited with %s before the audit ran"
-                         % (spec, module, _exit_words(e.code)))
+                         % (spec, module, exit_words(e.code)))
     except Exception as e:
         text = str(e).strip().splitlines()
         raise ValueError("--callable %s: cannot import %s: %s" % (spec, module, type(e).__name__ +
