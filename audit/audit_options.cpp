@@ -54,7 +54,8 @@ std::vector<OptionDef> build_table() {
     // that; a shorter limit would blame the kernel for the auditor's own pace.
     {"--call-timeout", "call_timeout", "Seconds one call into the kernel may take before it is a hang (1..86400)",
      &AuditOptions::call_timeout_s, 1, 86400},
-    {"--no-isolation", "isolate", "Run every class in this process (a crash ends the audit)", &AuditOptions::isolate,
+    {"--no-isolation", "isolate", "Run every class in one child process (a crash FAILs the classes from there on)",
+     &AuditOptions::isolate,
      0, 0, false, false},
     {"--first-fail", "first_fail", "Skip the classes after the first failure (mutation runs on a budget)",
      &AuditOptions::first_fail, 0, 0, false, false},

@@ -283,10 +283,11 @@ void add_reference_audit_command(CLI::App& app) {
                                                        : "FAIL");
     std::fflush(stdout);
     if (v != "PASS")
-      std::fprintf(stderr, "%s\n",
+      std::fprintf(stderr, "%s%s\n",
                    verdict_summary_line("fuseproof reference-audit", v, rows,
                                         "no golden data under --golden-dir " + o->golden_dir + " (golden/<arch>/)")
-                       .c_str());
+                       .c_str(),
+                   v == "INCOMPLETE" ? (" under --golden-dir " + o->golden_dir).c_str() : "");
     throw CLI::RuntimeError(verdict_exit_status(v));
   });
 }
