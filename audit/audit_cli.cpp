@@ -14,6 +14,7 @@
 #include "audit/reference_audit.h"
 #include "common/exit_status.h"
 #include "common/golden_library.h"
+#include "common/parse_integer.h"
 
 namespace fuseproof::audit {
 
@@ -42,7 +43,6 @@ void validate(CliState& s) {
   if (!o.contract.empty() && !ref::parse_contract(o.contract))
     usage_error("audit: unknown --contract " + o.contract + " (eager, fp32, fma)");
   apply_cli_options(o, s.numbers, s.given());
-  if (s.mutant_timeout < 1) usage_error("audit: --mutant-timeout must be >= 1, got " + std::to_string(s.mutant_timeout));
   if (!s.mutants.empty() && !o.plugin.empty()) usage_error("audit: --mutants and --plugin exclude each other");
   if (o.op == "all" && !o.plugin.empty()) usage_error("audit: --op all audits the built-in kernels; drop --plugin");
   if (o.op == "all" && !o.contract.empty()) usage_error("audit: --contract needs one --op");
@@ -209,6 +209,7 @@ void add_audit_subcommand(CLI::App& app) {
   sub->add_option("--junit", state->reports.junit, "Write a JUnit XML report: a testcase per check class and dtype");
   sub->add_option("--mutants", state->mutants, "Audit every mutant plugin in this folder and print the score");
   sub->add_option("--mutant-timeout", state->mutant_timeout, "Seconds per mutant before it is killed")
+      ->check(integer_in<int>(1, 86400))
       ->capture_default_str();
   sub->add_option("--child-spec", state->child_spec, "(internal) run one class as an isolated child")->group("");
   sub->preparse_callback([state](size_t) { state->raw_args.clear(); });
