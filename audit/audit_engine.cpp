@@ -52,6 +52,7 @@ class PluginRunner final : public KernelRunner {
   std::string hardware() const override { return inner_->hardware(); }
   std::string arch() const override { return inner_->arch(); }
   std::string buffers_per_call() const override { return inner_->buffers_per_call(); }
+  std::vector<Throughput> copy_throughput() override { return inner_->copy_throughput(); }
   std::optional<ConcurrentOutcome> call_concurrent(const std::vector<CallSpec>& specs, int lanes) override {
     return inner_->call_concurrent(specs, lanes);
   }
@@ -70,7 +71,20 @@ struct Description {
   PluginInfo info;
   std::string op, contract, backend, hardware, arch;
   std::vector<std::string> models;
+  std::vector<Throughput> throughput;  ///< --profile: copies on the subject's memory and hashing, measured here
 };
+
+json throughput_to_json(const std::vector<Throughput>& v) {
+  json j = json::array();
+  for (const auto& t : v) j.push_back({t.what, t.gb_per_s});
+  return j;
+}
+
+std::vector<Throughput> throughput_from_json(const json& j) {
+  std::vector<Throughput> v;
+  for (const auto& t : j) v.push_back({t.at(0).get<std::string>(), t.at(1).get<double>()});
+  return v;
+}
 
 ref::MathModel resolve_math(const AuditOptions& o, const std::string& backend) {
   const std::string name = o.math_model.empty() ? (backend == "cuda" ? "cuda" : "libm") : o.math_model;
@@ -166,6 +180,10 @@ Description describe_here(AuditOptions& o, const Subject& subject, std::unique_p
     if (dt == o.dtypes.front()) refuse_empty_checks(o, d.info, m);
     d.models.push_back(std::string(ref::dtype_name(dt)) + ": " + m.description);
   }
+  if (o.profile) {
+    d.throughput = runner->copy_throughput();
+    for (auto& t : hash_throughput()) d.throughput.push_back(std::move(t));
+  }
   if (keep) *keep = std::move(runner);
   return d;
 }
@@ -192,7 +210,10 @@ CheckResult run_class_here(const AuditOptions& o, const PluginInfo& info, Kernel
   r.cls = c;
   r.dtype = d;
   const auto tc = std::chrono::steady_clock::now();
-  run_check_class(c, ctx, r);
+  {
+    const PhaseSinkScope profile(&r.phases);
+    run_check_class(c, ctx, r);
+  }
   r.seconds = seconds_since(tc);
   return r;
 }
@@ -221,6 +242,7 @@ bool description_of_child(const json& result, Description& d) {
     d.hardware = result.at("hardware");
     d.arch = result.at("arch");
     d.models = result.at("models").get<std::vector<std::string>>();
+    if (result.contains("throughput")) d.throughput = throughput_from_json(result["throughput"]);
     return true;
   } catch (const std::exception&) {
     return false;
@@ -229,7 +251,8 @@ bool description_of_child(const json& result, Description& d) {
 
 json description_to_json(const Description& d) {
   return {{"info", info_to_json(d.info)}, {"op", d.op}, {"contract", d.contract}, {"backend", d.backend},
-          {"hardware", d.hardware}, {"arch", d.arch}, {"models", d.models}};
+          {"hardware", d.hardware}, {"arch", d.arch}, {"models", d.models},
+          {"throughput", throughput_to_json(d.throughput)}};
 }
 
 /// The spec file name of one class on one dtype in the spec folder ("domain_bf16").
@@ -281,6 +304,7 @@ void print_check(const AuditOptions& o, const CheckResult& r) {
     std::printf("      contract %s vs eager (ulps, over these cases): %s\n", o.contract.c_str(),
                 r.contract_vs_eager.line().c_str());
   if (!r.note.empty()) std::printf("      %s\n", r.note.c_str());
+  if (o.profile && r.status != CheckStatus::kSkipped) std::printf("      profile: %s\n", profile_line(r).c_str());
   std::fflush(stdout);
 }
 
@@ -394,6 +418,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   res.hardware = desc.hardware;
   res.golden = "golden/" + desc.arch;
   res.models = desc.models;
+  for (const auto& t : desc.throughput) res.throughput.emplace_back(t.what, t.gb_per_s);
   const PluginInfo& info = desc.info;
   std::printf("fuseproof audit: %s\n  subject %s (%s memory, %d-byte vectors, ABI v%u)\n  op %s, contract %s%s\n"
               "  backend %s on %s\n",
@@ -408,9 +433,15 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
               : one_child ? "every check class in one child process (--no-isolation)"
                           : "none (an in-process subject)",
               opt.call_timeout_s);
+  if (opt.profile) {
+    std::printf("  profile: this machine's rates, measured now (GB/s):");
+    for (size_t i = 0; i < res.throughput.size(); ++i)
+      std::printf("%s %s %.2f", i ? ";" : "", res.throughput[i].first.c_str(), res.throughput[i].second);
+    std::printf("\n");
+  }
   std::fflush(stdout);
 
-  if (opt.on_described) opt.on_described();
+  if (opt.on_described) opt.on_described(opt.op);
 
   // 2. Every class on every dtype, in class_order. One class on one dtype, in its child process (or here): no
   // printing, nothing shared but the spec folder.

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/exit_status.h"
+#include "common/golden_library.h"
 #include "common/parse_integer.h"
 
 namespace fuseproof::audit {
@@ -62,6 +63,9 @@ std::vector<OptionDef> build_table() {
     {"--lanes", "lanes", "Dtypes audited side by side, each class in its own child process (1 or 2; default 2 on "
      "CUDA, where a class's host work is serial and the GPU idles, 1 on the host)", &AuditOptions::lanes, 1, 2, false,
      false},
+    {"--profile", "profile", "Print where each class's time went (phases, cases per second) beside this machine's "
+     "copy and hash throughput, measured in the same run (a benchmark: nothing is asserted on time)",
+     &AuditOptions::profile, 0, 0, false, false},
     {"--golden-dir", "golden_dir", "golden/ (default: $FUSEPROOF_GOLDEN_DIR or the source tree)",
      S(&AuditOptions::golden_dir), 0, 0, false, false},
     {"--golden-build-dir", "golden_build_dir", "Unpacked golden archives (default: the build tree)",
@@ -252,6 +256,7 @@ void resolve_options(AuditOptions& o) {
     o.only_class = parse_check_class(o.only);
     if (!o.only_class) throw UsageError("audit: unknown --only " + o.only + " (" + check_class_list() + ")");
   }
+  if (!o.arch.empty()) require_arch_name(o.arch);
   if (!o.math_model.empty() && o.math_model != "cuda" && o.math_model != "libm" && o.math_model != "exact")
     throw UsageError("audit: unknown --math-model " + o.math_model + " (cuda, libm, exact)");
   o.extra_shapes.clear();

@@ -71,6 +71,7 @@ struct AuditOptions {
   bool isolate = true;                 ///< each class in a child process (off: in this process, for debugging)
   bool first_fail = false;             ///< skip the classes after the first failure (mutation runs on a budget)
   uint32_t lanes = 0;                  ///< dtypes audited side by side (isolated); 0: 2 on CUDA, 1 on the host
+  bool profile = false;                ///< print each class's phases and this machine's copy and hash throughput
   std::string golden_dir;              ///< golden/ (default: the library's)
   std::string golden_build_dir;        ///< its unpacked archives
   std::string arch;                    ///< the golden architecture (default: the device's, else the only one)
@@ -81,7 +82,8 @@ struct AuditOptions {
   std::vector<Shape> extra_shapes;     ///< --shapes and --model
 
   // --- set by the front end, not options ---
-  std::function<void()> on_described;  ///< runs once the subject is loaded, before the classes (the self-audit)
+  /// Runs once the subject is loaded, before the classes, with the op it is judged as (the self-audit).
+  std::function<void(const std::string& op)> on_described;
   std::string command;                 ///< the command line, for the report
 };
 

@@ -72,6 +72,11 @@ nlohmann::json report_json_of(const AuditResult& r, const std::string& reference
   j["load_fault"] = r.load_fault;
   if (!r.not_audited.empty()) j["not_audited"] = r.not_audited;
   j["seconds"] = r.seconds;
+  if (!r.throughput.empty()) {
+    nlohmann::json t = nlohmann::json::array();
+    for (const auto& [what, rate] : r.throughput) t.push_back({what, rate});
+    j["throughput_gb_per_s"] = t;
+  }
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : r.checks) checks.push_back(check_to_json(c));
   j["checks"] = checks;

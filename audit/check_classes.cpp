@@ -296,8 +296,10 @@ void check_widths(const CheckContext& ctx, CheckResult& r) {
   const bool groups = ctx.model.op->has_groups();
   for (int64_t w = v; w <= ctx.max_width; w += v) {
     // Group-broadcast inputs: group_rows 1 and 3 (one row shared by the 3) by turns.
+    std::optional<PhaseClock> inputs(std::in_place, "inputs");
     CallSpec s = make_spec(ctx, 3, w, groups && (w / v) % 2 == 0 ? 3 : 1);
     fill_random(ctx, s, rng);
+    inputs.reset();
     if (!run_valid(ctx, t, s, "width " + std::to_string(w))) break;
   }
   r.scope = "every valid width " + std::to_string(v) + ".." + std::to_string(ctx.max_width) + " (" +
@@ -367,6 +369,7 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
     const std::string groups = op.has_groups() ? "group_rows=" + std::to_string(group_rows) + "," : "";
     // Expected rows computed in parallel where the output arrives; compared in order.
     const ChunkCheck check = [&](int64_t row0, int64_t nrows, const uint16_t* out) {
+      std::optional<PhaseClock> reference(std::in_place, "reference values");
       const size_t n = size_t(nrows) * size_t(sh.width);
       expected.resize(n);
       const bool vs_eager = ctx.model.eager_plan != nullptr;
@@ -385,6 +388,8 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
         });
       for (auto& th : pool) th.join();
       if (vs_eager) t.versus_eager(expected, eager);
+      reference.reset();
+      const PhaseClock comparison("comparison");
       for (size_t i = 0; i < n; i += 61) t.seen(expected[i]);
       if (std::memcmp(expected.data(), out, n * 2) == 0) {
         t.equal(n);
@@ -482,9 +487,13 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
     std::vector<uint16_t> cols(seconds.begin() + long(b0), seconds.begin() + long(b0 + n));
     while (int64_t(cols.size()) % v) cols.push_back(cols[cols.size() % n]);  // pad to the vector; padding not compared
     const std::string label = "domain block of second inputs " + std::to_string(b0) + ".." + std::to_string(b0 + n - 1);
+    std::optional<PhaseClock> inputs(std::in_place, "inputs");
     CallSpec spec = grid_call(ctx, 65536, cols, [](int64_t row, int64_t) { return uint16_t(row); });
     watch_label(label);
+    inputs.reset();
+    std::optional<PhaseClock> calling(std::in_place, "subject calls");
     const CallOutcome got = ctx.runner.call(spec);
+    calling.reset();
     if (!got.fault.empty()) {
       if (!got.subject_fault) throw std::runtime_error("audit: backend failure in the domain class: " + got.fault);
       t.fault("CUDA error in " + label + " [rows=65536,width=" + std::to_string(cols.size()) + "]: " + got.fault);
@@ -494,6 +503,7 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
     if (!outcome_ok(ctx, t, spec, got)) break;
     // The reference rows computed in parallel; then compared (and hashed) in canonical order: out[r, c] is element
     // r of row c.
+    std::optional<PhaseClock> reference(std::in_place, "reference values and reordering");
     expected.resize(n * 65536);
     std::vector<uint16_t> canon(n * 65536);
     // A contract other than eager: eager's rows too, for the contract's own distance from eager.
@@ -509,7 +519,9 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
       });
     for (auto& th : pool) th.join();
     if (!eager.empty()) t.versus_eager(expected, eager);
+    reference.reset();
     if (full) {
+      const PhaseClock digests("SHA-256 digests");
       flat.update(canon.data(), n * 65536 * 2);  // little-endian host
       for (size_t c = 0; c < n; ++c) {
         const std::string row = Sha256::of(canon.data() + c * 65536, 65536 * 2);
@@ -517,6 +529,7 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
       }
     }
     const uint64_t mismatches_before = r.mismatches;
+    std::optional<PhaseClock> comparison(std::in_place, "comparison");
     for (size_t c = 0; c < n && !stopped; ++c) {
       const uint16_t* e = expected.data() + c * 65536;
       const uint16_t* g = canon.data() + c * 65536;
@@ -534,6 +547,8 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
         }
       }
     }
+    comparison.reset();
+    const PhaseClock correct("correctly rounded values (MPFR)");
     if (!with_cr && r.mismatches > mismatches_before) {
       with_cr = true;
       std::vector<uint16_t> clean(block * 65536);

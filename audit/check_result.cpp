@@ -1,6 +1,9 @@
 // check_result.cpp: status names, the JSON codec of a check's result, the verdict of an audit.
 #include "audit/check_result.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "common/exit_status.h"
 
 namespace fuseproof::audit {
@@ -62,7 +65,25 @@ nlohmann::json check_to_json(const CheckResult& c) {
     j["contract_ulp_vs_correctly_rounded"] = c.contract_vs_correct.json();
   }
   if (c.has_contract_vs_eager) j["contract_ulp_vs_eager"] = c.contract_vs_eager.json();
+  nlohmann::json phases = nlohmann::json::array();
+  for (const auto& [name, s] : c.phases.phases) phases.push_back({name, s});
+  j["phases"] = phases;
   return j;
+}
+
+std::string profile_line(const CheckResult& c) {
+  char b[200];
+  const double rate = c.seconds > 0 ? double(c.cases) / c.seconds : 0;
+  std::snprintf(b, sizeof b, "%.2f s, %.3g cases/s (%.3g GB/s of output)", c.seconds, rate, rate * 2 / 1e9);
+  std::string line = b;
+  const char* sep = ": ";
+  for (const auto& [name, s] : c.phases.phases) {
+    std::snprintf(b, sizeof b, "%s%s %.2f s", sep, name.c_str(), s);
+    line += b;
+    sep = ", ";
+  }
+  std::snprintf(b, sizeof b, "%sother %.2f s", sep, std::max(0.0, c.seconds - c.phases.total()));
+  return line + b;
 }
 
 std::string no_errors_line(const CheckResult& c, const std::string& op, const std::string& contract) {
@@ -101,6 +122,8 @@ CheckResult check_from_json(const nlohmann::json& j) {
     c.has_contract_vs_eager = true;
     c.contract_vs_eager = UlpHistogram::from_json(j["contract_ulp_vs_eager"]);
   }
+  if (j.contains("phases"))
+    for (const auto& p : j.at("phases")) c.phases.add(p.at(0).get<std::string>(), p.at(1).get<double>());
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include "audit/audit_options.h"
 #include "audit/plugin_loader.h"
 #include "audit/ulp_histogram.h"
+#include "common/phase_clock.h"
 #include "reference/dtype.h"
 
 namespace fuseproof::audit {
@@ -45,6 +46,9 @@ struct CheckResult {
   std::string note;                    ///< e.g. the digest comparison, the reason for a skip
   std::string reproduce;               ///< command rerunning just this check
   double seconds = 0;
+  /// Where those seconds went, by phase (the subject's calls, the reference values, digests, comparison; docs/AUDIT.md,
+  /// "Profile"). JSON "phases": [[name, seconds], ...] in the order first seen.
+  PhaseTimes phases;
   /// Distances of the subject's outputs from the contract's, over every compared element.
   UlpHistogram vs_contract;
   /// Distances from the correctly rounded value (MPFR), of the subject and of the contract itself (domain class).
@@ -63,6 +67,8 @@ struct CheckResult {
 void settle_check(CheckResult& r);
 
 nlohmann::json check_to_json(const CheckResult& c);
+/// "12.3 s, 4.2 M cases/s (8.4 MB/s of output): kernel 1.0 s, comparison 3.1 s, ..., other 0.4 s" (--profile).
+std::string profile_line(const CheckResult& c);
 /// "In 519664 cases, no errors found in bias_gelu_tanh bf16 (contract eager)." (the line a clean class prints).
 std::string no_errors_line(const CheckResult& c, const std::string& op, const std::string& contract);
 CheckResult check_from_json(const nlohmann::json& j);
@@ -75,6 +81,8 @@ struct AuditResult {
   std::string hardware;
   std::string golden;                  ///< "golden/sm_90"
   std::vector<std::string> models;     ///< one line per dtype: the reference model and golden data
+  /// --profile: this machine's copy and hash rates (GB/s) measured in the same run. JSON "throughput_gb_per_s".
+  std::vector<std::pair<std::string, double>> throughput;
   std::vector<CheckResult> checks;
   bool passed = true;                  ///< no check failed
   bool complete = true;                ///< no check ran zero cases

@@ -162,7 +162,7 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
       // The expected outputs, a row of pairs per b value: the step's own rounding, which the stage's neutral inputs
       // pass to the output unchanged (verified bitwise in the stage analysis; stage_row equals eval on the pair's inputs,
       // property_tests/reference/op_stages_test.cpp). 1.9 ns a pair against eval's 9.5-24 for a 3-input composition,
-      // which made the class CPU-bound on the H200 (run 41).
+      // which made the class CPU-bound on an H200 (docs/OPS.md, Stages: each rounding boundary, exhaustively).
       parallel_ranges(n, [&](size_t lo, size_t hi) {  // whole rows: those that start in [lo, hi)
         for (size_t jb = (lo + na - 1) / na; jb * na < hi; ++jb) plan.stage_row(st, bs[j0 + jb], want.data() + jb * na);
       });

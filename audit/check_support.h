@@ -17,6 +17,7 @@
 #include "audit/audit_inputs.h"
 #include "audit/call_watch.h"
 #include "audit/check_classes.h"
+#include "common/phase_clock.h"
 #include "common/testfloat_record.h"
 
 namespace fuseproof::audit::detail {
@@ -144,6 +145,7 @@ inline bool run_valid(const CheckContext& ctx, Tally& t, const CallSpec& spec, c
   if (!outcome_ok(ctx, t, spec, o)) return !t.stop();
   const size_t w = size_t(spec.width), n = size_t(spec.rows) * w;
   const bool vs_eager = ctx.model.eager_plan != nullptr;
+  std::optional<PhaseClock> reference(std::in_place, "reference values");
   std::vector<uint16_t> want(n), eager(vs_eager ? n : 0);
   parallel_ranges(n, [&](size_t lo, size_t hi) {
     uint16_t in[ref::kMaxOpInputs];
@@ -154,6 +156,8 @@ inline bool run_valid(const CheckContext& ctx, Tally& t, const CallSpec& spec, c
     }
   });
   if (vs_eager) t.versus_eager(want, eager);
+  reference.reset();
+  const PhaseClock comparison("comparison");
   const std::string at = where + groups_of(spec);
   const size_t stride = n > (size_t(1) << 22) ? 61 : 1;  // the distinct-output guard needs no more
   for (size_t i = 0; i < n; i += stride) t.seen(want[i]);

@@ -8,6 +8,7 @@
 
 #include "audit/call_watch.h"
 #include "audit/kernel_runner.h"
+#include "common/phase_clock.h"
 
 namespace fuseproof::audit {
 
@@ -32,9 +33,12 @@ class HostRunner final : public ImageRunner {
     std::vector<uint8_t*> ptrs;
     for (auto& b : bufs) ptrs.push_back(b.data());
     const fuseproof_call_t c = abi_call(view, ptrs, out.data(), nullptr);
-    watch_begin(describe_call(view));
-    o.rc = plugin_.call(c, &o.message);
-    watch_end();
+    {
+      const PhaseClock kernel("kernel");
+      watch_begin(describe_call(view));
+      o.rc = plugin_.call(c, &o.message);
+      watch_end();
+    }
     o.guard_writes = out.guard_writes();
     // Inputs: regenerated rather than kept twice; every guard must keep its fill.
     std::vector<const uint16_t*> cdata(data.begin(), data.end());
@@ -91,6 +95,7 @@ class HostRunner final : public ImageRunner {
  private:
   std::string run(const CallSpec& s, CallImages& im, CallOutcome* o) override {
     const fuseproof_call_t c = abi_call(s, im.buffer_data(), im.out.aligned_data(), nullptr);
+    const PhaseClock kernel("kernel");
     watch_begin(describe_call(s));
     o->rc = plugin_.call(c, &o->message);
     watch_end();

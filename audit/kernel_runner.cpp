@@ -2,11 +2,14 @@
 #include "audit/kernel_runner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <thread>
 
 #include "audit/counter_patterns.h"
+#include "common/phase_clock.h"
+#include "common/sha256.h"
 #include "kernels/fuseproof_kernel_abi.h"
 
 namespace fuseproof::audit {
@@ -83,6 +86,7 @@ CallOutcome ImageRunner::call(const CallSpec& s) {
     o.out.assign(s.out_elems, kPoison);
     return o;
   }
+  const PhaseClock images_clock("guarded images");  // what run()'s own phases leave: the images and their checks
   CallImages im(s);
   o.fault = run(s, im, &o);
   if (o.fault.empty()) im.finish(s, o);
@@ -113,6 +117,32 @@ uint64_t count_counter_changes(const LargeSpec& s, const std::vector<const uint1
     for (uint64_t c : changed) total += c;
   }
   return total;
+}
+
+std::vector<Throughput> KernelRunner::copy_throughput() {
+  constexpr size_t kBytes = size_t(256) << 20;
+  std::vector<uint8_t> a(kBytes, 0x5A), b(kBytes, 0);
+  double best = 1e30;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::memcpy(b.data(), a.data(), kBytes);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return {{"host memcpy, one thread", double(kBytes) / best / 1e9}};
+}
+
+std::vector<Throughput> hash_throughput() {
+  constexpr size_t kBytes = size_t(64) << 20;
+  const std::vector<uint8_t> data(kBytes, 0xA5);
+  const auto rate = [&](unsigned threads) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (unsigned k = 0; k < threads; ++k) pool.emplace_back([&] { (void)Sha256::of(data.data(), data.size()); });
+    for (auto& t : pool) t.join();
+    return double(kBytes) * threads / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 1e9;
+  };
+  const unsigned all = std::max(1u, std::thread::hardware_concurrency());
+  return {{"SHA-256, one thread", rate(1)}, {"SHA-256, " + std::to_string(all) + " threads", rate(all)}};
 }
 
 std::string host_cpu_description() {

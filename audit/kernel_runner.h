@@ -50,6 +50,12 @@ struct LargeSpec {
   CallSpec view() const;
 };
 
+/// One rate of this machine measured in the audit's own run (`--profile`): what was copied or hashed, in GB/s.
+struct Throughput {
+  std::string what;
+  double gb_per_s = 0;
+};
+
 /// Receives the output in order, `rows` rows from `row0` at a time; returns false to stop early.
 using ChunkCheck = std::function<bool(int64_t row0, int64_t rows, const uint16_t* out)>;
 
@@ -105,6 +111,9 @@ class KernelRunner {
   /// Where each call's buffers live and whether a later call gets the same memory, in words (for the scopes of the
   /// classes that make many calls).
   virtual std::string buffers_per_call() const = 0;
+  /// The copies a call pays on this runner's memory, measured now (`--profile`): a host memcpy; the CUDA runner
+  /// adds host-to-device and device-to-host, pageable and pinned.
+  virtual std::vector<Throughput> copy_throughput();
   /// The calls made at once, each on its own buffers: call i on lane i % lanes (a CUDA stream, or a host thread), all
   /// enqueued with no synchronisation between them, then all read back. nullopt when the runner has no lanes.
   virtual std::optional<ConcurrentOutcome> call_concurrent(const std::vector<CallSpec>& specs, int lanes) {
@@ -166,6 +175,9 @@ std::unique_ptr<KernelRunner> make_cuda_runner(const Plugin& plugin);
 
 /// True when this build has CUDA and a device is usable.
 bool cuda_runner_available(std::string* why);
+
+/// SHA-256 (common/sha256.h) on one thread and on every hardware thread, measured now (`--profile`).
+std::vector<Throughput> hash_throughput();
 
 /// CPU model name from /proc/cpuinfo, and the logical CPU count.
 std::string host_cpu_description();

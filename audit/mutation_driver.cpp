@@ -138,8 +138,8 @@ MutationResult run_mutants(const AuditOptions& base, const std::string& dir, int
       o.first_record = k.value("first_record", "");
       for (const auto& c : o.report["checks"])
         if (c.value("status", "") == "fail") o.failing_classes.push_back(c.value("class", "") + " " + c.value("dtype", ""));
-      // A class that died outside any call into the mutant says nothing about the mutant (the auditor's own crash,
-      // H200 run 31, "killed" every CUDA mutant): not a kill.
+      // A class that died outside any call into the mutant says nothing about the mutant (an auditor's own crash would
+      // otherwise "kill" every mutant at once; docs/AUDIT.md, Mutants): not a kill.
       if (o.fault.find(kOutsideAnyCall) != std::string::npos) {
         o.status = MutantStatus::kError;
         o.first_record = "not judged: its first failing class (" + o.killed_by + " " + o.dtype + ") died outside any "

@@ -22,10 +22,16 @@ struct VerdictRow {
 struct ReferenceAuditOptions {
   std::string golden_dir;
   std::string golden_build_dir;
-  bool whole_domain = true;  ///< the two 2^32 digests per dtype (about 25 s on 2 cores)
+  bool whole_domain = true;  ///< the 2^32 digests of every tabulated op and contract, per dtype
   bool progress = false;
+  /// The ops whose whole-domain digests are checked (an audit of one op checks the golden data its verdict rests
+  /// on); empty: every op, and `x + bias` (add_round) too. Activation tables and NaN patterns are always checked.
+  std::vector<std::string> ops;
 };
 
+/// Runs the reference checks against every captured architecture's golden data (options.ops: which ops' digests).
+/// The scope in words: "every op" or "the whole-domain digests of silu_and_mul".
+std::string reference_audit_scope(const ReferenceAuditOptions& options);
 /// Runs every reference check against every captured architecture's golden data.
 std::vector<VerdictRow> run_reference_audit(const ReferenceAuditOptions& options);
 

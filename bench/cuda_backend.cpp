@@ -112,7 +112,8 @@ void measure(const BenchOptions& o, const Shape& shape, Sets& sets, const Launch
     row.copy_us = time_reps(s, o.reps, [&](int i) { copy(i, s); });
   } else {
     // Fused and copy reps alternate (time_reps_interleaved): timed as two blocks one after the other, the same kernel
-    // moved by up to 2.6 % between rows of one run (docs/PERFORMANCE.md, run 21), most of the spread of a ratio.
+    // moved by up to 2.6 % between rows of one run (docs/PERFORMANCE.md, Timing protocol), most of the spread of a
+    // ratio.
     const auto [fused_us, copy_us] = time_reps_interleaved(
         s, o.reps, [&](int i) { launch(i, s, timed_pdl); }, [&](int i) { copy(i, s); }, gemm);
     row.fused_us = fused_us;

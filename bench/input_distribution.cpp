@@ -8,6 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/input_element.h"
+#include "common/exit_status.h"
+#include "common/path_inside.h"
+#include "common/quoted_value.h"
 #include "kernels/half_convert.h"
 
 namespace fuseproof::bench {
@@ -57,8 +60,17 @@ Distribution load_e2e(const std::string& dir) {
     if (d.sample_dtype != "bf16" && d.sample_dtype != "fp16")
       throw std::runtime_error("bench: --e2e-capture " + manifest + " dtype must be bf16 or fp16, got " + d.sample_dtype);
     const int64_t rows = j.at("rows").get<int64_t>(), width = j.at("width").get<int64_t>();
-    d.x_sample = read_raw16(dir + "/" + j.at("x").get<std::string>(), rows * width, "--e2e-capture x");
-    d.bias_sample = read_raw16(dir + "/" + j.at("bias").get<std::string>(), width, "--e2e-capture bias");
+    // The manifest names its sample files: they must lie in the capture folder (a path out of it is corrupt data).
+    const auto inside = [&](const char* key) {
+      const std::string name = j.at(key).get<std::string>();
+      const auto p = path_inside(dir, name);
+      if (!p)
+        throw CorruptDataError("bench: --e2e-capture " + manifest + ": " + key + " must name a file inside " + dir +
+                               ", got " + quoted_value(name));
+      return *p;
+    };
+    d.x_sample = read_raw16(inside("x"), rows * width, "--e2e-capture x");
+    d.bias_sample = read_raw16(inside("bias"), width, "--e2e-capture bias");
     d.source = manifest + " (" + j.at("site").get<std::string>() + ", " + std::to_string(rows) + "x" +
                std::to_string(width) + " " + j.at("dtype").get<std::string>() + ")";
     return d;

@@ -15,7 +15,8 @@ void ReferenceOptions::add_to(CLI::App& cmd) {
       ->check(CLI::IsMember({"cuda-cvt-rn", "c10-scalar", "c10-vectorized"}))->capture_default_str();
   cmd.add_option("--golden-dir", golden_dir, "golden data root")->capture_default_str()->check(CLI::ExistingDirectory);
   cmd.add_option("--golden-build-dir", golden_build_dir, "unpacked golden archives")->capture_default_str();
-  cmd.add_option("--arch", arch, "golden architecture (default: the only one golden/ holds)");
+  cmd.add_option("--arch", arch, "golden architecture, sm_<digits> (default: the only one golden/ holds)")
+      ->check([](const std::string& a) { return arch_name_error(a); });
 }
 
 GoldenArch ReferenceOptions::golden() const {

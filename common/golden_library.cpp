@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/quoted_value.h"
 #include "common/sha256.h"
 #include "reference/activation_table.h"
 
@@ -79,12 +80,33 @@ std::string default_golden_build_dir() {
   return env_or("FUSEPROOF_GOLDEN_BUILD_DIR", FUSEPROOF_DEFAULT_GOLDEN_BUILD_DIR);
 }
 
+bool is_arch_name(const std::string& name) {
+  // sm_ DD[D] [a|f]; checked by hand (std::regex is slow to build and throws on bad input of its own)
+  if (name.size() < 5 || name.compare(0, 3, "sm_") != 0) return false;
+  size_t i = 3;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+  const size_t digits = i - 3;
+  if (digits < 2 || digits > 3) return false;
+  if (i < name.size() && (name[i] == 'a' || name[i] == 'f')) ++i;
+  return i == name.size();
+}
+
+std::string arch_name_error(const std::string& name) {
+  if (is_arch_name(name)) return "";
+  return "must be sm_<digits> (e.g. sm_90), got " + quoted_value(name);
+}
+
+void require_arch_name(const std::string& name) {
+  const std::string why = arch_name_error(name);
+  if (!why.empty()) throw UsageError("--arch: " + why);
+}
+
 std::vector<std::string> golden_archs(const std::string& golden_dir) {
   std::vector<std::string> archs;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(golden_dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_directory() && name.rfind("sm_", 0) == 0) archs.push_back(name);
+    if (entry.is_directory() && is_arch_name(name)) archs.push_back(name);
   }
   std::sort(archs.begin(), archs.end());
   return archs;
@@ -92,7 +114,10 @@ std::vector<std::string> golden_archs(const std::string& golden_dir) {
 
 std::string resolve_golden_arch(const std::string& golden_dir, const std::string& requested,
                                 const std::string& device_arch) {
-  if (!requested.empty()) return requested;
+  if (!requested.empty()) {
+    require_arch_name(requested);
+    return requested;
+  }
   if (!device_arch.empty()) return device_arch;
   const auto archs = golden_archs(golden_dir);
   if (archs.size() == 1) return archs[0];

@@ -21,11 +21,21 @@ std::string default_golden_dir();
 /// Unpacked archives (MUFU tables, ex2 points): $FUSEPROOF_GOLDEN_BUILD_DIR, else the path configured at build time.
 std::string default_golden_build_dir();
 
-/// Architectures with captured data: sub-folders of golden_dir named sm_*, sorted.
+/// The architecture grammar, the one definition of it: "sm_", two or three digits, an optional 'a' or 'f' suffix
+/// (sm_90, sm_90a, sm_100f), as nvcc spells them. Every --arch and every golden/<arch> folder name matches it.
+bool is_arch_name(const std::string& name);
+/// "" when is_arch_name(name), else the rule and the value: "must be sm_<digits> (e.g. sm_90), got '<name>'" (a
+/// CLI11 check returns it; CLI11 puts the option's name in front).
+std::string arch_name_error(const std::string& name);
+/// Throws UsageError "--arch: must be sm_<digits> (e.g. sm_90), got '<name>'" unless is_arch_name(name).
+void require_arch_name(const std::string& name);
+
+/// Architectures with captured data: sub-folders of golden_dir whose names are architecture names, sorted.
 std::vector<std::string> golden_archs(const std::string& golden_dir);
 
 /// The architecture a run targets: `requested` when given; else `device_arch` (the GPU the run uses: "sm_90");
-/// else the only architecture golden_dir holds. Throws UsageError (one line) when none or several could be meant.
+/// else the only architecture golden_dir holds. Throws UsageError (one line) when none or several could be meant, or
+/// when `requested` is not an architecture name (require_arch_name).
 std::string resolve_golden_arch(const std::string& golden_dir, const std::string& requested,
                                 const std::string& device_arch);
 

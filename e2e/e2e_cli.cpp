@@ -14,8 +14,11 @@
 
 #include "frame_comparison.h"
 #include "golden_check.h"
+#include "run_files.h"
 #include "run_manifest.h"
 #include "common/atomic_file.h"
+#include "common/golden_library.h"
+#include "common/quoted_value.h"
 #include "common/sha256.h"
 #include "wan_pipeline.h"
 #include "y4m_writer.h"
@@ -172,6 +175,59 @@ struct CheckArgs {
   std::string run_dir, golden, json, junit;
 };
 
+/// The modes `e2e check` and `bless` judge from frame files (lossless-after-unmount is a replay: no file is written).
+const std::vector<std::string> kJudgedModes = {"lossless", "high", "high-eager"};
+constexpr const char* kFrameFilesGate = "frame files == run.json SHA-256";
+
+/// --run-dir's run.json, its shape checked and its paths confined (run_files.h); a refusal is one line,
+/// `<command>: <why>`, with its status (2 no run.json, 4 corrupt).
+nlohmann::json read_run_or_fail(const std::string& command, const std::string& run_dir) {
+  try {
+    return read_run_manifest(run_dir);
+  } catch (const std::exception& e) {
+    fail(command + ": " + e.what(), exit_status_of(e));
+  }
+}
+
+/// The first gate: every frame file of the run re-hashed against run.json. When it fails no other gate is judged (their
+/// hashes would describe files that are not there): incomplete when a judged mode has no rgb24 file, foreign (corrupt
+/// data) when a file is missing, truncated or altered.
+CheckReport frame_files_gate(const std::string& run_dir, const nlohmann::json& run) {
+  CheckReport r;
+  r.json["gates"] = nlohmann::json::array();
+  try {
+    add_gate(r, kFrameFilesGate, "PASS", verify_run_files(run_dir, run, kJudgedModes), CheckOutcome::kPass);
+  } catch (const MissingDataError& e) {
+    add_gate(r, kFrameFilesGate, "FAIL", e.what(), CheckOutcome::kIncomplete);
+  } catch (const CorruptDataError& e) {
+    add_gate(r, kFrameFilesGate, "FAIL", e.what(), CheckOutcome::kForeign);
+  }
+  return r;
+}
+
+/// The first failing gate of the report's outcome, for the one stderr line: its detail for the frame files' gate
+/// (it names the file), else "<gate>: <detail>".
+std::string first_failure(const CheckReport& r) {
+  const std::string want = check_outcome_name(r.outcome);
+  for (const nlohmann::json& gate : r.json.value("gates", nlohmann::json::array())) {
+    if (gate.value("status", "") != "FAIL" || gate.value("outcome", "") != want) continue;
+    const std::string name = gate.value("gate", ""), detail = gate.value("detail", "");
+    return name == kFrameFilesGate ? detail : name + ": " + detail;
+  }
+  return want;
+}
+
+const char* verdict_name(CheckOutcome o) {
+  switch (o) {
+    case CheckOutcome::kPass: return "PASS";
+    case CheckOutcome::kMismatch: return "MISMATCH";
+    case CheckOutcome::kIncomplete: return "INCOMPLETE";
+    case CheckOutcome::kForeign: return "CORRUPT";
+    case CheckOutcome::kError: break;
+  }
+  return "ERROR";
+}
+
 /// The JUnit report of a check, written atomically (a killed run leaves the previous file intact).
 void write_check_junit(const CheckArgs& a, const CheckReport& r, const nlohmann::json& run) {
   if (a.junit.empty()) return;
@@ -187,19 +243,16 @@ void write_check_junit(const CheckArgs& a, const CheckReport& r, const nlohmann:
 void check_command(const CheckArgs& a) {
   const std::string& golden_path = a.golden;
   const std::string& json_out = a.json;
-  nlohmann::json run, golden;
-  try {
-    run = read_json_file((fs::path(a.run_dir) / "run.json").string());
-  } catch (const std::exception& e) {
-    fail(std::string("e2e check: --run-dir: ") + e.what());
-  }
+  const nlohmann::json run = read_run_or_fail("e2e check", a.run_dir);
+  CheckReport files = frame_files_gate(a.run_dir, run);
+  nlohmann::json golden;
   const bool have_golden = !golden_path.empty();
-  if (have_golden) {
+  if (have_golden && files.outcome == CheckOutcome::kPass) {
     if (!fs::exists(golden_path)) {
       const std::string line = "no golden file '" + golden_path +
                                "' for this architecture; write one with scripts/bless_e2e.sh (docs/E2E.md)";
       // The JUnit report still shows the run's own gates, and the missing golden file as incomplete (never a pass).
-      CheckReport own = check_run(run, nullptr);
+      CheckReport own = check_run(run, nullptr, std::move(files));
       add_gate(own, "golden per-frame SHA-256", "FAIL", "INCOMPLETE: " + line, CheckOutcome::kNoGolden);
       write_check_junit(a, own, run);
       fail("e2e check: --golden: " + line, static_cast<int>(CheckOutcome::kNoGolden));
@@ -210,11 +263,13 @@ void check_command(const CheckArgs& a) {
       fail(std::string("e2e check: --golden: ") + e.what(), static_cast<int>(CheckOutcome::kForeign));
     }
   }
-  const CheckReport r = check_run(run, have_golden ? &golden : nullptr);
+  // Frame files that are not what run.json records: no other gate is judged.
+  const CheckReport r =
+      files.outcome == CheckOutcome::kPass ? check_run(run, have_golden ? &golden : nullptr, std::move(files)) : files;
   for (const std::string& l : r.lines) std::cout << l << '\n';
   write_check_junit(a, r, run);
   const int code = static_cast<int>(r.outcome);
-  std::cout << (code == 0 ? "e2e check: PASS" : code == 1 ? "e2e check: MISMATCH" : "e2e check: ERROR") << '\n';
+  std::cout << "e2e check: " << verdict_name(r.outcome) << '\n';
   if (!json_out.empty()) {
     nlohmann::json j = r.json;
     j["exit_status"] = code;
@@ -225,23 +280,30 @@ void check_command(const CheckArgs& a) {
       fail(std::string("e2e check: --json: ") + e.what());
     }
   }
-  if (r.outcome == CheckOutcome::kForeign) {
-    for (const auto& gate : r.json["gates"])
-      if (gate["status"] == "FAIL")
-        std::cerr << "e2e check: --golden '" << golden_path << "': " << gate["detail"].get<std::string>() << '\n';
-  }
-  if (code != 0) throw CLI::RuntimeError(code);
+  if (code == 0) return;
+  // One line on stderr: the failing gate, and for corrupt or foreign data the file it is in.
+  std::string where;
+  if (r.outcome == CheckOutcome::kForeign && r.json["gates"][0].value("status", "") == "PASS")
+    where = have_golden ? "--golden '" + golden_path + "': " : "--run-dir '" + a.run_dir + "': ";
+  if (r.outcome == CheckOutcome::kError) where = "--run-dir '" + a.run_dir + "': ";
+  if (r.outcome == CheckOutcome::kMismatch) where = "MISMATCH: ";
+  fail("e2e check: " + where + first_failure(r), code);
 }
 
 void bless_command(const std::string& run_dir, const std::string& arch, const std::string& out,
                    const std::string& comparison_path, const std::string& provenance_path,
                    const std::string& high_comparison_path) {
+  require_arch_name(arch);  // the CLI checks it too; a golden file never records another name
+  const nlohmann::json run = read_run_or_fail("e2e bless", run_dir);
   try {
-    const nlohmann::json run = read_json_file((fs::path(run_dir) / "run.json").string());
-    const CheckReport self = check_run(run, nullptr);
+    // The run's own gates, on frame files re-hashed first: a run whose files are not what run.json says is never
+    // blessed, and nothing is written.
+    CheckReport files = frame_files_gate(run_dir, run);
+    const CheckReport self = files.outcome == CheckOutcome::kPass ? check_run(run, nullptr, std::move(files)) : files;
     for (const std::string& l : self.lines) std::cout << l << '\n';
     if (self.outcome != CheckOutcome::kPass) {
-      fail("e2e bless: the run's own gates fail; refusing to bless it", static_cast<int>(self.outcome));
+      fail("e2e bless: refusing to bless '" + run_dir + "', its own gates fail: " + first_failure(self),
+           static_cast<int>(self.outcome));
     }
     const nlohmann::json comparison = comparison_path.empty() ? nlohmann::json() : read_json_file(comparison_path);
     const nlohmann::json provenance = provenance_path.empty() ? nlohmann::json() : read_json_file(provenance_path);
@@ -252,7 +314,7 @@ void bless_command(const std::string& run_dir, const std::string& arch, const st
   } catch (const CLI::RuntimeError&) {
     throw;
   } catch (const std::exception& e) {
-    fail(std::string("e2e bless: ") + e.what());
+    fail(std::string("e2e bless: ") + e.what(), exit_status_of(e));
   }
 }
 
@@ -261,21 +323,23 @@ struct CompareArgs {
 };
 
 /// Two modes of a run directory compared from their RGB24 frames (as gbrp planes): the same measurement as
-/// `fuseproof video compare` on lossless MP4s of them, without FFmpeg (for the GPU machine).
+/// `fuseproof video compare` on lossless MP4s of them, without FFmpeg (for the GPU machine). Each mode's frame file is
+/// re-hashed against run.json first.
 void compare_command(const CompareArgs& a) {
+  if (a.baseline == a.candidate)
+    fail("e2e compare: --candidate must name another mode than --baseline, got " + quoted_value(a.candidate) + " for both");
+  const nlohmann::json run = read_run_or_fail("e2e compare", a.run_dir);
   try {
-    const nlohmann::json run = read_json_file((fs::path(a.run_dir) / "run.json").string());
     const auto frames_of = [&](const std::string& mode) {
-      if (!run.at("runs").contains(mode)) throw std::runtime_error("run.json has no mode '" + mode + "'");
+      if (!run["runs"].contains(mode)) throw UsageError("run.json has no mode " + quoted_value(mode));
       const nlohmann::json& m = run["runs"][mode];
-      if (!m.contains("files") || !m["files"].contains("rgb24")) {
-        throw std::runtime_error("mode '" + mode + "' has no rgb24 frames in the run directory");
-      }
-      const std::string raw = (fs::path(a.run_dir) / m["files"]["rgb24"].get<std::string>()).string();
-      const VideoFrames f = read_rgb24(raw, m.at("width").get<int>(), m.at("height").get<int>(), m.at("frames").get<int>());
-      if (Sha256::of(f.rgb.data(), f.rgb.size()) != m.at("rgb24_sha256").get<std::string>()) {
-        throw std::runtime_error("'" + raw + "' does not match rgb24_sha256 in run.json");
-      }
+      if (!run_file(a.run_dir, run, mode, "rgb24"))
+        throw UsageError("mode '" + mode + "' has no rgb24 frames in the run directory");
+      const std::string raw = verify_mode_frames(a.run_dir, run, mode);
+      const VideoFrames f = read_rgb24(raw, m["width"].get<int>(), m["height"].get<int>(), m["frames"].get<int>());
+      // Read a second time: the file must still be the one just verified.
+      if (Sha256::of(f.rgb.data(), f.rgb.size()) != m["rgb24_sha256"].get<std::string>())
+        throw CorruptDataError("'" + raw + "' changed while it was read: it no longer matches rgb24_sha256 in run.json");
       return f;
     };
     const VideoFrames base = frames_of(a.baseline), cand = frames_of(a.candidate);
@@ -296,11 +360,11 @@ void compare_command(const CompareArgs& a) {
         throw std::runtime_error(std::string("--markdown-file: ") + e.what());
       }
     }
-    if (!c.frames_identical) throw CLI::RuntimeError(1);
+    if (!c.frames_identical) fail("e2e compare: " + difference_line(c), kExitFail);
   } catch (const CLI::RuntimeError&) {
     throw;
   } catch (const std::exception& e) {
-    fail(std::string("e2e compare: ") + e.what());
+    fail(std::string("e2e compare: ") + e.what(), exit_status_of(e));
   }
 }
 
@@ -351,7 +415,9 @@ void add_e2e_commands(CLI::App& app) {
   auto bless_args = std::make_shared<std::array<std::string, 6>>();
   CLI::App* bless = app.add_subcommand("bless", "Write a golden file from a run directory whose own gates pass");
   bless->add_option("--run-dir", (*bless_args)[0], "directory written by e2e run")->required();
-  bless->add_option("--arch", (*bless_args)[1], "architecture name, e.g. sm_90")->required();
+  bless->add_option("--arch", (*bless_args)[1], "architecture name, sm_<digits>, e.g. sm_90")
+      ->required()
+      ->check([](const std::string& arch) { return arch_name_error(arch); });
   bless->add_option("--out", (*bless_args)[2], "golden file to write, e.g. golden/e2e/sm_90.json")->required();
   bless->add_option("--comparison", (*bless_args)[3], "lossless-vs-high JSON from `fuseproof video compare --json`");
   bless->add_option("--provenance", (*bless_args)[4], "provenance JSON (GPU, driver, CUDA, torch, commit, command, date)");

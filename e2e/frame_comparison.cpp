@@ -263,4 +263,12 @@ std::string to_terminal(const VideoComparison& c) {
   return o.str();
 }
 
+std::string difference_line(const VideoComparison& c) {
+  size_t first = 0;
+  while (first < c.per_frame.size() && c.per_frame[first].identical) ++first;
+  return "'" + c.baseline + "' and '" + c.candidate + "' differ in " + std::to_string(c.frames - c.identical_frames) +
+         " of " + std::to_string(c.frames) + " frames (first: frame " + std::to_string(first) + ", SSIM All min " +
+         fixed(c.ssim_all_min, 6) + ")";
+}
+
 }  // namespace fuseproof::e2e

@@ -73,6 +73,9 @@ nlohmann::json to_json(const VideoComparison& c, bool per_frame = true);
 std::string to_markdown(const VideoComparison& c);
 /// A few lines for the terminal.
 std::string to_terminal(const VideoComparison& c);
+/// The one stderr line of a comparison that found a difference: "'a' and 'b' differ in 3 of 81 frames (first: frame
+/// 7, SSIM All min 0.998123)".
+std::string difference_line(const VideoComparison& c);
 /// "inf" or the value with `digits` decimals.
 std::string format_psnr(double psnr, int digits = 2);
 

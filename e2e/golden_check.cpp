@@ -2,7 +2,9 @@
 #include "golden_check.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
+#include <utility>
 
 #include "common/junit_xml.h"
 #include "run_manifest.h"
@@ -19,11 +21,14 @@ int rank(CheckOutcome o) {
     case CheckOutcome::kIncomplete: return 1;
     case CheckOutcome::kMismatch: return 2;
     case CheckOutcome::kError: return 3;
+    case CheckOutcome::kForeign: return 4;  // corrupt input: nothing else it says can be trusted
   }
   return 3;
 }
 
-const char* outcome_name(CheckOutcome o) {
+}  // namespace
+
+const char* check_outcome_name(CheckOutcome o) {
   switch (o) {
     case CheckOutcome::kPass: return "pass";
     case CheckOutcome::kMismatch: return "mismatch";
@@ -33,6 +38,8 @@ const char* outcome_name(CheckOutcome o) {
   }
   return "error";
 }
+
+namespace {
 
 struct Gate {
   CheckReport& report;
@@ -46,17 +53,40 @@ const nlohmann::json* mode_of(const nlohmann::json& run, const std::string& mode
   return &run["runs"][mode];
 }
 
-/// Compares two frame descriptions; returns "" when identical, else the count and the first differing frames.
-std::string diff_frames(const nlohmann::json& a, const nlohmann::json& b, const std::string& a_name,
-                        const std::string& b_name) {
+/// "" when `d` is a frame description: integer "frames", "width", "height" and a "frame_sha256" of one string per
+/// frame; else what is wrong with it. A list of another length is corrupt data, never a mismatch.
+std::string malformed(const nlohmann::json& d, const std::string& name) {
+  if (!d.is_object()) return name + " must be an object of frames, width, height, frame_sha256";
+  for (const char* key : {"frames", "width", "height"})
+    if (!d.contains(key) || !d[key].is_number_integer()) return name + "." + key + " must be an integer";
+  const auto& h = d.value("frame_sha256", nlohmann::json());
+  if (!h.is_array() || !std::all_of(h.begin(), h.end(), [](const nlohmann::json& e) { return e.is_string(); }))
+    return name + ".frame_sha256 must be a list of SHA-256 strings";
+  if (int64_t(h.size()) != d["frames"].get<int64_t>())
+    return name + ".frame_sha256 lists " + std::to_string(h.size()) + " hashes for " + d["frames"].dump() + " frames";
+  return "";
+}
+
+struct FrameDiff {
+  std::string detail;  ///< "" when identical
+  CheckOutcome fail_as = CheckOutcome::kMismatch;
+};
+
+/// Compares two frame descriptions: "" when identical, else the count and the first differing frames (a mismatch),
+/// or what makes either one malformed (foreign data).
+FrameDiff diff_frames(const nlohmann::json& a, const nlohmann::json& b, const std::string& a_name,
+                      const std::string& b_name) {
+  for (const auto& [d, name] : {std::pair{&a, &a_name}, std::pair{&b, &b_name}}) {
+    const std::string why = malformed(*d, *name);
+    if (!why.empty()) return {why, CheckOutcome::kForeign};
+  }
   for (const char* key : {"frames", "width", "height"}) {
     if (a.at(key) != b.at(key)) {
-      return std::string(key) + " differ: " + a_name + " " + a.at(key).dump() + ", " + b_name + " " + b.at(key).dump();
+      return {std::string(key) + " differ: " + a_name + " " + a.at(key).dump() + ", " + b_name + " " + b.at(key).dump()};
     }
   }
   const auto& ha = a.at("frame_sha256");
   const auto& hb = b.at("frame_sha256");
-  if (ha.size() != hb.size()) return "frame_sha256 lengths differ";
   std::string out;
   int bad = 0;
   for (size_t i = 0; i < ha.size(); ++i) {
@@ -67,9 +97,14 @@ std::string diff_frames(const nlohmann::json& a, const nlohmann::json& b, const 
     }
     ++bad;
   }
-  if (bad == 0) return "";
-  return std::to_string(bad) + " of " + std::to_string(ha.size()) + " frames differ (" + out +
-         (bad > kMaxFailureLines ? "; ..." : "") + ")";
+  if (bad == 0) return {};
+  return {std::to_string(bad) + " of " + std::to_string(ha.size()) + " frames differ (" + out +
+          (bad > kMaxFailureLines ? "; ..." : "") + ")"};
+}
+
+/// Adds the gate of one frame-description comparison: PASS with `same` when identical.
+void frame_gate(Gate& g, const std::string& name, const FrameDiff& d, const std::string& same) {
+  g.add(name, d.detail.empty() ? "PASS" : "FAIL", d.detail.empty() ? same : d.detail, d.fail_as);
 }
 
 }  // namespace
@@ -78,7 +113,7 @@ void add_gate(CheckReport& r, const std::string& name, const std::string& status
               CheckOutcome fail_as) {
   r.lines.push_back(status + " " + name + (detail.empty() ? "" : ": " + detail));
   nlohmann::json gate = {{"gate", name}, {"status", status}, {"detail", detail}};
-  if (status == "FAIL") gate["outcome"] = outcome_name(fail_as);
+  if (status == "FAIL") gate["outcome"] = check_outcome_name(fail_as);
   r.json["gates"].push_back(gate);
   if (status == "FAIL" && rank(fail_as) > rank(r.outcome)) r.outcome = fail_as;
 }
@@ -97,7 +132,7 @@ std::string check_junit(const CheckReport& r, const nlohmann::json& run, const s
                       {"device", run.value("device", std::string())},
                       {"kernel", run.value("kernel_path", std::string())},
                       {"torch", run.value("torch_version", std::string())},
-                      {"outcome", outcome_name(r.outcome)}};
+                      {"outcome", check_outcome_name(r.outcome)}};
   for (const nlohmann::json& gate : r.json.value("gates", nlohmann::json::array())) {
     junit::TestCase c;
     c.classname = suite.name;
@@ -120,13 +155,15 @@ std::string check_junit(const CheckReport& r, const nlohmann::json& run, const s
   return junit::to_xml({suite});
 }
 
-CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden) {
-  CheckReport r;
-  r.json["gates"] = nlohmann::json::array();
+CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden, CheckReport prior) {
+  CheckReport r = std::move(prior);
+  if (!r.json.contains("gates")) r.json["gates"] = nlohmann::json::array();
   Gate g{r};
+  const nlohmann::json* lossless = nullptr;
+  const nlohmann::json* high = nullptr;
   try {
-    const nlohmann::json* lossless = mode_of(run, "lossless");
-    const nlohmann::json* high = mode_of(run, "high");
+    lossless = mode_of(run, "lossless");
+    high = mode_of(run, "high");
     const nlohmann::json* high_eager = mode_of(run, "high-eager");
     const nlohmann::json* remount = mode_of(run, kLosslessAfterUnmount);
     if (!lossless || !high || !high_eager) {
@@ -143,27 +180,36 @@ CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden) {
             "INCOMPLETE: eager fallback at " + fallbacks.dump() + "; high == high-eager does not test the kernel there",
             CheckOutcome::kIncomplete);
     }
-    std::string d = diff_frames(*high, *high_eager, "high", "high-eager");
+    FrameDiff d = diff_frames(*high, *high_eager, "high", "high-eager");
     // A dit_ops config also fuses its blocks' modulate and gated residual; the old gate name stays for the others.
     const bool dit_ops = run.value("config", nlohmann::json::object()).value("dit_ops", false);
-    g.add(dit_ops ? "high == high-eager (fused bias+GELU, modulate, gated residual are lossless)"
-                  : "high == high-eager (fused bias+GELU is lossless)",
-          d.empty() ? "PASS" : "FAIL",
-          d.empty() ? std::to_string(high->at("frames").get<int>()) + " frames bit-identical" : d,
-          CheckOutcome::kMismatch);
+    frame_gate(g,
+               dit_ops ? "high == high-eager (fused bias+GELU, modulate, gated residual are lossless)"
+                       : "high == high-eager (fused bias+GELU is lossless)",
+               d, d.detail.empty() ? std::to_string(high->at("frames").get<int>()) + " frames bit-identical" : "");
     if (remount) {
-      d = diff_frames(*lossless, *remount, "lossless", kLosslessAfterUnmount);
-      g.add("mount -> run -> unmount -> run == lossless", d.empty() ? "PASS" : "FAIL",
-            d.empty() ? "bit-identical" : d, CheckOutcome::kMismatch);
+      frame_gate(g, "mount -> run -> unmount -> run == lossless",
+                 diff_frames(*lossless, *remount, "lossless", kLosslessAfterUnmount), "bit-identical");
     } else {
       g.add("mount -> run -> unmount -> run == lossless", "SKIP", "mode lossless-after-unmount not run",
             CheckOutcome::kPass);
     }
     d = diff_frames(*lossless, *high, "lossless", "high");
-    g.add("lossless != high (negative control)", d.empty() ? "FAIL" : "PASS",
-          d.empty() ? "lossless and high are bit-identical: NVFP4 had no effect, so the identity gate cannot fail" : d,
-          CheckOutcome::kMismatch);
-    if (golden == nullptr) return r;
+    if (d.fail_as == CheckOutcome::kForeign) {
+      frame_gate(g, "lossless != high (negative control)", d, "");
+    } else {
+      g.add("lossless != high (negative control)", d.detail.empty() ? "FAIL" : "PASS",
+            d.detail.empty() ? "lossless and high are bit-identical: NVFP4 had no effect, so the identity gate cannot fail"
+                             : d.detail,
+            CheckOutcome::kMismatch);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    g.add("manifest", "FAIL", std::string("malformed run JSON: ") + e.what(), CheckOutcome::kError);
+    return r;
+  }
+  if (golden == nullptr) return r;
+  // Everything below reads the golden file: what is malformed there is corrupt or foreign data (exit 4).
+  try {
     if (golden->value("schema", "") != kGoldenSchema) {
       g.add("golden", "FAIL", std::string("schema must be ") + kGoldenSchema + ", got '" + golden->value("schema", "") +
                                   "'", CheckOutcome::kForeign);
@@ -176,13 +222,11 @@ CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden) {
             CheckOutcome::kForeign);
       return r;
     }
-    d = diff_frames(golden->at("high"), *high, "golden", "run");
-    g.add("high per-frame SHA-256 == golden", d.empty() ? "PASS" : "FAIL", d.empty() ? "all frames" : d,
-          CheckOutcome::kMismatch);
+    frame_gate(g, "high per-frame SHA-256 == golden", diff_frames(golden->at("high"), *high, "golden high", "run high"),
+               "all frames");
     if (golden->contains("lossless")) {
-      d = diff_frames(golden->at("lossless"), *lossless, "golden", "run");
-      g.add("lossless per-frame SHA-256 == golden", d.empty() ? "PASS" : "FAIL", d.empty() ? "all frames" : d,
-            CheckOutcome::kMismatch);
+      frame_gate(g, "lossless per-frame SHA-256 == golden",
+                 diff_frames(golden->at("lossless"), *lossless, "golden lossless", "run lossless"), "all frames");
     }
     const auto& gh = golden->at("high");
     if (gh.contains("mp4_sha256") && high->contains("mp4_sha256") &&
@@ -199,7 +243,7 @@ CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden) {
             CheckOutcome::kPass);
     }
   } catch (const nlohmann::json::exception& e) {
-    g.add("manifest", "FAIL", std::string("malformed run or golden JSON: ") + e.what(), CheckOutcome::kError);
+    g.add("golden", "FAIL", std::string("malformed golden JSON: ") + e.what(), CheckOutcome::kForeign);
   }
   return r;
 }

@@ -10,7 +10,8 @@ namespace fuseproof::e2e {
 
 /// Exit statuses of `e2e check` and scripts/nightly_e2e.sh (common/exit_status.h).
 /// 3 is the project's "incomplete": evidence missing, never a pass. 4 (kForeign) is a golden file of another schema
-/// or configuration, or one that is not valid JSON: corrupt or foreign data, never a pass.
+/// or configuration, or one that is not valid JSON, a frame list of another length than its frames, or (the CLI's
+/// first gate, e2e/run_files.h) a frame file that is not what run.json records: corrupt or foreign data, never a pass.
 enum class CheckOutcome : int { kPass = 0, kMismatch = 1, kError = 2, kIncomplete = 3, kNoGolden = 3, kForeign = 4 };
 
 struct CheckReport {
@@ -24,8 +25,13 @@ struct CheckReport {
 /// fusion is lossless); lossless-after-unmount == lossless
 /// (unmount restores eager exactly); lossless != high (negative control: the gate can fail); then, with a golden file:
 /// same config, high's and lossless's per-frame SHA-256 equal the golden ones, and the MP4 SHA-256 when both sides
-/// have one from the same encoder build. `golden` may be null: then only the run's own gates are checked.
-CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden);
+/// have one from the same encoder build. `golden` may be null: then only the run's own gates are checked. A frame
+/// description whose frame_sha256 does not list one hash per frame, or a malformed golden file, fails as foreign
+/// (corrupt data, exit 4), never as a mismatch. The gates are appended to `prior` (e.g. the frame files' gate).
+CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden, CheckReport prior = {});
+
+/// "pass", "mismatch", "error", "incomplete", "foreign": a gate's "outcome" in the JSON and JUnit reports.
+const char* check_outcome_name(CheckOutcome o);
 
 /// Appends one gate's result ("PASS", "FAIL" or "SKIP") to `r`: its line, its JSON entry (a FAIL with the outcome it
 /// fails as: "mismatch", "incomplete", "error", "foreign"), and `r.outcome` when a FAIL outranks it.

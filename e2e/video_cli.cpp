@@ -16,6 +16,7 @@
 #endif
 #include "mp4_writer.h"
 #include "pixel_format_conversion.h"
+#include "run_files.h"
 #include "run_manifest.h"
 #include "common/sha256.h"
 #include "video_compare.h"
@@ -75,7 +76,7 @@ void compare_command(const CompareArgs& a) {
     }
     if (!a.json.empty()) write_json_file(a.json, to_json(c));
     if (!a.plot.empty()) write_comparison_plot(a.plot, c, base.frames, cand.frames);
-    if (!c.frames_identical) throw CLI::RuntimeError(1);
+    if (!c.frames_identical) fail("video compare: " + difference_line(c), kExitFail);
   } catch (const CLI::RuntimeError&) {
     throw;
   } catch (const CorruptVideoError& e) {
@@ -88,16 +89,20 @@ void compare_command(const CompareArgs& a) {
 void encode_command(const std::string& run_dir, const std::string& modes_csv, bool y4m) {
   try {
     const std::string manifest = (fs::path(run_dir) / "run.json").string();
-    nlohmann::json run = read_json_file(manifest);
-    const int fps = run.at("config").at("fps").get<int>();
+    // Mode names are checked there: a mode names the files written below, inside run_dir.
+    nlohmann::json run = read_run_manifest(run_dir);
+    const nlohmann::json fps_value = run.value("config", nlohmann::json::object()).value("fps", nlohmann::json());
+    if (!fps_value.is_number_integer() || fps_value.get<int64_t>() < 1 || fps_value.get<int64_t>() > 1000)
+      throw CorruptDataError("'" + manifest + "': config.fps must be an integer in [1, 1000], got " + fps_value.dump());
+    const int fps = fps_value.get<int>();
     for (auto& [mode, m] : run.at("runs").items()) {
       if (!modes_csv.empty() && ("," + modes_csv + ",").find("," + mode + ",") == std::string::npos) continue;
-      if (!m.contains("files") || !m["files"].contains("rgb24")) continue;
-      const std::string raw = (fs::path(run_dir) / m["files"]["rgb24"].get<std::string>()).string();
+      if (!run_file(run_dir, run, mode, "rgb24")) continue;
+      const std::string raw = verify_mode_frames(run_dir, run, mode);
       const VideoFrames f = read_rgb24(raw, m.at("width").get<int>(), m.at("height").get<int>(), m.at("frames").get<int>());
-      if (Sha256::of(f.rgb.data(), f.rgb.size()) != m.at("rgb24_sha256").get<std::string>()) {
-        fail("video encode: '" + raw + "' does not match rgb24_sha256 in " + manifest);
-      }
+      // Read a second time: the file must still be the one just verified.
+      if (Sha256::of(f.rgb.data(), f.rgb.size()) != m.at("rgb24_sha256").get<std::string>())
+        throw CorruptDataError("'" + raw + "' changed while it was read: it no longer matches rgb24_sha256 in " + manifest);
       const std::string mp4 = (fs::path(run_dir) / (mode + ".mp4")).string();
       m["mp4_encoder"] = write_mp4(mp4, f, fps);
       m["mp4_sha256"] = Sha256::of_file(mp4);
@@ -112,7 +117,7 @@ void encode_command(const std::string& run_dir, const std::string& modes_csv, bo
   } catch (const CLI::RuntimeError&) {
     throw;
   } catch (const std::exception& e) {
-    fail(std::string("video encode: ") + e.what());
+    fail(std::string("video encode: ") + e.what(), exit_status_of(e));
   }
 }
 

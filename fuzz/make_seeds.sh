@@ -31,6 +31,31 @@ cat > "$c/e2e_golden_small.json" <<'JSON'
  "lossless": {"frames": 2, "width": 4, "height": 2, "frame_sha256": ["1111", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"]}}
 JSON
 
+c=corpus/fuzz_run_manifest
+rm -rf "$c" && mkdir -p "$c"
+python3 - "$c" <<'PY'
+# fuzz_run_manifest's run directory holds a.rgb24 (one 4x2 frame, bytes 0..23), inside.rgb24 -> a.rgb24 and
+# escape.rgb24 -> ../run2/a.rgb24: a valid run on them, and one seed per refusal.
+import copy, hashlib, json, os, sys
+h = hashlib.sha256(bytes(range(24))).hexdigest()
+mode = lambda f: {"frames": 1, "width": 4, "height": 2, "frame_sha256": [h], "rgb24_sha256": h, "files": {"rgb24": f}}
+run = {"schema": "fuseproof.e2e.run/1", "config": {"name": "fuzz", "fps": 4},
+       "runs": {"lossless": mode("a.rgb24"), "high": mode("inside.rgb24"), "high-eager": mode("a.rgb24")}}
+def seed(name, r):
+    with open(os.path.join(sys.argv[1], name), "w") as f:
+        json.dump(r, f)
+seed("valid_run.json", run)
+for name, edit in [("escape_symlink.json", lambda r: r["runs"]["high"]["files"].update(rgb24="escape.rgb24")),
+                   ("escape_dotdot.json", lambda r: r["runs"]["high"]["files"].update(rgb24="../run2/a.rgb24")),
+                   ("absolute_path.json", lambda r: r["runs"]["high"]["files"].update(rgb24="/etc/passwd")),
+                   ("evil_mode.json", lambda r: r["runs"].update({"../evilmode": mode("a.rgb24")})),
+                   ("short_frame_list.json", lambda r: r["runs"]["high"].update(frame_sha256=[])),
+                   ("altered_hash.json", lambda r: r["runs"]["high"].update(frame_sha256=["0" * 64]))]:
+    r = copy.deepcopy(run)
+    edit(r)
+    seed(name, r)
+PY
+
 c=corpus/fuzz_plugin_elf
 rm -rf "$c" && mkdir -p "$c"
 strip -o "$c/bad_no_symbol.so" "$build/property_tests/audit/bad_plugins/libbad_no_symbol.so"

@@ -53,8 +53,8 @@ __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
 
 /// Orders this thread's shared-memory accesses through the generic proxy (ld.shared) before later ones through the
 /// async proxy (the bulk copies). Without it a bulk copy may refill a slot before a consumer's reads of it have been
-/// performed, although the mbarriers say the slot is free: the GPU tests caught exactly that (H200 run 20: a few
-/// hundred elements in 10^9 computed from the chunk S turns later).
+/// performed, although the mbarriers say the slot is free: the GPU tests caught exactly that on an H200 (a few
+/// hundred elements in 10^9 computed from the chunk S turns later; docs/PERFORMANCE.md, The bulk ring).
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }

@@ -115,7 +115,7 @@ inline constexpr uint32_t kInfPattern = D == Half::kBf16 ? 0x7F80u : 0x7C00u;
 // waits on a branch it does not take) two lean lookups per word; otherwise the lookup and the rule are selected
 // without a branch, two halves per integer step, and lanes at or above hi read entry 0 (a broadcast, not a bank
 // conflict). The compact table this replaces (|x| < 8, removed) branched per thread: under wide inputs (N(0, 4),
-// uniform 16-bit patterns) every warp ran both paths and fell to 0.56-0.65 of copy (docs/PERFORMANCE.md, run 14).
+// uniform 16-bit patterns) every warp ran both paths and fell to 0.56-0.65 of copy (docs/PERFORMANCE.md, Variants).
 
 /// Magnitudes below kRangeHi<D> are looked up, the rule applies from it up.
 template <Half D>
@@ -276,7 +276,7 @@ FUSEPROOF_HD void bias_gelu_tanh_thread(const BodyArgs& a, const uint16_t* table
 /// the last round is (nearly) as full as the others, in steps of 128 bytes. Full slots left the last round to a few
 /// blocks: 32,760 x 5,120 made 80.06 chunks a block, so 8 of 132 blocks ran an 81st round alone, and 4,096 x 13,824
 /// 27.03. The 128-byte step keeps every bulk copy's source line-aligned (x is): chunks 16 bytes off it made the bulk
-/// copies about 10 % slower at 32,760 x 13,824 (H200 run 22: 521 us against 471).
+/// copies about 10 % slower at 32,760 x 13,824 on an H200 (docs/PERFORMANCE.md, Variants).
 struct BulkPlan {
   int64_t chunk, n_chunks;
 };
@@ -314,7 +314,7 @@ FUSEPROOF_HD BulkColumns bulk_columns(const BodyArgs& a, int64_t chunk, int64_t 
 /// the slot there), and each vector's math and store; `cols` moves to the block's next chunk. Each vector is read
 /// before the same thread writes it, so out == x is safe here as in the grid-stride loop. (Holding the bias in
 /// registers instead, with chunks of whole rows so that a thread's columns never change, was slower by about 1 % at
-/// every seed shape: H200 run 23, `table-bulk-rows`.)
+/// every seed shape on an H200: docs/PERFORMANCE.md, Variants, `table-bulk-rows`.)
 template <class P, class Landed, class Release>
 FUSEPROOF_HD void bias_gelu_tanh_bulk_consume(const BodyArgs& a, const uint16_t* table, const uint16_t* xs,
                                               int64_t chunk_first, int64_t chunk, int t, BulkColumns& cols,

@@ -25,14 +25,15 @@ enum class GeluMath : int { kAuto = 0, kDirect = 1, kTableBulk = 2, kTableRangeB
 inline constexpr GeluMath kAllGeluMaths[] = {GeluMath::kDirect, GeluMath::kTableBulk, GeluMath::kTableRangeBulk};
 
 /// kAuto's switch point (rows x width): below it the table's fixed cost (its copy into every SM) is not repaid.
-/// Round 1 on the H200 (docs/PERFORMANCE.md): the table beat direct at 4,096 x 13,824 and up; at 256 x 13,824 it won
+/// On the H200 (docs/PERFORMANCE.md, kAuto): the table beat direct at 4,096 x 13,824 and up; at 256 x 13,824 it won
 /// under graph replay with PDL and lost by 3% in stream timing, so the switch stays between the two.
 inline constexpr int64_t kAutoTableMinElements = int64_t(1) << 23;
 
 /// kAuto's table, set from the worst case over input distributions (N(0, 0.25..16), uniform 16-bit patterns, the e2e
 /// pipeline's own FFN inputs) at the seed shapes on the H200 with fused and copy reps alternating (docs/PERFORMANCE.md,
-/// issue 10, run 26): the full table ahead of the range table at every seed shape and dtype, by 0.9-4.4 %. (Timed in
-/// blocks of one kernel after itself, runs 23-24, the range table was ahead by ~1 % from 1.7e8 to 4.5e8 elements.)
+/// kAuto): the full table ahead of the range table at every seed shape and dtype, by 0.9-4.4 %. (Timed in blocks of
+/// one kernel after itself, the range table was ahead by ~1 % from 1.7e8 to 4.5e8 elements: docs/PERFORMANCE.md,
+/// Timing protocol.)
 inline constexpr GeluMath kAutoLargeMath = GeluMath::kTableBulk;
 
 struct BiasGeluOptions {

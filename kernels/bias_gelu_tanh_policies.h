@@ -57,7 +57,7 @@ using RangeTableMath = TableMath<D, kBytes, RangeTable<D>>;
 
 /// A table math with x brought in by bulk copies (cp.async.bulk, the Tensor Memory Accelerator) into a ring of kStages
 /// chunks in shared memory beside the table, so the bytes in flight cost no registers (the register-fed forms of both
-/// tables, 64 and 48 bytes per thread in flight, lost to these at every seed shape: docs/PERFORMANCE.md, run 18). One
+/// tables, 64 and 48 bytes per thread in flight, lost to these at every seed shape: docs/PERFORMANCE.md, Variants). One
 /// 1,024-thread block per SM: warps 0-30 consume (each thread 32 bytes of every chunk: vectors t and t + 992 at 16
 /// bytes), warp 31's first lane produces (bias_gelu_tanh_bulk_consume in bias_gelu_tanh_body.h, the ring in
 /// bias_gelu_tanh.cu). A 32-byte vector runs only from sm_100 (before it the launcher moves it as two 16-byte ones).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bless_e2e.sh: on a machine with FFmpeg and OpenCV, turns a GPU run directory (scripts/nightly_e2e.sh --export DIR) into
 # golden/e2e/<arch>.json (per-frame and MP4 SHA-256, lossless-vs-high and high-vs-high-eager PSNR/SSIM as measured by the
-# comparator, provenance with the commit) and the report docs/e2e/<arch>.md with its plot. The high-vs-high-eager figures
+# comparator, provenance with the commit) and the report records/e2e/<arch>.md with its plot. The high-vs-high-eager figures
 # are measurements: the GPU's (`fuseproof-e2e compare` on the RGB24 frames) and this machine's (`fuseproof video
 # compare` on the MP4s, with the container-hash gate). --report-only writes the report and checks the run against the
 # existing golden file instead.
@@ -26,7 +26,8 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -n "$RUN_DIR" && -f "$RUN_DIR/run.json" ]] || die "--run-dir must hold run.json, got '${RUN_DIR}'"
-[[ "$ARCH" =~ ^sm_[0-9]+[a-z]?$ ]] || die "--arch must look like sm_90, got '${ARCH}'"
+# The architecture grammar of common/golden_library.h (is_arch_name), which `fuseproof-e2e bless` applies too.
+[[ "$ARCH" =~ ^sm_[0-9]{2,3}[af]?$ ]] || die "--arch: must be sm_<digits> (e.g. sm_90), got '${ARCH}'"
 E2E="$BUILD/bin/fuseproof-e2e"
 VIDEO="$BUILD/bin/fuseproof-video"
 [[ -x "$E2E" && -x "$VIDEO" ]] || die "build fuseproof-e2e and fuseproof-video first (cmake --build $BUILD --target fuseproof-e2e fuseproof-video)"
@@ -44,7 +45,7 @@ done
 chmod -R u+w "$WORK"
 
 "$VIDEO" encode --run-dir "$WORK" --modes lossless,high,high-eager || die "encoding the RGB24 frames to MP4 failed"
-DOCS="$ROOT/docs/e2e"
+DOCS="$ROOT/records/e2e"
 mkdir -p "$DOCS" "$ROOT/golden/e2e"
 (cd "$WORK" && "$VIDEO" compare lossless.mp4 high.mp4 --expect-frames 81 --json lossless_vs_high.json \
   --markdown-file lossless_vs_high.md --plot "$DOCS/${ARCH}_lossless_vs_high.png" > compare.txt)

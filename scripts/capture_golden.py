@@ -38,6 +38,7 @@ import json
 import lzma
 import os
 import platform
+import re
 import subprocess
 import sys
 import tarfile
@@ -651,6 +652,13 @@ def capture_all(outdir, spec, dev, cc, arch):
     return 0
 
 
+def arch_name(text):
+    """--arch: the architecture grammar of common/golden_library.h (is_arch_name): a folder name, never a path."""
+    if not re.fullmatch(r"sm_[0-9]{2,3}[af]?", text):
+        raise argparse.ArgumentTypeError(f"must be sm_<digits> (e.g. sm_90), got '{text}'")
+    return text
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="golden root; files go to OUT/sm_<cc>/")
@@ -669,7 +677,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=4, help="--add-stages: stages digested at once")
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
                     help="cpu: a dry run on torch's CPU kernels (--add-records, --add-stages; never into golden/)")
-    ap.add_argument("--arch", default="sm_90", help="with --device cpu: the folder under --out to amend")
+    ap.add_argument("--arch", default="sm_90", type=arch_name,
+                    help="with --device cpu: the folder under --out to amend (sm_<digits>)")
     ap.add_argument("--refresh-ex2-points", action="store_true",
                     help="with --add-ops: capture ex2_points.tar.xz again even where it exists (recorded as such)")
     ap.add_argument("--spec", help="the op spec as `fuseproof ops --json` writes it (default: run --fuseproof)")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu_bench_dist.sh: on the H200, after the lead's `gpu` preset build (build-gpu/, default targets: it needs
-# bin/fuseproof and lib/peers/libseed_peer_cuda.so, target fuseproof_peer_seed_cuda): issue 10's benchmark in ONE
-# `fuseproof bench` process, then the seed peer through the full audit battery. Builds nothing.
+# bin/fuseproof and lib/peers/libseed_peer_cuda.so, target fuseproof_peer_seed_cuda): the distribution benchmark
+# (docs/PERFORMANCE.md) in ONE `fuseproof bench` process, then the seed peer through the full audit battery. Builds
+# nothing.
 #
 #   [MATHS=auto,direct,table-bulk,table-range-bulk] [TIMING=alternate|blocks|after-gemm] [PDL=on|off] [PEER_AUDIT=1] \
 #     scripts/gpu_bench_dist.sh OUTDIR   # 3-4 minutes on an H200; step limits 90+300+240 s

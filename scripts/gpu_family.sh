@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # gpu_family.sh: the op family on a CUDA machine, in bounded steps; everything it writes goes into OUT/family.tar.gz.
 #   OUT=<dir> BUDGET=480 scripts/gpu_family.sh [steps...]   (default: build audit+mutants)
-# On an H200 (run 31): build ~50 s; one production-envelope audit ~175 s alone, five side by side ~400 s (the domain
-# class is CPU-bound: 16 s per dtype alone, 155 s with eight audits beside it). Two calls fit a session:
+# On an H200 (docs/GPU_RUNS.md): build ~50 s; one production-envelope audit ~175 s alone, five side by side ~400 s (the
+# domain class is CPU-bound: 16 s per dtype alone, 155 s with eight audits beside it). Two calls fit a session:
 #   scripts/gpu_family.sh build audit+mutants            then      scripts/gpu_family.sh audit_fp32+subjects
 # with AUDIT_FP32_ARGS="--max-width 16384" DOMAIN_BIASES=4096 for the second. BUDGET bounds every step; keep it
 # 60 s under the call's limit for the archive.
 # Steps joined by "+" run side by side. Each step runs under `timeout` and starts only while the budget leaves it time:
 #   build       the gpu preset for sm_90: fuseproof, fuseproof-audit, plugins, mutants, the Python module
-#   capture     (done in run 31; for a new capture kernel) capture_golden.py --add-ops --refresh-ex2-points over a
+#   capture     (golden/sm_90 has it; for a new capture kernel) capture_golden.py --add-ops --refresh-ex2-points over a
 #               copy of golden/sm_90: the ex2 arguments of expf and erff and the device's ex2 of each; the new
 #               ex2_points.tar.xz and provenance.json replace golden/sm_90's on this machine (configured again to
 #               unpack them) and come back in the archive (family/golden_sm_90/)
@@ -31,11 +31,11 @@
 #               and the two callables that only streams and graph see (property_tests/python/cpu_subjects.py), one
 #               class per process (PYCALL_CLASSES), both dtypes, each timed
 #   sanitize_calls  compute-sanitizer memcheck over the streams and graph classes of DEFAULT_OP's built-in, bf16
-#   default_one the default audit of one built-in kernel alone (DEFAULT_OP, silu_and_mul), timed
+#   default_one the default audit of one built-in kernel alone (DEFAULT_OP, silu_and_mul), timed; DEFAULT_ARGS (--profile)
 #   subjects    the Python subjects of every op: eager, torch-compile and triton on the eager contract, torch-compile
 #               on the fp32 contract of the *_and_mul ops; the domain class over all 2^32 pairs, --stop-after 0
 #               (exact counts, ULP and correctly rounded histograms); SUBJECT_OPS, SUBJECTS, SUBJECT_JOBS (12)
-#   dit         the DiT ops (gated_residual, modulate; issue 23), after build, in one call (BUDGET=540):
+#   dit         the DiT ops (gated_residual, modulate; docs/OPS.md), after build, in one call (BUDGET=540):
 #               1. capture_golden.py --add-records --add-stages over a copy of golden/sm_90 (records.tar.xz: eager's
 #                  outputs on the extreme and random triples; digests.json <op>.stage<k>: every stage pair of
 #                  `fuseproof stages`); records.tar.xz, digests.json and provenance.json replace golden/sm_90's here
@@ -67,12 +67,13 @@ steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(build audit+mutants)
 FAMILY_OPS=(bias_gelu_erf silu_and_mul gelu_tanh_and_mul gelu_and_mul bias_gelu_tanh)
 PACKED_OPS=(silu_and_mul gelu_tanh_and_mul gelu_and_mul)
-# The 3-input ops (issue 23): built-in CUDA kernels under eager (audit, with AUDIT_OPS) and fma (audit_fma), controls.
+# The 3-input ops (docs/OPS.md, The 3-input ops): built-in CUDA kernels under eager (audit, with AUDIT_OPS) and fma
+# (audit_fma), controls.
 DIT_OPS=(gated_residual modulate)
 PY=${PY:-$(command -v python3)}
 pack() {
   # Whatever a step left running (an audit past its timeout) goes first; then one archive, as at most 8 files come
-  # back (gzip: xz of a busy machine's logs once ran past the call's limit, and nothing came back, run 31).
+  # back (gzip: xz of a busy machine's logs once ran past the call's limit, and nothing came back).
   # (not in a dry run: on a shared machine these patterns match other people's audits)
   if [ -z "${DRY_RUN:-}" ]; then
     pkill -KILL -f "$BUILD/bin/fuseproof-audit" 2>/dev/null
@@ -232,8 +233,8 @@ diag() {  # one small Python subject audit, under faulthandler and then cuda-gdb
   fi
 }
 
-# The classes that call a kernel the way a model does (issue 22): every built-in CUDA kernel of every op and contract,
-# one class per process (--only), both dtypes, each timed; NEW_CLASSES picks.
+# The classes that call a kernel the way a model does (docs/AUDIT.md, Calls as models make them): every built-in CUDA
+# kernel of every op and contract, one class per process (--only), both dtypes, each timed; NEW_CLASSES picks.
 calls() {
   local rc=0 k cls t0
   local kernels=()
@@ -241,7 +242,7 @@ calls() {
   for op in "${PACKED_OPS[@]}"; do kernels+=("${op}_fp32:--plugin $BUILD/lib/plugins/lib${op}_fp32_cuda.so"); done
   for k in "${kernels[@]}"; do
     for cls in ${NEW_CLASSES:-history batch repeat streams graph}; do
-      need "calls ${k%%:*} $cls" 40 || return 1  # run 36: unbounded loops ran past the call's limit
+      need "calls ${k%%:*} $cls" 40 || return 1  # unbounded, these loops ran past the call's limit
       t0=$SECONDS
       # shellcheck disable=SC2086
       timeout -k 5 120 "$AUDIT" audit ${k#*:} --backend cuda --dtype all --no-reference --only "$cls" \
@@ -324,7 +325,7 @@ sanitize_calls() {
 default_one() {
   local op=${DEFAULT_OP:-silu_and_mul} t0=$SECONDS
   # The audit a user runs: every default (the reference self-audit and --lanes 2 included).
-  timeout -k 10 "$(($(left) - 10))" "$AUDIT" audit --op "$op" \
+  timeout -k 10 "$(($(left) - 10))" "$AUDIT" audit --op "$op" ${DEFAULT_ARGS:-} \
     --report "$W/default_$op.md" --json "$W/default_$op.json" > "$W/default_$op.log" 2>&1
   local rc=$?
   echo "gpu_family: default audit of $op alone: exit $rc in $((SECONDS - t0)) s"
@@ -332,17 +333,17 @@ default_one() {
   return $rc
 }
 
-# The DiT ops (issue 23, DIT_OPS above): capture, eval, kernels, mutants and Python subjects in one step.
+# The DiT ops (DIT_OPS above): capture, eval, kernels, mutants and Python subjects in one step.
 # gpu_audit.sh's budget scope for widths and shapes (one call above 2^31 elements); the other classes at their defaults.
 DIT_AUDIT_ARGS=(${DIT_AUDIT_ARGS:---max-width 16384 --no-default-shapes --shapes 65537x64,155345x13824 --call-timeout 30})
 # Mutants, controls and Python subjects: the stages class on a 256-value subset of each stage's second operand (the
 # built-in kernels enumerate every stage whole; 8.4-8.6 G pairs a dtype through a Python callable ran past 200 s with
-# eight jobs side by side, run 41), and each mutant stops at its first failing class.
+# eight jobs side by side), and each mutant stops at its first failing class.
 DIT_MUTANT_SCOPE=(${DIT_MUTANT_SCOPE:---max-width 4096 --no-default-shapes --shapes 65536x64 --call-timeout 20 --domain-biases 256 --first-fail})
 DIT_PY_ARGS=(${DIT_PY_ARGS:---max-width 2048 --no-default-shapes --shapes 65536x64 --call-timeout 30 --domain-biases 256})
 # DIT_CAPTURE=0: golden/sm_90 already holds the records and stage digests (eval still runs on them);
 # DIT_CONTRACTS: the built-in kernels' contracts to audit (eager fma; "none" for none); DIT_KERNEL_LIMIT: each kernel
-# audit's limit (360 s; on an H100 beside 7 jobs gated_residual ran past 360 s, session 34); DIT_MUTANTS=0: no mutation
+# audit's limit (360 s; on an H100 beside 7 jobs gated_residual ran past 360 s); DIT_MUTANTS=0: no mutation
 # run and no controls; DIT_PY_COUNTED, DIT_PY_KNOWN_BAD, DIT_PY_MEASURED: the Python subjects (subject:contract lists,
 # "none" for none) that must pass, must fail, and are measured only.
 DIT_CONTRACTS=(${DIT_CONTRACTS:-eager fma})
@@ -450,15 +451,16 @@ dit() {
     done
   fi
   # The Python subjects (subject:contract): the counted ones must pass and go first; the measured ones (torch-cuda-graph:
-  # torch refuses its replay inside the graph class's capture, run 38; torch.compile: Inductor's arithmetic) last.
-  # triton-fp-fusion (the eager kernel with Triton's default enable_fp_fusion: a half fma, run 42) must fail (exit 1).
+  # torch refuses its replay inside the graph class's capture; torch.compile: Inductor's arithmetic) last.
+  # triton-fp-fusion (the eager kernel with Triton's default enable_fp_fusion: a half fma, docs/SUBJECTS.md) must fail
+  # (exit 1).
   local counted=(${DIT_PY_COUNTED:-eager:eager triton:eager triton-fma:fma}) known_bad=(${DIT_PY_KNOWN_BAD:-triton-fp-fusion:eager})
   local measured=(${DIT_PY_MEASURED:-torch-compile:eager torch-compile:fma torch-cuda-graph:eager torch-compile-reduce-overhead:eager})
   [ "${counted[*]}" = none ] && counted=()
   [ "${known_bad[*]}" = none ] && known_bad=()
   [ "${measured[*]}" = none ] && measured=()
   # The known-bad and the measured subjects stop at their first failing class (its records and ULP histogram are the
-  # measurement): run 42's torch.compile runs went on recompiling through every class past their 240 s.
+  # measurement): unbounded, torch.compile's runs went on recompiling through every class past their 240 s.
   local first_fail
   for s in "${counted[@]}" "${known_bad[@]}" "${measured[@]}"; do
     first_fail=(--first-fail)

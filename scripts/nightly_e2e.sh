@@ -213,7 +213,7 @@ if [[ ! -f "$GOLDEN" ]]; then
   else
     log "nightly_e2e: INCOMPLETE: no golden file golden/e2e/$ARCH.json for $ARCH; bless one with:"
     log "  scripts/nightly_e2e.sh --export DIR   (here, on the $ARCH GPU), then, where FFmpeg and OpenCV are installed:"
-    log "  scripts/bless_e2e.sh --run-dir DIR --arch $ARCH   (writes golden/e2e/$ARCH.json and docs/e2e/$ARCH.md)"
+    log "  scripts/bless_e2e.sh --run-dir DIR --arch $ARCH   (writes golden/e2e/$ARCH.json and records/e2e/$ARCH.md)"
     main_rc=3
   fi
 else

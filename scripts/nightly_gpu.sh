@@ -127,11 +127,11 @@ no golden data for this architecture ($ARCH): the verdict is INCOMPLETE, never a
      it; another CI: scripts/nightly_e2e.sh --export DIR on the $ARCH runner). Where FFmpeg and OpenCV are, after
      cmake --preset default && cmake --build --preset default:
        scripts/bless_e2e.sh --run-dir DIR --arch $GOLDEN_ARCH      (DIR: that e2e-export folder)
-     writes $E2E_GOLDEN and docs/e2e/$GOLDEN_ARCH.md.
+     writes $E2E_GOLDEN and records/e2e/$GOLDEN_ARCH.md.
   3. The DiT configuration's golden file (per-frame SHA-256, written here on the GPU when the run's own gates pass and
      the commit is known): $OUT/e2e/dit/${GOLDEN_ARCH}_default-dit.json; review it and copy it to $E2E_DIT_GOLDEN
      (or bless it with the command scripts/nightly_e2e.sh printed).
-  4. Commit $GOLDEN/, $E2E_GOLDEN, $E2E_DIT_GOLDEN and docs/e2e/$GOLDEN_ARCH.md; the next nightly judges against them.
+  4. Commit $GOLDEN/, $E2E_GOLDEN, $E2E_DIT_GOLDEN and records/e2e/$GOLDEN_ARCH.md; the next nightly judges against them.
 EOF
 }
 

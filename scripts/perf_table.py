@@ -7,11 +7,11 @@ renderer of bench.json; `fuseproof bench` writes only the JSON).
 
     scripts/perf_table.py --as-shipped auto bench.json
 
---as-shipped RULES: the headline table of issue 10 instead: per row (shape x dtype x distribution) the built-in math
-kAuto resolves to for that many elements (the first NAME@MIN_ELEMENTS rule whose minimum the shape reaches, as
-kernels/bias_gelu_tanh_launcher.h says), beside every plugin, eager and copy, the worst case per shape x dtype first.
-RULES = auto takes the run's own `auto=MATH` rows instead (what kAuto launched in that process; the bench ran
---maths auto).
+--as-shipped RULES: the headline table (docs/PERFORMANCE.md) instead: per row (shape x dtype x distribution) the
+built-in math kAuto resolves to for that many elements (the first NAME@MIN_ELEMENTS rule whose minimum the shape
+reaches, as kernels/bias_gelu_tanh_launcher.h says), beside every plugin, eager and copy, the worst case per shape x
+dtype first. RULES = auto takes the run's own `auto=MATH` rows instead (what kAuto launched in that process; the bench
+ran --maths auto).
 
     scripts/perf_table.py --protocols alternate/bench.json after-gemm/bench.json blocks/bench.json
 

@@ -5,7 +5,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 deps="$root/.deps"
 # One include folder per package: a folder of several would put its other headers ahead of the system's for every
-# target that needs one of them (CLI11 2.3 from here beside the image's own CLI11 broke fuseproof-audit, run 31).
+# target that needs one of them (CLI11 2.3 from here beside the image's own CLI11 made fuseproof-audit crash at start).
 rm -rf "$deps/include"
 mkdir -p "$deps/rapidcheck/include" "$deps/rapidcheck/lib" "$deps/nlohmann/include" "$deps/cli11/include" \
   "$deps/mpfr/include" "$deps/openssl/include"

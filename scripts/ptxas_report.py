@@ -3,7 +3,7 @@
 
 Compiles each source with `nvcc -Xptxas -v` for each architecture (no GPU needed), demangles the entry names and
 prints one Markdown table: kernel x architecture -> registers / spill stores + loads / stack. Exit 1 when any kernel
-spills or uses stack (the Blackwell-readiness check of issue 10), 2 when nvcc fails.
+spills or uses stack (the Blackwell-readiness check, docs/PERFORMANCE.md), 2 when nvcc fails.
 
   scripts/ptxas_report.py [--archs 90,100,103] [--nvcc PATH] [SOURCE.cu ...]
 """

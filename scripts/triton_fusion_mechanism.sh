@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # triton_fusion_mechanism.sh: shows on the CPU, with Debian's LLVM (opt, llc with the NVPTX target), why a Triton kernel
 # that rounds x + round_T(gate * y) with casts still computes one half-precision fma under enable_fp_fusion=True
-# (docs/SUBJECTS.md, run 42). The IR is what Triton's lowering of the cast-rounded steps amounts to for fp16: fpext,
-# fmul, fptrunc, fpext, fadd, fptrunc. It prints the IR after opt -O3 (InstCombine has shrunk both steps to half
-# operations) and the PTX with and without -fp-contract=fast (Triton's enable_fp_fusion sets the backend's
-# AllowFPOpFusion to Fast): fma.rn.f16, one rounding, against mul.rn.f16 and add.rn.f16, eager's two.
-# Exit 0 when the PTX shows exactly that; 1 otherwise; 2 without opt and llc. The IR has typed pointers: LLVM 14
-# (Debian 12), up to 16.
+# (docs/SUBJECTS.md, Every op of the family). The IR is what Triton's lowering of the cast-rounded steps amounts to for
+# fp16: fpext, fmul, fptrunc, fpext, fadd, fptrunc. It prints the IR after opt -O3 (InstCombine has shrunk both steps to
+# half operations) and the PTX with and without -fp-contract=fast (Triton's enable_fp_fusion sets the backend's
+# AllowFPOpFusion to Fast): fma.rn.f16, one rounding, against mul.rn.f16 and add.rn.f16, eager's two. Exit 0 when the
+# PTX shows exactly that; 1 otherwise; 2 without opt and llc. The IR has typed pointers: LLVM 14 (Debian 12), up to 16.
 set -euo pipefail
 command -v opt > /dev/null && command -v llc > /dev/null || { echo "triton_fusion_mechanism: needs opt and llc (apt-get install llvm)" >&2; exit 2; }
 d=$(mktemp -d)

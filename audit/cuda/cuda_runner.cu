@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "audit/call_watch.h"
 #include "audit/counter_patterns.h"
 #include "audit/kernel_runner.h"
+#include "common/phase_clock.h"
 
 namespace fuseproof::audit {
 
@@ -232,6 +234,35 @@ class CudaRunner final : public ImageRunner {
     g.fault = graph(sets, g);
     return g;
   }
+  std::vector<Throughput> copy_throughput() override {
+    std::vector<Throughput> rates = KernelRunner::copy_throughput();
+    constexpr size_t kBytes = size_t(1) << 30;
+    void* dev = nullptr;
+    void* pinned = nullptr;
+    if (cudaMalloc(&dev, kBytes) != cudaSuccess) return rates;
+    std::vector<uint8_t> pageable(kBytes, 0);
+    const bool have_pinned = cudaMallocHost(&pinned, kBytes) == cudaSuccess;
+    const auto best = [&](void* dst, const void* src, cudaMemcpyKind kind) {
+      double t = 1e30;
+      for (int rep = 0; rep < 3; ++rep) {
+        const auto t0 = std::chrono::steady_clock::now();
+        if (cudaMemcpy(dst, src, kBytes, kind) != cudaSuccess) return 0.0;
+        t = std::min(t, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      return double(kBytes) / t / 1e9;
+    };
+    rates.push_back({"host-to-device, pageable", best(dev, pageable.data(), cudaMemcpyHostToDevice)});
+    rates.push_back({"device-to-host, pageable", best(pageable.data(), dev, cudaMemcpyDeviceToHost)});
+    if (have_pinned) {
+      rates.push_back({"host-to-device, pinned", best(dev, pinned, cudaMemcpyHostToDevice)});
+      rates.push_back({"device-to-host, pinned", best(pinned, dev, cudaMemcpyDeviceToHost)});
+      cudaFreeHost(pinned);
+    }
+    cudaFree(dev);
+    cudaGetLastError();
+    return rates;
+  }
+
   std::string buffers_per_call() const override {
     return "every call's guarded images copied whole into device buffers kept from call to call while large "
            "enough (the same device addresses; out poisoned again before each call)";
@@ -246,6 +277,7 @@ class CudaRunner final : public ImageRunner {
   std::string run_images(const CallSpec& s, CallImages& im, CallOutcome* o, const CallSpec* late, int delay_ms) {
     const size_t nb = im.buffers.size();
     if (slots_.size() < 2 * nb + 1) slots_.resize(2 * nb + 1);
+    std::optional<PhaseClock> copies(std::in_place, "host-device copies");
     std::vector<uint8_t*> dev_data;
     for (size_t k = 0; k < nb; ++k) {
       GuardedImage& img = im.buffers[k];
@@ -275,12 +307,16 @@ class CudaRunner final : public ImageRunner {
       FP_CUDA_TRY(cudaStreamSynchronize(stream_));
     }
     const fuseproof_call_t c = abi_call(s, dev_data, out_slot.base + kGuardElems * 2, stream_);
+    copies.reset();
+    std::optional<PhaseClock> kernel(std::in_place, "kernel");
     watch_begin(describe_call(s));
     o->rc = plugin_.call(c, &o->message);
     o->subject_fault = true;  // from here on, a CUDA error is the subject's
     FP_CUDA_TRY(cudaStreamSynchronize(stream_));
     FP_CUDA_TRY(cudaGetLastError());
     watch_end();
+    kernel.reset();
+    const PhaseClock copies_back("host-device copies");
     for (size_t k = 0; k < nb; ++k)
       FP_CUDA_TRY(cudaMemcpy(im.buffers[k].bytes(), slots_[k].base, im.buffers[k].size_bytes(), cudaMemcpyDeviceToHost));
     FP_CUDA_TRY(cudaMemcpy(im.out.bytes(), out_slot.base, im.out.size_bytes(), cudaMemcpyDeviceToHost));
@@ -436,6 +472,7 @@ class CudaRunner final : public ImageRunner {
 
   std::string large(const LargeSpec& s, const ChunkCheck& check, LargeOutcome* o) {
     for (auto& slot : slots_) slot.release();  // a large call wants the memory
+    std::optional<PhaseClock> on_device(std::in_place, "device inputs, guards and checks");
     const bool bf16 = s.dtype == FUSEPROOF_DTYPE_BF16;
     const size_t n = size_t(s.rows) * size_t(s.width);
     const int nb = int(s.op->buffers().size());
@@ -460,12 +497,15 @@ class CudaRunner final : public ImageRunner {
     FP_CUDA_TRY(cudaGetLastError());
     const CallSpec view = s.view();
     const fuseproof_call_t c = abi_call(view, data, reinterpret_cast<uint8_t*>(ob.data()), stream_);
-    watch_begin(describe_call(view));
-    o->rc = plugin_.call(c, &o->message);
-    o->subject_fault = true;
-    FP_CUDA_TRY(cudaStreamSynchronize(stream_));
-    FP_CUDA_TRY(cudaGetLastError());
-    watch_end();
+    {
+      const PhaseClock kernel("kernel");
+      watch_begin(describe_call(view));
+      o->rc = plugin_.call(c, &o->message);
+      o->subject_fault = true;
+      FP_CUDA_TRY(cudaStreamSynchronize(stream_));
+      FP_CUDA_TRY(cudaGetLastError());
+      watch_end();
+    }
     o->subject_fault = false;
     // Inputs and guards, checked where they live.
     for (int k = 0; k < nb; ++k)
@@ -481,15 +521,20 @@ class CudaRunner final : public ImageRunner {
       o->inputs_changed += (g + 1) / 2;
     }
     if (auto e = ob.guard_changes(n, kPoison, &o->guard_writes); !e.empty()) return e;
+    on_device.reset();
     if (o->rc != 0) return "";
     // The output, streamed back in chunks of about 64 MiB, double-buffered: the next copy runs while `check` works.
+    // The phase "device-to-host copies (waited for)" is the copy time `check` did not hide.
     const int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 25) / s.width);
     std::vector<uint16_t> buf[2] = {std::vector<uint16_t>(size_t(chunk) * size_t(s.width)),
                                     std::vector<uint16_t>(size_t(chunk) * size_t(s.width))};
     const uint16_t* out = ob.data();
     int cur = 0;
     int64_t r0 = 0, rn = std::min(chunk, s.rows);
-    FP_CUDA_TRY(cudaMemcpy(buf[0].data(), out, size_t(rn) * size_t(s.width) * 2, cudaMemcpyDeviceToHost));
+    {
+      const PhaseClock first_copy("device-to-host copies (waited for)");
+      FP_CUDA_TRY(cudaMemcpy(buf[0].data(), out, size_t(rn) * size_t(s.width) * 2, cudaMemcpyDeviceToHost));
+    }
     while (r0 < s.rows) {
       const int64_t next0 = r0 + rn, next_n = std::min(chunk, s.rows - next0);
       std::string copy_error;
@@ -501,7 +546,10 @@ class CudaRunner final : public ImageRunner {
           if (e != cudaSuccess) copy_error = std::string("cudaMemcpy: ") + cudaGetErrorString(e);
         });
       const bool go_on = check(r0, rn, buf[cur].data());
-      if (prefetch.joinable()) prefetch.join();
+      if (prefetch.joinable()) {
+        const PhaseClock wait("device-to-host copies (waited for)");
+        prefetch.join();
+      }
       if (!copy_error.empty()) return copy_error;
       if (!go_on) break;
       r0 = next0;

@@ -224,5 +224,25 @@ TEST(Audit_Report, ReportFormatNames) {
   EXPECT_FALSE(parse_report_format("html"));
 }
 
+TEST(Audit_Report, ProfilePhasesTravelWithTheCheckResult) {
+  // A class child sends its result as JSON: --profile's phases must survive the trip, in order.
+  CheckResult c = passing_audit().checks.at(0);
+  c.phases.add("kernel", 1.5);
+  c.phases.add("comparison", 0.25);
+  const CheckResult back = check_from_json(check_to_json(c));
+  ASSERT_EQ(back.phases.phases.size(), 2u);
+  EXPECT_EQ(back.phases.phases[0].first, "kernel");
+  EXPECT_EQ(back.phases.phases[0].second, 1.5);
+  EXPECT_EQ(back.phases.phases[1].first, "comparison");
+  // Negative control: a result without phases comes back without them.
+  EXPECT_TRUE(check_from_json(check_to_json(passing_audit().checks.at(0))).phases.phases.empty());
+  // The profile line names every phase and what the phases leave ("other").
+  c.seconds = 2.0;
+  c.cases = 1000;
+  const std::string line = profile_line(c);
+  EXPECT_NE(line.find("kernel 1.50 s"), std::string::npos) << line;
+  EXPECT_NE(line.find("other 0.25 s"), std::string::npos) << line;
+}
+
 }  // namespace
 }  // namespace fuseproof::audit

@@ -75,7 +75,7 @@ Stage::Operand every(const std::string& name, int i) {
 }
 
 /// The stages of the two ops built by hand, apart from the reference's analysis: each stage's operands with the
-/// witnesses and the neutral inputs docs/DESIGN_DIT_OPS.md describes.
+/// witnesses and the neutral inputs docs/OPS.md (Stages) describes.
 std::vector<Stage> hand_stages(const ref::OpPlan& plan) {
   const Dtype d = plan.dtype();
   const auto rnd = [&](float v) { return plan.round(v); };

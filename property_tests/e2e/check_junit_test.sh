@@ -9,7 +9,7 @@ E2E=$1 PY=$2 CHECK=$3 D=$4
 rm -rf "$D" && mkdir -p "$D"
 "$E2E" run --config small --device cpu --modes lossless,high,high-eager,lossless-after-unmount --formats rgb24 \
   --out "$D/run" > "$D/run.log"
-"$E2E" bless --run-dir "$D/run" --arch sm_test --out "$D/golden.json" > "$D/bless.log"
+"$E2E" bless --run-dir "$D/run" --arch sm_90 --out "$D/golden.json" > "$D/bless.log"
 "$PY" "$CHECK" --code 0 --expect pass --e2e --junit "$D/pass.xml" --json "$D/pass.json" -- \
   "$E2E" check --run-dir "$D/run" --golden "$D/golden.json" --json "$D/pass.json" --junit "$D/pass.xml"
 "$PY" -c 'import json, sys; g = json.load(open(sys.argv[1])); g["high"]["frame_sha256"][40] = "0" * 64

@@ -65,6 +65,32 @@ TEST(E2E_GoldenCheck, GoldenHashOrConfigOrSchemaDiffers) {
   EXPECT_EQ(check_run(run, &golden).outcome, CheckOutcome::kForeign);
 }
 
+// A frame list of another length than "frames" is corrupt data (4), never a mismatch (1); the same list with one
+// hash changed is the mismatch (the control).
+TEST(E2E_GoldenCheck, TruncatedFrameListIsForeignNotAMismatch) {
+  const nlohmann::json run = good_run();
+  nlohmann::json golden = make_golden(run, "sm_90", nullptr, nullptr, nullptr);
+  ASSERT_EQ(check_run(run, &golden).outcome, CheckOutcome::kPass);
+  golden["high"]["frame_sha256"].erase(2);
+  CheckReport r = check_run(run, &golden);
+  EXPECT_EQ(r.outcome, CheckOutcome::kForeign);
+  EXPECT_EQ(static_cast<int>(r.outcome), 4);
+  EXPECT_NE(r.json.dump().find("golden high.frame_sha256 lists 2 hashes for 3 frames"), std::string::npos) << r.json;
+  golden = make_golden(run, "sm_90", nullptr, nullptr, nullptr);
+  golden["high"]["frame_sha256"] = "b0";  // not a list at all
+  EXPECT_EQ(check_run(run, &golden).outcome, CheckOutcome::kForeign);
+  golden = make_golden(run, "sm_90", nullptr, nullptr, nullptr);
+  golden.erase("high");  // the golden part is read as data: a missing member is foreign, not a usage error
+  EXPECT_EQ(check_run(run, &golden).outcome, CheckOutcome::kForeign);
+  golden = make_golden(run, "sm_90", nullptr, nullptr, nullptr);
+  golden["high"]["frame_sha256"][2] = "other";
+  EXPECT_EQ(check_run(run, &golden).outcome, CheckOutcome::kMismatch);
+  // The run's own descriptions, too: high-eager listing fewer hashes than its frames.
+  nlohmann::json short_run = good_run();
+  short_run["runs"]["high-eager"]["frame_sha256"].erase(2);
+  EXPECT_EQ(check_run(short_run, nullptr).outcome, CheckOutcome::kForeign);
+}
+
 TEST(E2E_GoldenCheck, Mp4HashIsComparedOnlyForTheSameEncoderBuild) {
   nlohmann::json run = good_run();
   run["runs"]["high"]["mp4_sha256"] = "m1";

@@ -61,7 +61,7 @@ void random_shapes(ScalarType t) {
 /// device's grid) each block of the bulk ring takes several chunks and refills its slots: 64 rows on 3 blocks is 7
 /// chunks of 1,952 vectors a block (bulk_plan), 2-3 turns of each slot, with consumer threads idle in each chunk. That
 /// is a shape compute-sanitizer's racecheck and synccheck can afford (scripts/gpu_sanitize.sh); on the device's grid no
-/// block reuses a slot at 333 rows, so the race of run 20 could not have shown there.
+/// block reuses a slot at 333 rows, so the ring's race (docs/PERFORMANCE.md, The bulk ring) could not show there.
 void in_place_on(ScalarType t, int64_t rows, int max_grid) {
   FUSEPROOF_REQUIRE_CUDA();
   const ref::Dtype d = ref_dtype(t);

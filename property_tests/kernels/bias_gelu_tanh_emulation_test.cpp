@@ -328,8 +328,8 @@ RC_GTEST_PROP(Emulated_BiasGeluTanh, BulkPlanCoversAndBalances, ()) {
 }
 
 /// The seed shapes on 132 SMs (16-byte vectors): the busiest block's vectors against an even share, within a line per
-/// round. Full slots (the plan of runs 18-21) are not at 32,760 x 5,120 and 4,096 x 13,824 (1.2 % and 3.6 % over an
-/// even share): the negative control.
+/// round. Full slots (the plan before the chunks were evened out) are not at 32,760 x 5,120 and 4,096 x 13,824 (1.2 %
+/// and 3.6 % over an even share): the negative control.
 TEST(Emulated_BiasGeluTanh, BulkPlanSeedShapes) {
   using P = kernel::FullTableBulk<kernel::Half::kBf16, 16>;
   constexpr int64_t kGrid = 132;

@@ -163,8 +163,9 @@ def silu_and_mul_bf16_only(packed):
     return silu_and_mul_eager(packed)
 
 
-# Callables that are right one call at a time and wrong as models run them (issue 22), on any device. On the GPU the
-# streams class kills the first and the graph class the second; on the CPU those classes are skipped and both pass.
+# Callables that are right one call at a time and wrong as models run them (docs/AUDIT.md, Calls as models make them),
+# on any device. On the GPU the streams class kills the first and the graph class the second; on the CPU those classes
+# are skipped and both pass.
 _workspace = {}
 
 
@@ -204,10 +205,11 @@ def silu_and_mul_host_sync(packed):
     return _silu_and_mul_any(packed)
 
 
-# The DiT ops (issue 23) on DiT's 3-D tensors: x, y [groups, group_rows, d]; gate, scale, shift [groups, 1, d]. torch's
-# CPU kernels compute a bf16 or fp16 add or mul in binary32 and round once, as CUDA's do (all 65,536 `1 + scale` and
-# 2^22 random products and sums agree with `(a.float() op b.float()).to(T)`); only their NaN encodings differ
-# (0x7FC0 / 0xFFFF, 0x7E00 / 0xFE00 where CUDA writes 0x7FFF), which _narrow's rule fixes at the output.
+# The DiT ops (docs/OPS.md, The 3-input ops) on DiT's 3-D tensors: x, y [groups, group_rows, d]; gate, scale, shift
+# [groups, 1, d]. torch's CPU kernels compute a bf16 or fp16 add or mul in binary32 and round once, as CUDA's do (all
+# 65,536 `1 + scale` and 2^22 random products and sums agree with `(a.float() op b.float()).to(T)`); only their NaN
+# encodings differ (0x7FC0 / 0xFFFF, 0x7E00 / 0xFE00 where CUDA writes 0x7FFF), which _narrow's rule fixes at the
+# output.
 def _canonical_nan(out):
     out = out.clone()
     out.view(torch.int16)[torch.isnan(out)] = 0x7FFF

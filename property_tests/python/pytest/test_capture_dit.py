@@ -31,8 +31,8 @@ def capture(tmp_path):
     d = tmp_path / "sm_90"
     d.mkdir()
     shutil.copy(os.path.join(ROOT, "golden", "sm_90", "provenance.json"), d / "provenance.json")
-    # golden/sm_90 holds the H200's stage digests (run 41); --add-stages only adds what is missing, so the copy
-    # leaves them out for the dry run to add its own.
+    # golden/sm_90 holds the H200's stage digests (docs/OPS.md, Stages); --add-stages only adds what is missing, so the
+    # copy leaves them out for the dry run to add its own.
     digests = json.loads(open(os.path.join(ROOT, "golden", "sm_90", "digests.json")).read())
     digests = {k: v for k, v in digests.items() if ".stage" not in k and k not in ("stage_pairs", "stage_order")}
     (d / "digests.json").write_text(json.dumps(digests, indent=1))
@@ -225,7 +225,7 @@ def test_real_stages_compose_to_the_reference(capture, tmp_path):
 
 
 def test_add_stages_keeps_the_golden_stage_digests(tmp_path):
-    """With golden/sm_90's stage digests present (the H200's, run 41), --add-stages adds nothing and changes none."""
+    """With golden/sm_90's stage digests present (the H200's), --add-stages adds nothing and changes none."""
     d = tmp_path / "sm_90"
     d.mkdir()
     for f in ("digests.json", "provenance.json"):

@@ -1,4 +1,4 @@
-"""Tests of the Python front end's DiT ops (gated_residual, modulate; issue 23) on the CPU: the bridge's 3-D calling
+"""Tests of the Python front end's DiT ops (gated_residual, modulate; docs/OPS.md) on the CPU: the bridge's 3-D calling
 convention, the composition's const and fma nodes, the built-in subjects' refusals; each check with a negative
 control. The audits of these ops through the C++ engine are ctest cases (property_tests/python/CMakeLists.txt)."""
 
@@ -188,7 +188,7 @@ def test_bridge_rejects_a_2d_result():
 
 
 def test_bridge_keeps_the_2_input_convention():
-    """bias_gelu_tanh: fn(x [rows, width], bias [width]) -> [rows, width], as before issue 23."""
+    """bias_gelu_tanh: fn(x [rows, width], bias [width]) -> [rows, width], the 2-input calling convention."""
     seen = []
 
     def spy(x, bias):
