@@ -1,6 +1,8 @@
 // reference_audit.cpp: the oracle checked against golden data captured on GPUs, for every op of the spec.
 #include "audit/reference_audit.h"
 
+#include <filesystem>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -285,6 +287,9 @@ void add_reference_audit_command(CLI::App& app) {
   cmd->add_option("--golden-build-dir", o->golden_build_dir, "unpacked golden archives")->capture_default_str();
   cmd->add_flag("!--no-whole-domain", o->whole_domain, "skip the 2^32-pair digests");
   cmd->final_callback([o] {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(o->golden_dir, ec))
+      throw UsageError("reference-audit: --golden-dir " + o->golden_dir + " is not a directory");
     o->progress = isatty(2);
     const auto rows = run_reference_audit(*o);
     print_verdict_table("fuseproof reference self-audit", rows);
