@@ -15,6 +15,7 @@
 #include "common/cli_exit.h"
 #include "common/exit_status.h"
 #include "common/golden_library.h"
+#include "common/parse_integer.h"
 
 namespace fuseproof::audit {
 
@@ -43,7 +44,6 @@ void validate(CliState& s) {
   if (!o.contract.empty() && !ref::parse_contract(o.contract))
     usage_error("audit: unknown --contract " + o.contract + " (eager, fp32, fma)");
   apply_cli_options(o, s.numbers, s.given());
-  if (s.mutant_timeout < 1) usage_error("audit: --mutant-timeout must be >= 1, got " + std::to_string(s.mutant_timeout));
   if (!s.mutants.empty() && !o.plugin.empty()) usage_error("audit: --mutants and --plugin exclude each other");
   if (o.op == "all" && !o.plugin.empty()) usage_error("audit: --op all audits the built-in kernels; drop --plugin");
   if (o.op == "all" && !o.contract.empty()) usage_error("audit: --contract needs one --op");
@@ -181,6 +181,22 @@ int report_audits(const std::vector<AuditResult>& results, const ReportFiles& re
     std::printf("\nverdict: %s%s\n", v.c_str(),
                 v == "INCOMPLETE" ? " (evidence missing: see the INCOMPLETE or MISSING rows)" : "");
   }
+  std::fflush(stdout);
+  if (v != "PASS") {  // every non-zero status says why on stderr, in one line
+    std::vector<VerdictRow> rows;
+    if (reference_verdict == "FAIL" || reference_verdict == "INCOMPLETE")
+      rows.push_back({"reference self-audit", "", 0, 0, reference_verdict == "FAIL" ? "FAIL" : "INCOMPLETE", ""});
+    for (const AuditResult& r : results) {
+      const std::string of = results.size() > 1 ? r.op + " " : "";
+      if (!r.load_fault.empty()) rows.push_back({of + "load", "", 0, 1, "FAIL", ""});
+      if (!r.not_audited.empty()) rows.push_back({of + "plugin", "", 0, 0, "MISSING", ""});
+      for (const CheckResult& c : r.checks)
+        rows.push_back({of + check_class_name(c.cls), ref::dtype_name(c.dtype), c.cases, c.mismatches,
+                        check_status_upper(c.status), ""});
+    }
+    std::fprintf(stderr, "%s\n",
+                 verdict_summary_line("fuseproof audit", v, rows, "every class was skipped; nothing was judged").c_str());
+  }
   return verdict_exit_status(v);
 }
 
@@ -198,6 +214,7 @@ void add_audit_subcommand(CLI::App& app) {
   sub->add_option("--junit", state->reports.junit, "Write a JUnit XML report: a testcase per check class and dtype")->check(output_file_option());
   sub->add_option("--mutants", state->mutants, "Audit every mutant plugin in this folder and print the score");
   sub->add_option("--mutant-timeout", state->mutant_timeout, "Seconds per mutant before it is killed")
+      ->check(integer_in<int>(1, 86400))
       ->capture_default_str();
   sub->add_option("--child-spec", state->child_spec, "(internal) run one class as an isolated child")->group("");
   sub->preparse_callback([state](size_t) { state->raw_args.clear(); });

@@ -105,6 +105,52 @@ OpModel model_for(const AuditOptions& o, ref::Dtype d, const std::string& backen
   return make_op_model(*op, *contract, d, resolve_math(o, backend), golden_of(o));
 }
 
+/// Why class `c` can check nothing for this subject (its op, contract and memory), or "" when it can run.
+std::string class_checks_nothing(CheckClass c, const PluginInfo& info, const OpModel& m) {
+  switch (c) {
+    case CheckClass::kDomain:
+      if (m.inputs() != 2)
+        return "op " + m.op->name + " has " + std::to_string(m.inputs()) +
+               " inputs; the domain class enumerates the pairs of a 2-input op";
+      break;
+    case CheckClass::kStages:
+      if (m.plan->inputs() < 3)
+        return "op " + m.op->name + " has " + std::to_string(m.plan->inputs()) +
+               " inputs; the stages class is for ops of 3 or more";
+      if (m.plan->stages().empty()) return m.plan->no_stages_reason();
+      break;
+    case CheckClass::kPdl:
+      if (!info.cuda()) return "a host-memory subject has no stream ordering to check";
+      break;
+    case CheckClass::kGraph:
+      if (!info.cuda()) return "a host-memory subject has no CUDA graph to capture";
+      break;
+    default:
+      break;
+  }
+  return "";
+}
+
+/// Refuses (UsageError, one line) options that leave what they ask for nothing to check: --only a class that cannot
+/// run for this subject, --max-width below the subject's vector.
+void refuse_empty_checks(const AuditOptions& o, const PluginInfo& info, const OpModel& m) {
+  if (o.only_class) {
+    const std::string why = class_checks_nothing(*o.only_class, info, m);
+    if (!why.empty()) {
+      std::string can;
+      for (CheckClass c : kAllCheckClasses)
+        if (class_checks_nothing(c, info, m).empty()) can += (can.empty() ? "" : ", ") + std::string(check_class_name(c));
+      throw UsageError("audit: --only " + o.only + " checks nothing here: " + why + " (classes that can run: " + can +
+                       ")");
+    }
+  }
+  const int64_t v = info.vector_elems();
+  if (o.max_width && o.max_width < v && (!o.only_class || *o.only_class == CheckClass::kWidths))
+    throw UsageError("audit: --max-width " + std::to_string(o.max_width) + " checks no width: the subject's widths are "
+                     "multiples of its " + std::to_string(v) + "-element vector (allowed: " + std::to_string(v) +
+                     " to 1048576)");
+}
+
 /// In this process: loads the subject, makes its runner and the reference models (verifying golden data). `o` gets
 /// the resolved op, contract, backend and golden architecture.
 Description describe_here(AuditOptions& o, const Subject& subject, std::unique_ptr<KernelRunner>* keep = nullptr) {
@@ -129,8 +175,11 @@ Description describe_here(AuditOptions& o, const Subject& subject, std::unique_p
   o.arch = resolve_golden_arch(o.golden_dir.empty() ? default_golden_dir() : o.golden_dir, o.arch, runner->arch());
   d.arch = o.arch;
   validate_shapes(*spec, o.extra_shapes, d.info.vector_elems());
-  for (ref::Dtype dt : o.dtypes)
-    d.models.push_back(std::string(ref::dtype_name(dt)) + ": " + model_for(o, dt, d.backend).description);
+  for (ref::Dtype dt : o.dtypes) {
+    const OpModel m = model_for(o, dt, d.backend);
+    if (dt == o.dtypes.front()) refuse_empty_checks(o, d.info, m);
+    d.models.push_back(std::string(ref::dtype_name(dt)) + ": " + m.description);
+  }
   if (o.profile) {
     d.throughput = runner->copy_throughput();
     for (auto& t : hash_throughput()) d.throughput.push_back(std::move(t));
@@ -149,10 +198,12 @@ CheckResult run_class_here(const AuditOptions& o, const PluginInfo& info, Kernel
   const auto abi = [](ref::Dtype t) {
     return t == ref::Dtype::kBf16 ? int32_t(FUSEPROOF_DTYPE_BF16) : int32_t(FUSEPROOF_DTYPE_FP16);
   };
-  // Only a class that mixes dtypes sees the other dtype's model (whatever --dtype says).
+  // Only a class that mixes dtypes sees the other dtype's model, and only when both dtypes were asked for: with one
+  // --dtype, the subject is never called with the other.
   const ref::Dtype other_d = d == ref::Dtype::kBf16 ? ref::Dtype::kFp16 : ref::Dtype::kBf16;
   std::optional<OpModel> other;
-  if (check_class_mixes_dtypes(c)) other = model_for(o, other_d, o.backend);
+  if (check_class_mixes_dtypes(c) && std::find(o.dtypes.begin(), o.dtypes.end(), other_d) != o.dtypes.end())
+    other = model_for(o, other_d, o.backend);
   const CheckContext ctx{info, runner, model, o, abi(d), resolved_domain_biases(o, info.cuda()),
                          resolved_max_width(o, info.cuda()), other ? &*other : nullptr, abi(other_d)};
   CheckResult r;
@@ -167,35 +218,68 @@ CheckResult run_class_here(const AuditOptions& o, const PluginInfo& info, Kernel
   return r;
 }
 
-/// Status from what the class found.
-void settle(CheckResult& r) {
-  if (r.status == CheckStatus::kSkipped) return;
-  if (!r.fault.empty() || r.mismatches) {
-    r.status = CheckStatus::kFail;
-    return;
+/// A class's result as a child wrote it: nullopt when there is none, or it is malformed or of another class or dtype
+/// (the subject wrote over it, or the child died while writing it): never a verdict.
+std::optional<CheckResult> check_of_child(const json& result, CheckClass c, ref::Dtype d) {
+  if (!result.is_object() || !result.contains("check")) return std::nullopt;
+  try {
+    CheckResult r = check_from_json(result["check"]);
+    if (r.cls != c || r.dtype != d) return std::nullopt;
+    return r;
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
-  if (r.cases == 0) {
-    r.status = CheckStatus::kIncomplete;
-    r.note = "ran zero cases" + (r.note.empty() ? "" : "; " + r.note);
-    return;
+}
+
+/// The child's description of the subject; false when it wrote none or a malformed one.
+bool description_of_child(const json& result, Description& d) {
+  if (!result.is_object() || !result.contains("info")) return false;
+  try {
+    d.info = info_from_json(result["info"]);
+    d.op = result.at("op");
+    d.contract = result.at("contract");
+    d.backend = result.at("backend");
+    d.hardware = result.at("hardware");
+    d.arch = result.at("arch");
+    d.models = result.at("models").get<std::vector<std::string>>();
+    if (result.contains("throughput")) d.throughput = throughput_from_json(result["throughput"]);
+    return true;
+  } catch (const std::exception&) {
+    return false;
   }
-  if (r.incomplete_when_passing) {
-    r.status = CheckStatus::kIncomplete;
-    return;
-  }
-  r.status = CheckStatus::kPass;
-  // A check whose expected outputs are all one value could not have failed: that is a defect of the battery.
-  if (r.cls != CheckClass::kRejection && r.distinct_expected < 2) {
-    r.status = CheckStatus::kFail;
-    r.records.push_back("audit defect: every expected output was the same pattern; the check could not fail");
-  }
+}
+
+json description_to_json(const Description& d) {
+  return {{"info", info_to_json(d.info)}, {"op", d.op}, {"contract", d.contract}, {"backend", d.backend},
+          {"hardware", d.hardware}, {"arch", d.arch}, {"models", d.models},
+          {"throughput", throughput_to_json(d.throughput)}};
+}
+
+/// The spec file name of one class on one dtype in the spec folder ("domain_bf16").
+std::string class_file(CheckClass c, ref::Dtype d) { return std::string(check_class_name(c)) + "_" + ref::dtype_name(d); }
+
+/// The order the classes run in: first the single-dtype classes of each dtype, then the classes that mix dtypes (a
+/// bug that one dtype's own classes see is named by them, not by a mixed class of the other dtype's run).
+std::vector<std::pair<ref::Dtype, CheckClass>> class_order(const AuditOptions& opt) {
+  std::vector<std::pair<ref::Dtype, CheckClass>> order;
+  for (const bool mixed : {false, true})
+    for (ref::Dtype d : opt.dtypes)
+      for (CheckClass c : kAllCheckClasses)
+        if ((!opt.only_class || *opt.only_class == c) && check_class_mixes_dtypes(c) == mixed) order.push_back({d, c});
+  return order;
+}
+
+/// --call-timeout's value as the parser reads it back.
+std::string call_timeout_text(const AuditOptions& o) {
+  for (const OptionDef& d : option_table())
+    if (d.key == "call_timeout") return option_number_text(o, d);
+  return "";
 }
 
 std::string reproduce_command(const AuditOptions& o, const Subject& subject, ref::Dtype d, CheckClass c) {
   return subject.reproduce_prefix + " --backend " + o.backend + " --dtype " + ref::dtype_name(d) + " --only " +
          check_class_name(c) + " --seed " + std::to_string(o.seed) + " --no-reference" +
-         reproduce_options(o, {"seed", "call_timeout", "op"}) + " --call-timeout " +
-         std::to_string(int(o.call_timeout_s));
+         reproduce_options(o, {"seed", "call_timeout", "op"}) + " --call-timeout " + call_timeout_text(o);
 }
 
 void print_check(const AuditOptions& o, const CheckResult& r) {
@@ -281,25 +365,36 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     }
   } cleanup{&dir};
 
+  // Where the subject runs: each class in a child of its own (isolation), every class in one child (--no-isolation),
+  // or here (a subject no fresh process can re-create: an in-process Python callable). A child that ends without a
+  // result is never a pass: this process prints every verdict.
+  const bool one_child = !opt.isolate && !subject.child_command.empty();
+  const std::vector<std::pair<ref::Dtype, CheckClass>> order = class_order(opt);
+  ChildOutcome batch;  // the one child of --no-isolation
+  json batch_result;
+
   // 1. Describe: load the subject, name its hardware, build the reference models (golden data verified).
   Description desc;
   std::unique_ptr<KernelRunner> local_runner;
-  if (opt.isolate) {
+  if (opt.isolate || one_child) {
     dir = make_spec_dir();
     ChildOutcome co;
-    const json result = run_isolated(subject.child_command, {{"task", "describe"}, {"options", options_to_json(opt)}},
-                                     dir, "describe", opt.call_timeout_s, &co);
-    if (co.exit_code == 0 && result.is_object() && result.contains("info")) {
-      desc.info = info_from_json(result["info"]);
-      desc.op = result["op"];
-      desc.contract = result["contract"];
-      desc.backend = result["backend"];
-      desc.hardware = result["hardware"];
-      desc.arch = result["arch"];
-      desc.models = result["models"].get<std::vector<std::string>>();
-      if (result.contains("throughput")) desc.throughput = throughput_from_json(result["throughput"]);
-    } else if (is_setup_error(co)) {
-      rethrow_child_error(co, result);
+    json result;
+    if (one_child) {
+      json classes = json::array();
+      for (const auto& [d, c] : order) classes.push_back({{"class", check_class_name(c)}, {"dtype", ref::dtype_name(d)}});
+      batch_result = run_isolated(subject.child_command,
+                                  {{"task", "all"}, {"classes", classes}, {"options", options_to_json(opt)}}, dir,
+                                  "all", opt.call_timeout_s, &batch);
+      co = batch;
+      result = read_child_result(dir + "/describe.json");
+    } else {
+      result = run_isolated(subject.child_command, {{"task", "describe"}, {"options", options_to_json(opt)}}, dir,
+                            "describe", opt.call_timeout_s, &co);
+    }
+    if ((co.exit_code == 0 || one_child) && description_of_child(result, desc)) {
+    } else if (is_setup_error(co, one_child ? batch_result : result)) {
+      rethrow_child_error(co, one_child ? batch_result : result);
     } else {
       res.plugin = subject.info;
       res.load_fault = fault_line(co, opt.call_timeout_s) + " (while loading the subject)";
@@ -332,8 +427,11 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
               desc.contract == info.contract ? " (the subject's claim)" : (" (--contract; the subject claims " + info.contract + ")").c_str(),
               desc.backend.c_str(), res.hardware.c_str());
   for (const auto& m : desc.models) std::printf("  reference %s\n", m.c_str());
-  std::printf("  isolation: %s; call time limit %.0f s\n",
-              opt.isolate ? "each check class in a child process of its own" : "none (--no-isolation)",
+  res.single_child = one_child;
+  std::printf("  isolation: %s; call time limit %g s\n",
+              opt.isolate   ? "each check class in a child process of its own"
+              : one_child ? "every check class in one child process (--no-isolation)"
+                          : "none (an in-process subject)",
               opt.call_timeout_s);
   if (opt.profile) {
     std::printf("  profile: this machine's rates, measured now (GB/s):");
@@ -345,37 +443,54 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
 
   if (opt.on_described) opt.on_described(opt.op);
 
-  // 2. Every class on every dtype: first the single-dtype classes of each dtype, then the classes that mix dtypes
-  // (a bug that one dtype's own classes see is named by them, not by a mixed class of the other dtype's run).
-  std::vector<std::pair<ref::Dtype, CheckClass>> order;
-  for (const bool mixed : {false, true})
-    for (ref::Dtype d : opt.dtypes)
-      for (CheckClass c : kAllCheckClasses)
-        if ((!opt.only_class || *opt.only_class == c) && check_class_mixes_dtypes(c) == mixed) order.push_back({d, c});
-  // One class on one dtype, in its child process (or here): no printing, nothing shared but the spec folder.
+  // 2. Every class on every dtype, in class_order. One class on one dtype, in its child process (or here): no
+  // printing, nothing shared but the spec folder.
+  std::string batch_ended_in;  // --no-isolation: the first class its child did not report
   const auto run_one = [&](ref::Dtype d, CheckClass c) {
     CheckResult r;
     r.cls = c;
     r.dtype = d;
-    if (opt.isolate) {
+    if (opt.isolate || one_child) {
       ChildOutcome co;
-      const std::string name = std::string(check_class_name(c)) + "_" + ref::dtype_name(d);
-      const json spec = {{"task", "class"}, {"class", check_class_name(c)}, {"dtype", ref::dtype_name(d)},
-                         {"options", options_to_json(opt)}};
-      const json result = run_isolated(subject.child_command, spec, dir, name, opt.call_timeout_s, &co);
-      if (co.exit_code == 0 && result.is_object() && result.contains("check")) {
-        r = check_from_json(result["check"]);
-      } else if (is_setup_error(co)) {
-        rethrow_child_error(co, result);
+      const std::string name = class_file(c, d);
+      json result;
+      if (one_child) {
+        co = batch;
+        result = read_child_result(dir + "/" + name + ".json");
+      } else {
+        const json spec = {{"task", "class"}, {"class", check_class_name(c)}, {"dtype", ref::dtype_name(d)},
+                           {"options", options_to_json(opt)}};
+        result = run_isolated(subject.child_command, spec, dir, name, opt.call_timeout_s, &co);
+      }
+      const json& status_of = one_child ? batch_result : result;
+      const std::optional<CheckResult> got = check_of_child(result, c, d);
+      if (got && (co.exit_code == 0 || one_child)) {
+        r = *got;
+        // The one child reported every class, then ended abnormally (a crash in the subject's teardown).
+        if (one_child && co.exit_code != 0 && std::make_pair(d, c) == order.back() && r.fault.empty())
+          r.fault = "the child process running every class (--no-isolation) ended with " +
+                    (co.signal ? signal_description(co.signal) : "exit " + std::to_string(co.exit_code)) +
+                    " after its last result";
+      } else if (is_setup_error(co, status_of)) {
+        rethrow_child_error(co, status_of);
+      } else if (one_child && !batch_ended_in.empty()) {
+        r.fault = "not run: the child process running every class (--no-isolation) ended in " + batch_ended_in;
+        r.scope = "not run";
       } else {
         r.fault = fault_line(co, opt.call_timeout_s);
+        if (!result.is_null() && !got) r.fault += "; its result file was malformed";
         r.seconds = co.seconds;
         r.scope = "stopped by the fault; the class's other cases did not run";
+        if (one_child) {
+          r.fault += " (every class in one child process: --no-isolation)";
+          batch_ended_in = std::string(check_class_name(c)) + " " + ref::dtype_name(d) + " (" +
+                           (co.signal ? signal_description(co.signal) : "exit " + std::to_string(co.exit_code)) + ")";
+        }
       }
     } else {
       r = run_class_here(opt, info, *local_runner, d, c);
     }
-    settle(r);
+    settle_check(r);
     if (r.status == CheckStatus::kFail) r.reproduce = reproduce_command(opt, subject, d, c);
     return r;
   };
@@ -454,10 +569,24 @@ int run_audit_child(const std::string& spec_path, const Subject& subject) {
     AuditOptions o = options_from_json(spec.at("options"));
     o.isolate = false;
     if (spec.at("task") == "describe") {
-      const Description d = describe_here(o, subject);
-      out = {{"info", info_to_json(d.info)}, {"op", d.op}, {"contract", d.contract}, {"backend", d.backend},
-             {"hardware", d.hardware}, {"arch", d.arch}, {"models", d.models},
-             {"throughput", throughput_to_json(d.throughput)}};
+      out = description_to_json(describe_here(o, subject));
+    } else if (spec.at("task") == "all") {
+      // --no-isolation: the description and every class in this one process, each result in a file of its own as
+      // soon as it is known, so that the parent keeps what this process found before it died.
+      const std::string dir = fs::path(spec_path).parent_path().string();
+      std::unique_ptr<KernelRunner> runner;
+      const Description d = describe_here(o, subject, &runner);
+      write_child_result(dir + "/describe.json", description_to_json(d));
+      for (const json& item : spec.at("classes")) {
+        const auto cls = parse_check_class(item.at("class"));
+        const auto dt = ref::parse_dtype(item.at("dtype").get<std::string>());
+        if (!cls || !dt) throw UsageError("audit: malformed child spec " + spec_path);
+        CheckResult r = run_class_here(o, d.info, *runner, *dt, *cls);
+        write_child_result(dir + "/" + class_file(*cls, *dt) + ".json", {{"check", check_to_json(r)}});
+        settle_check(r);
+        if (o.first_fail && r.status == CheckStatus::kFail) break;  // the parent skips the rest
+      }
+      out = json::object();
     } else {
       const PluginInfo info = subject.load_info ? subject.load_info() : subject.info;
       auto runner = subject.make_runner();

@@ -11,13 +11,14 @@
 
 #include "common/exit_status.h"
 #include "common/golden_library.h"
+#include "common/parse_integer.h"
 
 namespace fuseproof::audit {
 
 namespace {
 
 using S = std::string AuditOptions::*;
-constexpr double kU64Max = 18446744073709551615.0;
+constexpr long double kU64Max = 18446744073709551615.0L;
 
 std::vector<OptionDef> build_table() {
   // clang-format off
@@ -50,9 +51,12 @@ std::vector<OptionDef> build_table() {
     {"--records", "records", "Mismatch lines kept per check", &AuditOptions::records, 1, 100000},
     {"--pdl-delay-ms", "pdl_delay_ms", "How late the PDL producer writes the inputs", &AuditOptions::pdl_delay_ms, 0,
      10000},
-    {"--call-timeout", "call_timeout", "Seconds one call into the kernel may take before it is a hang",
-     &AuditOptions::call_timeout_s, 0, 86400, true},
-    {"--no-isolation", "isolate", "Run every class in this process (a crash ends the audit)", &AuditOptions::isolate,
+    // At least a second: the watchdog polls every 50 ms, and an honest call of the domain class takes longer than
+    // that; a shorter limit would blame the kernel for the auditor's own pace.
+    {"--call-timeout", "call_timeout", "Seconds one call into the kernel may take before it is a hang (1..86400)",
+     &AuditOptions::call_timeout_s, 1, 86400},
+    {"--no-isolation", "isolate", "Run every class in one child process (a crash FAILs the classes from there on)",
+     &AuditOptions::isolate,
      0, 0, false, false},
     {"--first-fail", "first_fail", "Skip the classes after the first failure (mutation runs on a budget)",
      &AuditOptions::first_fail, 0, 0, false, false},
@@ -79,33 +83,37 @@ bool is_number(const OptionDef& d) {
 
 bool is_integer(const OptionDef& d) { return is_number(d) && !std::holds_alternative<double AuditOptions::*>(d.field); }
 
-std::string range_text(const OptionDef& d) {
-  auto num = [](double v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.0f", v);
-    return std::string(b);
-  };
-  return std::string(d.min_open ? "(" : "[") + num(d.min) + ", " + num(d.max) + "]";
+/// "%.15g" when it reads back as the same double, else "%.17g" (always what strtod reads back exactly).
+std::string double_text(double v) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.15g", v);
+  if (std::strtod(b, nullptr) != v) std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
 }
 
 [[noreturn]] void refuse(const OptionDef& d, const std::string& got) {
-  throw UsageError("audit: " + d.flag + " must be " + (is_integer(d) ? "an integer in " : "in ") + range_text(d) +
-                   (d.key == "call_timeout" ? " seconds" : "") + ", got " + got);
+  if (is_integer(d)) {
+    std::visit([&](auto m) {
+      using T = std::remove_cv_t<std::remove_reference_t<decltype(AuditOptions().*m)>>;
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+        throw UsageError("audit: " + integer_refusal<T>(d.flag, T(d.min), T(d.max), got));
+    }, d.field);
+  }
+  throw UsageError("audit: " + d.flag + ": must be a number" + (d.key == "call_timeout" ? " of seconds" : "") +
+                   " in " + (d.min_open ? "(" : "[") + double_text(double(d.min)) + ", " + double_text(double(d.max)) +
+                   "], got '" + got + "'");
 }
 
-/// Parses `text` as the option's number and stores it; refuses text that is not one, or is out of range.
-void set_number(AuditOptions& o, const OptionDef& d, const std::string& text) {
+}  // namespace
+
+void set_option_number(AuditOptions& o, const OptionDef& d, const std::string& text) {
   if (is_integer(d)) {
-    const bool negative = !text.empty() && text[0] == '-';
-    const std::string digits = negative ? text.substr(1) : text;
-    if (digits.empty() || digits.size() > 20 || digits.find_first_not_of("0123456789") != std::string::npos) refuse(d, text);
-    long double v = std::stold(digits) * (negative ? -1 : 1);
-    if (v < d.min || v > d.max) refuse(d, text);
     std::visit([&](auto m) {
       using T = std::remove_cv_t<std::remove_reference_t<decltype(o.*m)>>;
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-        if constexpr (std::is_unsigned_v<T>) o.*m = T(std::stoull(digits));
-        else o.*m = T(std::stoll(text));
+        const std::optional<T> v = parse_integer<T>(text, T(d.min), T(d.max));
+        if (!v) refuse(d, text);
+        o.*m = *v;
       }
     }, d.field);
     return;
@@ -117,13 +125,11 @@ void set_number(AuditOptions& o, const OptionDef& d, const std::string& text) {
   o.*std::get<double AuditOptions::*>(d.field) = v;
 }
 
-std::string number_text(const AuditOptions& o, const OptionDef& d) {
+std::string option_number_text(const AuditOptions& o, const OptionDef& d) {
   return std::visit([&](auto m) -> std::string {
     using T = std::remove_cv_t<std::remove_reference_t<decltype(o.*m)>>;
     if constexpr (std::is_same_v<T, double>) {
-      char b[32];
-      std::snprintf(b, sizeof b, "%g", o.*m);
-      return b;
+      return double_text(o.*m);
     } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       return std::to_string(o.*m);
     } else {
@@ -131,8 +137,6 @@ std::string number_text(const AuditOptions& o, const OptionDef& d) {
     }
   }, d.field);
 }
-
-}  // namespace
 
 const char* check_class_name(CheckClass c) {
   switch (c) {
@@ -232,7 +236,7 @@ void apply_cli_options(AuditOptions& o, const std::vector<std::string>& numbers,
   const auto& table = option_table();
   for (size_t i = 0; i < table.size() && i < numbers.size(); ++i)
     if (is_number(table[i]) && std::find(given.begin(), given.end(), table[i].key) != given.end())
-      set_number(o, table[i], numbers[i]);
+      set_option_number(o, table[i], numbers[i]);
   resolve_options(o);
 }
 
@@ -310,7 +314,7 @@ void options_from_python(AuditOptions& o, const nlohmann::json& kwargs) {
       if (!ok || v.is_boolean())
         throw UsageError("fuseproof audit: option " + key + " must be " + (is_integer(d) ? "int" : "a number") +
                          ", got " + v.dump());
-      set_number(o, d, is_integer(d) ? v.dump() : std::to_string(v.get<double>()));
+      set_option_number(o, d, v.dump());
     }
   }
 }
@@ -324,8 +328,8 @@ std::string reproduce_options(const AuditOptions& o, const std::vector<std::stri
       if (o.**str != defaults.**str) s += " " + d.flag + " " + o.**str;
     } else if (auto* b = std::get_if<bool AuditOptions::*>(&d.field)) {
       if (o.**b != defaults.**b) s += " " + d.flag;
-    } else if (number_text(o, d) != number_text(defaults, d)) {
-      s += " " + d.flag + " " + number_text(o, d);
+    } else if (option_number_text(o, d) != option_number_text(defaults, d)) {
+      s += " " + d.flag + " " + option_number_text(o, d);
     }
   }
   return s;

@@ -95,7 +95,8 @@ struct OptionDef {
   std::variant<std::string AuditOptions::*, uint64_t AuditOptions::*, uint32_t AuditOptions::*,
                int64_t AuditOptions::*, double AuditOptions::*, bool AuditOptions::*>
       field;
-  double min = 0, max = 0;   ///< the range of a number given on the command line or from Python
+  long double min = 0, max = 0;  ///< the range of a number given on the command line or from Python (exact for
+                                 ///< every 64-bit integer)
   bool min_open = false;     ///< (min, max] instead of [min, max]
   bool reproduce = true;     ///< part of a reproduce command when it differs from its default
   std::string alias;         ///< an older name still accepted ("--tanh-model")
@@ -131,6 +132,12 @@ AuditOptions options_from_json(const nlohmann::json& j);
 /// Sets the options of a Python keyword dictionary, with the table's types and ranges; throws UsageError naming the
 /// key (an unknown key, a wrong type, a value out of range).
 void options_from_python(AuditOptions& o, const nlohmann::json& kwargs);
+
+/// The value of a number option as text that set_option_number reads back to the same value (a reproduce line).
+std::string option_number_text(const AuditOptions& o, const OptionDef& d);
+/// Parses `text` as the number option `d` (its type and range) into `o`; throws UsageError (one line naming the flag,
+/// the range and the text) when it is not one.
+void set_option_number(AuditOptions& o, const OptionDef& d, const std::string& text);
 
 /// " --flag value" for every reproducing option that differs from its default (skipping `except` keys).
 std::string reproduce_options(const AuditOptions& o, const std::vector<std::string>& except = {});

@@ -23,7 +23,7 @@ std::string make_spec_dir() {
 
 json run_isolated(const std::vector<std::string>& argv0, const json& spec, const std::string& dir,
                   const std::string& name, double call_timeout_s, ChildOutcome* outcome) {
-  const std::string spec_path = dir + "/" + name + ".json", result_path = spec_path + ".result.json";
+  const std::string spec_path = dir + "/" + name + ".json";
   {
     std::ofstream f(spec_path);
     f << spec.dump();
@@ -33,10 +33,14 @@ json run_isolated(const std::vector<std::string>& argv0, const json& spec, const
   argv.push_back("--child-spec");
   argv.push_back(spec_path);
   *outcome = run_child(argv, dir + "/" + name + ".log", call_timeout_s, kStallSeconds);
-  std::ifstream in(result_path);
+  return read_child_result(spec_path);
+}
+
+json read_child_result(const std::string& spec_path) {
+  std::ifstream in(spec_path + ".result.json");
   if (!in) return nullptr;
   json j = json::parse(in, nullptr, false);
-  return j.is_discarded() ? json(nullptr) : j;
+  return j.is_object() ? j : json(nullptr);
 }
 
 void write_child_result(const std::string& spec_path, const json& result) {
@@ -51,7 +55,7 @@ std::string fault_line(const ChildOutcome& co, double call_timeout_s) {
   std::string what;
   if (co.timed_out) {
     char b[64];
-    std::snprintf(b, sizeof b, "%.0f", call_timeout_s);
+    std::snprintf(b, sizeof b, "%g", call_timeout_s);
     what = std::string("hang: the call did not return within ") + b + " s (--call-timeout)";
   } else if (co.stalled) {
     what = "stall: nothing heard from the class for the stall limit outside any call";
@@ -65,8 +69,9 @@ std::string fault_line(const ChildOutcome& co, double call_timeout_s) {
   return what;
 }
 
-bool is_setup_error(const ChildOutcome& co) {
-  return co.exit_code == kExitUsage || co.exit_code == kExitIncomplete || co.exit_code == kExitCorrupt;
+bool is_setup_error(const ChildOutcome& co, const json& result) {
+  return (co.exit_code == kExitUsage || co.exit_code == kExitIncomplete || co.exit_code == kExitCorrupt) &&
+         result.is_object() && result.contains("error") && result["error"].is_string();
 }
 
 void rethrow_child_error(const ChildOutcome& co, const json& result) {

@@ -24,14 +24,18 @@ nlohmann::json run_isolated(const std::vector<std::string>& argv, const nlohmann
 
 /// Writes a child's result beside its spec (atomically: a parent never reads half a file).
 void write_child_result(const std::string& spec_path, const nlohmann::json& result);
+/// The result a child wrote beside `spec_path`: null when there is none, or it is not a JSON object.
+nlohmann::json read_child_result(const std::string& spec_path);
 
 /// A child that ended without a result: the line a FAIL reports, from the heartbeat and its output.
 std::string fault_line(const ChildOutcome& co, double call_timeout_s);
 
 /// A child's setup error (exit 2, 3, 4 with one line on stderr) becomes the same error here.
 [[noreturn]] void rethrow_child_error(const ChildOutcome& co, const nlohmann::json& result);
-/// True when the child's exit status is a setup error (2, 3, 4) rather than a crash.
-bool is_setup_error(const ChildOutcome& co);
+/// True when the child reported a setup error: exit 2, 3 or 4 and its result names the error. A child that exits with
+/// one of these statuses without saying why (the subject called exit(2)) is a crash of the subject, never a setup
+/// error.
+bool is_setup_error(const ChildOutcome& co, const nlohmann::json& result);
 
 nlohmann::json info_to_json(const PluginInfo& i);
 PluginInfo info_from_json(const nlohmann::json& j);

@@ -61,7 +61,9 @@ nlohmann::json report_json_of(const AuditResult& r, const std::string& reference
   j["verdict"] = verdict == "PASS" ? "pass" : verdict == "FAIL" ? "fail" : "incomplete";
   j["kernel_verdict"] = r.verdict();
   j["reference_self_audit"] = reference_verdict.empty() ? "not run" : reference_verdict;
-  j["isolation"] = r.isolated ? "each check class in a child process" : "none";
+  j["isolation"] = r.isolated       ? "each check class in a child process"
+                   : r.single_child ? "every check class in one child process"
+                                    : "none";
   j["call_timeout_s"] = r.call_timeout_s;
   j["load_fault"] = r.load_fault;
   if (!r.not_audited.empty()) j["not_audited"] = r.not_audited;
@@ -131,7 +133,11 @@ std::string report_markdown(const AuditResult& r) {
   md << "| hardware | " << r.hardware << " |\n";
   md << "| seed | " << r.seed << " |\n";
   md << "| command | `" << r.command << "` |\n";
-  md << "| isolation | " << (r.isolated ? "each check class in a child process of its own" : "none") << "; call limit "
+  md << "| isolation | "
+     << (r.isolated       ? "each check class in a child process of its own"
+         : r.single_child ? "every check class in one child process (--no-isolation)"
+                          : "none")
+     << "; call limit "
      << r.call_timeout_s << " s |\n";
   md << "| time | " << r.seconds << " s |\n\n";
   if (!r.load_fault.empty()) md << "**The subject could not be loaded:** `" << r.load_fault << "`\n\n";

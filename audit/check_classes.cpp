@@ -574,13 +574,13 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
       if (ctx.model.golden_flat) {
         const bool ok = hf == *ctx.model.golden_flat;
         r.note += (ok ? " equals " : " DIFFERS from ") + ctx.model.golden_label + "/digests.json " + key;
-        if (!ok) t.failure(op.name + " " + ref::dtype_name(d) + " 2^32-domain digest " + hf + " expected " + *ctx.model.golden_flat);
+        if (!ok) t.failed_check(op.name + " " + ref::dtype_name(d) + " 2^32-domain digest " + hf + " expected " + *ctx.model.golden_flat);
       }
       r.note += "; tree digest " + ht;
       if (ctx.model.golden_tree) {
         const bool ok = ht == *ctx.model.golden_tree;
         r.note += (ok ? " equals " : " DIFFERS from ") + ctx.model.golden_label + " " + ctx.model.digest_key + "_tree." + ref::dtype_name(d);
-        if (!ok) t.failure(op.name + " " + ref::dtype_name(d) + " 2^32-domain tree digest " + ht + " expected " + *ctx.model.golden_tree);
+        if (!ok) t.failed_check(op.name + " " + ref::dtype_name(d) + " 2^32-domain tree digest " + ht + " expected " + *ctx.model.golden_tree);
       }
     } else {
       r.note = "SHA-256 of all 2^32 outputs " + flat.hex() + " (the golden digests are of the cuda math model; not compared)";

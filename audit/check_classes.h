@@ -17,7 +17,8 @@ struct CheckContext {
   int32_t abi_dtype;      ///< FUSEPROOF_DTYPE_BF16 / _FP16
   uint32_t domain_biases; ///< resolved default
   int64_t max_width;      ///< resolved default
-  /// The other dtype's model and ABI code: set only for a class that mixes dtypes (history), else nullptr.
+  /// The other dtype's model and ABI code: set only for a class that mixes dtypes (history) when both dtypes were asked
+  /// for, else nullptr.
   const OpModel* other_model = nullptr;
   int32_t other_abi_dtype = 0;
 };
@@ -55,8 +56,9 @@ void check_streams(const CheckContext& ctx, CheckResult& r);
 /// CUDA graphs: calls captured after a warm-up, the graph replayed 3 times with new inputs; a failed capture FAILs
 /// naming the CUDA error (CUDA only).
 void check_graph(const CheckContext& ctx, CheckResult& r);
-/// Calls that remember: one process, a seeded interleaving of both dtypes (ctx.other_model), widths (a multiple of
-/// 16 first, then widths that are not) and row counts, shapes repeated with new contents; each against its model.
+/// Calls that remember: one process, a seeded interleaving of both dtypes (ctx.other_model; only this dtype when it is
+/// nullptr, as with one --dtype), widths (a multiple of 16 first, then widths that are not) and row counts, shapes
+/// repeated with new contents; each against its model.
 void check_history(const CheckContext& ctx, CheckResult& r);
 
 /// Runs class `c` (dispatch by the enum).

@@ -328,12 +328,14 @@ void check_graph(const CheckContext& ctx, CheckResult& r) {
 }
 
 void check_history(const CheckContext& ctx, CheckResult& r) {
-  if (!ctx.other_model) throw std::logic_error("audit: the history class needs the other dtype's model");
-  const CheckContext other{ctx.info, ctx.runner, *ctx.other_model, ctx.options, ctx.other_abi_dtype,
-                           ctx.domain_biases, ctx.max_width};
+  // Without the other dtype's model (one --dtype asked for), every call is of this dtype: the sequence of shapes,
+  // widths and buffers is the same, the other dtype's calls become this dtype's.
+  const bool both = ctx.other_model != nullptr;
+  const CheckContext other{ctx.info, ctx.runner, both ? *ctx.other_model : ctx.model, ctx.options,
+                           both ? ctx.other_abi_dtype : ctx.abi_dtype, ctx.domain_biases, ctx.max_width};
   const CheckContext* ctxs[2] = {&ctx, &other};
   Tally mine(ctx, r), theirs(other, r);  // both write into r; each record names its dtype
-  Tally* tallies[2] = {&mine, &theirs};
+  Tally* tallies[2] = {&mine, both ? &theirs : &mine};
   const int64_t v = ctx.info.vector_elems();
   // The first width: prefill-sized (2,048 or 4,096 elements), a multiple of 64 (so of 16) and of the vector, as a
   // model's first call is; a kernel that picks a launch plan on its first call picks its widest one here.
@@ -361,6 +363,7 @@ void check_history(const CheckContext& ctx, CheckResult& r) {
         while (off16 && width % 16 == 0);
       }
     }
+    if (!both) which = 0;
     const CheckContext& c = *ctxs[which];
     CallSpec s = make_spec(c, rows, width, pick_group_rows(*c.model.op, rows, rng));
     fill_random(c, s, rng);
@@ -370,14 +373,19 @@ void check_history(const CheckContext& ctx, CheckResult& r) {
     if (!run_valid(c, *tallies[which], s, label, std::nullopt, "call=" + std::to_string(i) + ",")) break;
   }
   const char* mine_name = ref::dtype_name(ctx.model.dtype);
-  const char* theirs_name = ref::dtype_name(other.model.dtype);
+  const char* theirs_name =
+      ref::dtype_name(ctx.model.dtype == ref::Dtype::kBf16 ? ref::Dtype::kFp16 : ref::Dtype::kBf16);
   const int made = calls[0] + calls[1];
   r.scope = (made < kCalls ? std::to_string(made) + " of " + std::to_string(kCalls) + " calls (stopped early)"
                            : std::to_string(kCalls) + " calls") +
-            " in one process, " + std::to_string(calls[0]) + " " + mine_name +
-            " and " + std::to_string(calls[1]) + " " + theirs_name + " interleaved at random (the first " +
-            mine_name + " at width " + std::to_string(first_width) + ", a multiple of 64, the second " +
-            theirs_name + " on the same shape), then widths " +
+            " in one process, " +
+            (both ? std::to_string(calls[0]) + " " + mine_name + " and " + std::to_string(calls[1]) + " " +
+                        theirs_name + " interleaved at random (the first " + mine_name + " at width " +
+                        std::to_string(first_width) + ", a multiple of 64, the second " + theirs_name +
+                        " on the same shape), then widths "
+                  : std::string("every one ") + mine_name + " (--dtype " + mine_name + "; --dtype all interleaves " +
+                        theirs_name + "), the first at width " + std::to_string(first_width) +
+                        ", a multiple of 64, the second on the same shape, then widths ") +
             (off16 ? "not a multiple of 16 (" : "(every one a multiple of 16: the vector is " + std::to_string(v) +
                                                     " elements; ") +
             std::to_string(v) + ".." + std::to_string(max_vecs * v) + " in steps of " + std::to_string(v) +

@@ -30,10 +30,33 @@ std::string check_status_upper(CheckStatus s) {
   return u;
 }
 
+void settle_check(CheckResult& r) {
+  if (r.status == CheckStatus::kSkipped) return;
+  if (!r.fault.empty() || r.mismatches || r.failed_checks) {
+    r.status = CheckStatus::kFail;
+    return;
+  }
+  if (r.cases == 0) {
+    r.status = CheckStatus::kIncomplete;
+    if (r.note.rfind("ran zero cases", 0) != 0) r.note = "ran zero cases" + (r.note.empty() ? "" : "; " + r.note);
+    return;
+  }
+  if (r.incomplete_when_passing) {
+    r.status = CheckStatus::kIncomplete;
+    return;
+  }
+  r.status = CheckStatus::kPass;
+  // A check whose expected outputs are all one value could not have failed: that is a defect of the battery.
+  if (r.cls != CheckClass::kRejection && r.distinct_expected < 2) {
+    r.status = CheckStatus::kFail;
+    r.records.push_back("audit defect: every expected output was the same pattern; the check could not fail");
+  }
+}
+
 nlohmann::json check_to_json(const CheckResult& c) {
   nlohmann::json j = {{"class", check_class_name(c.cls)}, {"dtype", ref::dtype_name(c.dtype)},
                       {"status", check_status_name(c.status)}, {"cases", c.cases}, {"mismatches", c.mismatches},
-                      {"stopped_early", c.stopped_early}, {"distinct_expected", c.distinct_expected},
+                      {"failed_checks", c.failed_checks}, {"stopped_early", c.stopped_early}, {"distinct_expected", c.distinct_expected},
                       {"records", c.records}, {"fault", c.fault}, {"scope", c.scope}, {"note", c.note},
                       {"reproduce", c.reproduce}, {"seconds", c.seconds}, {"ulp_vs_contract", c.vs_contract.json()},
                       {"incomplete_when_passing", c.incomplete_when_passing}};
@@ -79,6 +102,7 @@ CheckResult check_from_json(const nlohmann::json& j) {
   c.status = *st;
   c.cases = j.at("cases");
   c.mismatches = j.at("mismatches");
+  c.failed_checks = j.value("failed_checks", uint64_t(0));
   c.stopped_early = j.at("stopped_early");
   c.distinct_expected = j.at("distinct_expected");
   c.records = j.at("records").get<std::vector<std::string>>();

@@ -35,6 +35,9 @@ struct CheckResult {
   CheckStatus status = CheckStatus::kPass;
   uint64_t cases = 0;                  ///< elements compared (rejection: probes)
   uint64_t mismatches = 0;             ///< elements that differed, guard elements written, probes failed
+  /// Failures that are not counts of cases (a 2^32-domain digest that differs from the golden one): the class FAILs,
+  /// and `mismatches` stays the count of mismatching cases.
+  uint64_t failed_checks = 0;
   bool stopped_early = false;          ///< stopped at stop_after mismatches
   uint32_t distinct_expected = 0;      ///< distinct expected outputs: the guard against a check that cannot fail
   std::vector<std::string> records;    ///< the first mismatch lines
@@ -57,6 +60,11 @@ struct CheckResult {
   bool has_contract_vs_eager = false;
   bool incomplete_when_passing = false;  ///< something asked for did not run (a shape too large): never a pass
 };
+
+/// Sets the status from what the class found: FAIL for a fault, a mismatch or another failed check; INCOMPLETE for a
+/// class that ran zero cases or could not run what it was asked to (never a pass); FAIL when every expected output was
+/// one pattern (the check could not have failed); else PASS. A SKIPPED class stays skipped.
+void settle_check(CheckResult& r);
 
 nlohmann::json check_to_json(const CheckResult& c);
 /// "12.3 s, 4.2 M cases/s (8.4 MB/s of output): kernel 1.0 s, comparison 3.1 s, ..., other 0.4 s" (--profile).
@@ -83,6 +91,7 @@ struct AuditResult {
   uint64_t seed = 0;
   std::string command;
   bool isolated = true;
+  bool single_child = false;           ///< --no-isolation: every class in one child process
   double call_timeout_s = 0;
   std::string load_fault;              ///< the subject crashed or hung while loading: FAIL, no class could run
   /// Why no class ran though nothing failed (`fuseproof audit` of every op: this op's built-in plugin is not built):

@@ -252,7 +252,7 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
         const bool ok = sd == *want_digest;
         note += (ok ? " equals " : " DIFFERS from ") + golden.label() + "/digests.json " + entry;
         if (!ok)
-          t.failure(op.name + " " + ref::dtype_name(d) + " " + name + " digest " + sd + " expected " + *want_digest +
+          t.failed_check(op.name + " " + ref::dtype_name(d) + " " + name + " digest " + sd + " expected " + *want_digest +
                     " (" + golden.label() + "/digests.json " + entry + ")");
       } else {
         note += "; no golden digest for stage " + std::to_string(k) +

@@ -70,6 +70,12 @@ class Tally {
     r_.mismatches += count;
     if (r_.records.size() < ctx_.options.records) r_.records.push_back(line);
   }
+  /// A failure that is no count of cases (a 2^32-domain digest differs from the golden one): the class FAILs, and
+  /// the mismatch count stays the number of mismatching cases (the histogram's).
+  void failed_check(const std::string& line) {
+    ++r_.failed_checks;
+    if (r_.records.size() < ctx_.options.records) r_.records.push_back(line);
+  }
   bool stop() {
     if (ctx_.options.stop_after && r_.mismatches >= ctx_.options.stop_after) r_.stopped_early = true;
     return r_.stopped_early;

@@ -1,6 +1,8 @@
 // reference_audit.cpp: the oracle checked against golden data captured on GPUs, for every op of the spec.
 #include "audit/reference_audit.h"
 
+#include <filesystem>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -238,6 +240,22 @@ std::string overall_verdict(const std::vector<VerdictRow>& rows) {
   return missing ? "INCOMPLETE" : "PASS";
 }
 
+std::string verdict_summary_line(const std::string& tool, const std::string& verdict,
+                                 const std::vector<VerdictRow>& rows, const std::string& when_none) {
+  if (verdict == "PASS") return "";
+  const bool fail = verdict == "FAIL";
+  std::string names;
+  size_t n = 0;
+  for (const VerdictRow& r : rows) {
+    if (fail ? r.verdict != "FAIL" : r.verdict != "MISSING" && r.verdict != "INCOMPLETE") continue;
+    if (++n <= 4) names += (names.empty() ? "" : ", ") + r.check + (r.dtype.empty() || r.dtype == "-" ? "" : " " + r.dtype);
+  }
+  if (n > 4) names += ", ...";
+  if (n == 0) return tool + ": " + verdict + ": " + when_none;
+  return tool + ": " + verdict + ": " + std::to_string(n) + " of " + std::to_string(rows.size()) + " checks " +
+         (fail ? "failed" : "without evidence") + " (" + names + ")";
+}
+
 int verdict_exit_status(const std::string& verdict) {
   return verdict == "PASS" ? kExitPass : verdict == "FAIL" ? kExitFail : kExitIncomplete;
 }
@@ -269,6 +287,9 @@ void add_reference_audit_command(CLI::App& app) {
   cmd->add_option("--golden-build-dir", o->golden_build_dir, "unpacked golden archives")->capture_default_str();
   cmd->add_flag("!--no-whole-domain", o->whole_domain, "skip the 2^32-pair digests");
   cmd->final_callback([o] {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(o->golden_dir, ec))
+      throw UsageError("reference-audit: --golden-dir " + o->golden_dir + " is not a directory");
     o->progress = isatty(2);
     const auto rows = run_reference_audit(*o);
     print_verdict_table("fuseproof reference self-audit", rows);
@@ -276,6 +297,13 @@ void add_reference_audit_command(CLI::App& app) {
     std::printf("\nverdict: %s\n", v == "PASS"         ? "PASS (the reference predicts every captured GPU bit for bit)"
                                    : v == "INCOMPLETE" ? "INCOMPLETE (golden data missing: see the MISSING rows)"
                                                        : "FAIL");
+    std::fflush(stdout);
+    if (v != "PASS")
+      std::fprintf(stderr, "%s%s\n",
+                   verdict_summary_line("fuseproof reference-audit", v, rows,
+                                        "no golden data under --golden-dir " + o->golden_dir + " (golden/<arch>/)")
+                       .c_str(),
+                   v == "INCOMPLETE" ? (" under --golden-dir " + o->golden_dir).c_str() : "");
     throw CLI::RuntimeError(verdict_exit_status(v));
   });
 }

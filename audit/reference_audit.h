@@ -43,6 +43,12 @@ std::string overall_verdict(const std::vector<VerdictRow>& rows);
 /// The exit status of a verdict: PASS 0, FAIL 1, INCOMPLETE 3.
 int verdict_exit_status(const std::string& verdict);
 
+/// The one stderr line of a verdict other than PASS, naming the rows behind it: "fuseproof audit: FAIL: 2 of 13 checks
+/// failed (domain bf16, extreme fp16)"; INCOMPLETE names the MISSING and INCOMPLETE rows, or `when_none` when no row
+/// says why. "" for PASS.
+std::string verdict_summary_line(const std::string& tool, const std::string& verdict,
+                                 const std::vector<VerdictRow>& rows, const std::string& when_none);
+
 /// `fuseproof reference-audit`.
 void add_reference_audit_command(CLI::App& app);
 

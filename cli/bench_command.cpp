@@ -13,6 +13,7 @@
 #include "bench/emulated_backend.h"
 #include "bench/input_distribution.h"
 #include "common/cli_exit.h"
+#include "common/parse_integer.h"
 #include "reference/op_spec.h"
 #if FUSEPROOF_BENCH_CUDA
 #include "bench/cuda_backend.h"
@@ -106,7 +107,7 @@ void add_bench_command(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::IsMember(maths))
       ->capture_default_str();
-  cmd->add_option("--reps", o.reps, "timed reps per measurement")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--reps", o.reps, "timed reps per measurement")->check(integer_in<int>(1, 1000))->capture_default_str();
   cmd->add_option("--timing", o.timing,
                   "how fused and copy reps are timed (cuda): alternate (one of each in turn), blocks (every fused rep, "
                   "then every copy rep), after-gemm (alternate, each rep after an untimed GEMM on the same stream)")
@@ -117,13 +118,13 @@ void add_bench_command(CLI::App& app) {
                   "without (cuda; plugins launch as they launch)")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
-  cmd->add_option("--warmup", o.warmup, "untimed launches first")->check(CLI::Range(0, 100))->capture_default_str();
+  cmd->add_option("--warmup", o.warmup, "untimed launches first")->check(integer_in<int>(0, 100))->capture_default_str();
   cmd->add_option("--graph-launches", o.graph_launches, "launches captured per graph (0: no graph timing)")
-      ->check(CLI::Range(0, 1000))
+      ->check(integer_in<int>(0, 1000))
       ->capture_default_str();
-  cmd->add_option("--graph-reps", o.graph_reps, "graph replays timed")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--graph-reps", o.graph_reps, "graph replays timed")->check(integer_in<int>(1, 1000))->capture_default_str();
   cmd->add_option("--emulated-rows", o.emulated_rows, "rows per shape for --backend emulated")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 20))
+      ->check(integer_in<int64_t>(1, int64_t(1) << 20))
       ->capture_default_str();
   std::string dist_list;
   for (const auto& d : bench::builtin_distribution_names()) dist_list += (dist_list.empty() ? "" : ",") + d;
@@ -141,7 +142,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--plugin", o.plugins,
                   "kernel plugin (kernels/fuseproof_kernel_abi.h) timed beside the built-in kernel; repeatable; CUDA "
                   "memory for --backend cuda, host for emulated");
-  cmd->add_option("--seed", o.seed, "seed of every generated input")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "seed of every generated input")->check(integer_in<uint64_t>())->capture_default_str();
   cmd->add_option("--json", a->json, "write the results as JSON (scripts/perf_table.py renders it as Markdown)")->check(output_file_option());
   cmd->final_callback([a] { throw CLI::RuntimeError(run(*a)); });
 }

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -38,12 +39,31 @@ int run(EvalArgs& a) {
   const auto contract = ref::parse_contract(a.contract);
   if (!contract || !op->contract(*contract)) throw UsageError("eval: op " + a.op + " has no contract " + a.contract);
   const ref::Dtype d = *ref::parse_dtype(a.dtype);
-  std::ifstream in(a.in, std::ios::binary);
-  if (!in) throw UsageError("eval: cannot read --in " + a.in + ": " + std::strerror(errno));
-  const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t n_in = op->inputs.size(), record = 2 * n_in;
   std::string names_list;
   for (const auto& i : op->inputs) names_list += (names_list.empty() ? "" : ", ") + i.name;
+  // A regular file of one or more whole records: a folder, a device (/dev/zero reads without end) or an empty file
+  // is refused before anything is read or written.
+  std::error_code ec;
+  const auto status = std::filesystem::status(a.in, ec);
+  if (ec || !std::filesystem::exists(status))
+    throw UsageError("eval: cannot read --in " + a.in + ": " + (ec ? ec.message() : std::string("no such file")));
+  if (!std::filesystem::is_regular_file(status))
+    throw UsageError("eval: --in " + a.in + " must be a regular file of records, got a " +
+                     (std::filesystem::is_directory(status) ? "directory" : "device, FIFO or socket"));
+  const uintmax_t size = std::filesystem::file_size(a.in, ec);
+  if (ec) throw UsageError("eval: cannot read --in " + a.in + ": " + ec.message());
+  if (size == 0)
+    throw UsageError("eval: --in " + a.in + " is empty: it must hold one or more " + std::to_string(record) +
+                     "-byte records (" + op->name + " takes " + std::to_string(n_in) + " uint16 inputs each: " +
+                     names_list + ")");
+  std::ifstream in(a.in, std::ios::binary);
+  if (!in) throw UsageError("eval: cannot read --in " + a.in + ": " + std::strerror(errno));
+  std::string raw(size_t(size), '\0');
+  in.read(raw.data(), std::streamsize(raw.size()));
+  if (size_t(in.gcount()) != raw.size())
+    throw UsageError("eval: cannot read --in " + a.in + ": it ended after " + std::to_string(in.gcount()) + " of " +
+                     std::to_string(size) + " bytes");
   if (raw.size() % record != 0) {
     // The last record is short: name it (records count from 0, as --print's k=) and the inputs it has.
     const size_t last = raw.size() / record, first_byte = last * record;

@@ -15,6 +15,7 @@
 #include "common/atomic_file.h"
 #include "common/cli_exit.h"
 #include "common/exit_status.h"
+#include "common/parse_integer.h"
 #include "common/golden_library.h"
 #include "common/progress_line.h"
 #include "common/sha256.h"
@@ -253,10 +254,12 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--against", a->against, "compare with: reference, torch-cpu, or golden (the captured digest)")
       ->check(CLI::IsMember({"reference", "torch-cpu", "golden"}));
   cmd->add_option("--out", a->out, "write the output stream (2 bytes per case; 8 GiB for the whole domain)")->check(output_file_option());
-  cmd->add_option("--threads", a->threads, "reference worker threads (0 = all cores)");
-  cmd->add_option("--bias-first", a->bias_first, "first second-input pattern (partial sweeps)")->check(CLI::Range(0, 65535));
-  cmd->add_option("--bias-count", a->bias_count, "number of second-input patterns")->check(CLI::Range(1, 65536));
-  cmd->add_option("--max-records", a->max_records, "mismatch records printed before the total")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "reference worker threads (0 = all cores)")->check(integer_in<unsigned>(0, 4096));
+  cmd->add_option("--bias-first", a->bias_first, "first second-input pattern (partial sweeps)")->check(integer_in<uint32_t>(0, 65535));
+  cmd->add_option("--bias-count", a->bias_count, "number of second-input patterns")->check(integer_in<uint32_t>(1, 65536));
+  cmd->add_option("--max-records", a->max_records, "mismatch records printed before the total")
+      ->check(integer_in<size_t>())
+      ->capture_default_str();
   cmd->add_option("--digest", a->digest,
                   "tree (SHA-256 of the per-row digests, hashed in parallel; common/tree_digest.h), flat (one "
                   "SHA-256 stream), or auto: tree against golden data that has it, else flat")

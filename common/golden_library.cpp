@@ -123,9 +123,13 @@ std::string resolve_golden_arch(const std::string& golden_dir, const std::string
   if (archs.size() == 1) return archs[0];
   std::string list;
   for (const auto& a : archs) list += (list.empty() ? "" : ", ") + a;
-  throw UsageError(archs.empty() ? "golden: no golden/sm_* folder under " + golden_dir
-                                 : "golden: several architectures under " + golden_dir + " (" + list +
-                                       "); name one with --arch");
+  if (archs.empty()) {
+    // A folder with no architecture in it is evidence missing (3); a path that is no folder at all, a bad option (2).
+    std::error_code ec;
+    if (!fs::is_directory(golden_dir, ec)) throw UsageError("golden: --golden-dir " + golden_dir + " is not a directory");
+    throw MissingDataError("golden: no golden/sm_* folder under " + golden_dir + " (golden data missing)");
+  }
+  throw UsageError("golden: several architectures under " + golden_dir + " (" + list + "); name one with --arch");
 }
 
 std::string golden_digest_key(const std::string& op, ref::Contract c) {

@@ -2,8 +2,11 @@
 // differs from its default, survives the JSON round trip, and is refused in one line when out of range.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "audit/audit_options.h"
 #include "common/exit_status.h"
@@ -22,7 +25,7 @@ std::string other_value(const OptionDef& d, const AuditOptions& defaults) {
     return defaults.**s + "x";
   }
   // The smallest accepted number, unless that is the default: then the next one.
-  const double lo = d.min_open ? d.min + 1 : d.min;
+  const double lo = double(d.min_open ? d.min + 1 : d.min);
   std::string text = std::to_string(uint64_t(lo));
   AuditOptions probe;
   std::visit([&](auto m) {
@@ -82,7 +85,7 @@ TEST(Audit_Options, OutOfRangeNumbersRefusedInOneLine) {
         std::holds_alternative<bool AuditOptions::*>(d.field))
       continue;
     char above[64];
-    std::snprintf(above, sizeof above, "%.0f", d.max * 10 + 10);
+    std::snprintf(above, sizeof above, "%.0f", double(d.max) * 10 + 10);
     for (const std::string bad : {std::string("-1"), std::string("x"), std::string(above)}) {
       std::vector<std::string> numbers(option_table().size());
       for (size_t i = 0; i < option_table().size(); ++i)
@@ -98,6 +101,64 @@ TEST(Audit_Options, OutOfRangeNumbersRefusedInOneLine) {
       }
     }
   }
+}
+
+/// Values of a number option across its range, as the parser reads them: both ends and values between.
+std::vector<std::string> values_across(const OptionDef& d) {
+  if (std::holds_alternative<double AuditOptions::*>(d.field))
+    return {"1", "1.5", "0.1e1", "2.0000000000000004", "33.333333333333336", "86399.99999999999", "86400"};
+  char lo[32], hi[32], mid[32];
+  std::snprintf(lo, sizeof lo, "%.0Lf", d.min);
+  std::snprintf(hi, sizeof hi, "%.0Lf", d.max);
+  std::snprintf(mid, sizeof mid, "%.0Lf", d.min + (d.max - d.min) / 3);
+  return {lo, mid, hi};
+}
+
+TEST(Audit_Options, NumbersRoundTripThroughTheirText) {
+  int tried = 0;
+  for (const OptionDef& d : option_table()) {
+    if (std::holds_alternative<std::string AuditOptions::*>(d.field) ||
+        std::holds_alternative<bool AuditOptions::*>(d.field))
+      continue;
+    for (const std::string& text : values_across(d)) {
+      AuditOptions o;
+      set_option_number(o, d, text);
+      const std::string shown = option_number_text(o, d);
+      AuditOptions back;
+      ASSERT_NO_THROW(set_option_number(back, d, shown)) << d.flag << " " << text << " printed as " << shown;
+      EXPECT_EQ(options_to_json(back), options_to_json(o)) << d.flag << " " << text << " printed as " << shown;
+      ++tried;
+    }
+  }
+  EXPECT_GE(tried, 30);
+}
+
+TEST(Audit_Options, IntegerBoundsAreExact) {
+  const auto seed = std::find_if(option_table().begin(), option_table().end(),
+                                 [](const OptionDef& d) { return d.key == "seed"; });
+  ASSERT_NE(seed, option_table().end());
+  AuditOptions o;
+  set_option_number(o, *seed, "18446744073709551615");
+  EXPECT_EQ(o.seed, UINT64_MAX);
+  for (const std::string bad : {"18446744073709551616", "-1", "-0", "+5", " 5", "5 ", "0x10", "1e3", ""}) {
+    try {
+      set_option_number(o, *seed, bad);
+      ADD_FAILURE() << "--seed " << bad << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "audit: --seed: must be an integer in [0, 18446744073709551615], got '" + bad + "'");
+    }
+  }
+}
+
+TEST(Audit_Options, CallTimeoutTheWatchdogCannotHonourIsRefused) {
+  const auto ct = std::find_if(option_table().begin(), option_table().end(),
+                               [](const OptionDef& d) { return d.key == "call_timeout"; });
+  ASSERT_NE(ct, option_table().end());
+  AuditOptions o;
+  EXPECT_THROW(set_option_number(o, *ct, "1e-9"), UsageError);
+  EXPECT_THROW(set_option_number(o, *ct, "0.5"), UsageError);
+  EXPECT_NO_THROW(set_option_number(o, *ct, "1"));  // the control
 }
 
 }  // namespace

@@ -155,6 +155,14 @@ def silu_and_mul_first_dtype(packed):
     return silu_and_mul_eager(packed.view(_first_dtype[0])).view(packed.dtype)
 
 
+def silu_and_mul_bf16_only(packed):
+    """silu_and_mul_eager for bf16; every fp16 result wrong (its sign flipped): right for --dtype bf16, which must
+    never call it with fp16."""
+    if packed.dtype == torch.float16:
+        return -silu_and_mul_eager(packed)
+    return silu_and_mul_eager(packed)
+
+
 # Callables that are right one call at a time and wrong as models run them (docs/AUDIT.md, Calls as models make them),
 # on any device. On the GPU the streams class kills the first and the graph class the second; on the CPU those classes
 # are skipped and both pass.

@@ -97,10 +97,21 @@ def _unavailable(args, name, why):
                                           % (name, why))
     except _output.OutputError as e:
         raise _Refusal("fuseproof audit: " + str(e))
+    sys.stdout.flush()
+    print(line.rstrip("."), file=sys.stderr)  # every non-zero status says why on stderr, in one line
     return 3
 
 
 def run(argv):
+    probe = []
+    try:
+        return _run(argv, probe)
+    finally:
+        for p in probe:
+            p.discard()
+
+
+def _run(argv, probes):
     ext = _extension()
     table = json.loads(ext.option_table())
     args = _parser(table).parse_args(argv)
@@ -117,10 +128,19 @@ def run(argv):
     except _output.OutputError as e:
         raise _Refusal("fuseproof audit: " + str(e))
     with claims:
-        return _run_claimed(args, argv, ext, table)
+        return _run_claimed(args, argv, ext, table, probes)
 
 
-def _run_claimed(args, argv, ext, table):
+def _run_claimed(args, argv, ext, table, probes):
+    # The subject's module is imported in a child first (fuseproof/_import_probe.py), alongside this process's torch.
+    probe = None
+    if args.callable and not args.child_spec:  # (the audit's own children import what this process imported already)
+        from fuseproof._import_probe import Probe
+        try:
+            probe = Probe(args.callable)
+            probes.append(probe)
+        except ValueError as e:
+            raise _Refusal("fuseproof audit: " + str(e))
     # torch loads only now: a usage error stays fast.
     try:
         from fuseproof import _engine, subjects
@@ -147,6 +167,8 @@ def _run_claimed(args, argv, ext, table):
         subject_args = ["--subject", args.subject]
     else:
         try:
+            if probe:
+                probe.finish()
             fn = subjects.load_callable(args.callable)
         except ValueError as e:
             raise _Refusal("fuseproof audit: " + str(e))

@@ -13,6 +13,7 @@ import inspect
 import torch
 
 from fuseproof import Unavailable
+from fuseproof._import_probe import exit_words
 from fuseproof.composition import composition_fn, eager_expressible, find_contract, logical_inputs
 
 
@@ -161,9 +162,13 @@ def load_callable(spec):
         raise ValueError("--callable must be MODULE:FUNCTION, got %s" % spec)
     try:
         obj = importlib.import_module(module)
+    except SystemExit as e:
+        raise ValueError("--callable %s: importing '%s' exited with %s before the audit ran"
+                         % (spec, module, exit_words(e.code)))
     except Exception as e:
-        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ValueError("--callable %s: cannot import %s: %s" % (spec, module, why))
+        text = str(e).strip().splitlines()
+        raise ValueError("--callable %s: cannot import %s: %s" % (spec, module, type(e).__name__ +
+                                                                   (": " + text[0] if text else "")))
     for part in name.split("."):
         if not hasattr(obj, part):
             raise ValueError("--callable %s: %s has no attribute %s" % (spec, module, name))
