@@ -105,6 +105,10 @@ int run(EvalArgs& a) {
       std::printf("%s%s\n", line.c_str(), b);
     }
   }
+  // The printed records are this command's other output: lost, they fail it before --out is written.
+  if (a.print)
+    if (const std::string lost = flush_standard_output(); !lost.empty())
+      throw UsageError("eval: --print: cannot write standard output: " + lost);
   try {
     write_file_atomically(a.out, bytes);
   } catch (const std::exception& e) {

@@ -43,15 +43,4 @@ std::unique_ptr<CLI::App> make_fuseproof_app() {
   return app;
 }
 
-std::string unknown_command_message(const CLI::App& app, const std::string& arg) {
-  if (arg.empty() || arg[0] == '-') return "";
-  std::string known;
-  bool found = false;
-  for (const CLI::App* sub : app.get_subcommands({})) {
-    known += (known.empty() ? "" : ", ") + sub->get_name();
-    found = found || sub->check_name(arg);  // the name or an alias ("gelu-table")
-  }
-  return found ? "" : "fuseproof: unknown command " + arg + " (known: " + known + ")";
-}
-
 }  // namespace fuseproof::cli

@@ -11,8 +11,4 @@ namespace fuseproof::cli {
 /// The `fuseproof` app: one required subcommand among those this configuration built (audit, sweep, video, ...).
 std::unique_ptr<CLI::App> make_fuseproof_app();
 
-/// The one-line refusal of `arg` as a subcommand name ("fuseproof: unknown command X (known: ...)"), or "" when `arg`
-/// names a subcommand or is an option.
-std::string unknown_command_message(const CLI::App& app, const std::string& arg);
-
 }  // namespace fuseproof::cli

@@ -67,6 +67,30 @@ inline CLI::Validator output_file_option() {
 }
 
 namespace detail {
+/// A command line that names no known subcommand where one is required (`fuseproof e2e bogus`): the line saying so,
+/// naming the word and the known ones; "" when the words before the first option name known subcommands.
+inline std::string unknown_subcommand_line(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = &app;
+  std::string path = app.get_name();
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return "";
+    const CLI::App* next = nullptr;
+    std::string known;
+    for (const CLI::App* sub : at->get_subcommands({})) {
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+      if (sub->check_name(word)) next = sub;
+    }
+    if (!next) {
+      if (at->get_require_subcommand_min() == 0 || known.empty()) return "";
+      return path + ": unknown command '" + word + "' (known: " + known + ")";
+    }
+    at = next;
+    path += " " + word;
+  }
+  return "";
+}
+
 inline int parse_and_run_unchecked(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
@@ -77,7 +101,8 @@ inline int parse_and_run_unchecked(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), e.what());
+    const std::string unknown = unknown_subcommand_line(app, argc, argv);
+    std::fprintf(stderr, "%s\n", unknown.empty() ? (app.get_name() + ": " + e.what()).c_str() : unknown.c_str());
     return kExitUsage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), e.what());

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -95,6 +96,16 @@ void encode_command(const std::string& run_dir, const std::string& modes_csv, bo
     if (!fps_value.is_number_integer() || fps_value.get<int64_t>() < 1 || fps_value.get<int64_t>() > 1000)
       throw CorruptDataError("'" + manifest + "': config.fps must be an integer in [1, 1000], got " + fps_value.dump());
     const int fps = fps_value.get<int>();
+    // Every mode asked for must be one the run has: a name that matches nothing would encode nothing and pass.
+    std::string known;
+    for (const auto& [mode, m] : run.at("runs").items()) known += (known.empty() ? "" : ", ") + mode;
+    for (size_t b = 0; !modes_csv.empty() && b <= modes_csv.size();) {
+      const size_t e = std::min(modes_csv.find(',', b), modes_csv.size());
+      const std::string mode = modes_csv.substr(b, e - b);
+      if (!run.at("runs").contains(mode))
+        throw UsageError("--modes: '" + mode + "' is not a mode of this run (" + known + ")");
+      b = e + 1;
+    }
     for (auto& [mode, m] : run.at("runs").items()) {
       if (!modes_csv.empty() && ("," + modes_csv + ",").find("," + mode + ",") == std::string::npos) continue;
       if (!run_file(run_dir, run, mode, "rgb24")) continue;

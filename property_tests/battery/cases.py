@@ -451,8 +451,9 @@ case("python", "module_missing_leaves_no_report", PY + " --callable znone:f --op
 case("python", "unknown_option", PY + " --bogus", 2, stderr="--bogus")
 case("python", "no_subject", PY + " --op silu_and_mul", 2, stderr="--callable")
 case("python", "unknown_backend", PY + " --callable a:b --backend tpu", 2, stderr="tpu")
-case("python", "max_width_7", PY + " " + PY_SUBJECT.replace("extreme", "widths") + " --max-width 7", 2,
-     stderr="--max-width.*7")
+# A Python callable takes every width (a 1-element vector): --max-width 7 checks widths 1..7; 0 checks none.
+case("python", "max_width_0", PY + " " + PY_SUBJECT.replace("extreme", "widths") + " --max-width 0", 2,
+     stderr="--max-width.*0")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
