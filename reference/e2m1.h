@@ -16,8 +16,8 @@ namespace fuseproof::ref {
 //
 // No Inf, no NaN: every code is finite.
 
-inline constexpr uint8_t kE2m1MaxFinite = 0x7;  ///< | 0 |11|1| = 6
-inline constexpr uint8_t kE2m1NegZero = 0x8;    ///< | 1 |00|0| = -0
+inline constexpr uint8_t kE2m1MaxFinite = 0x7;         ///< | 0 |11|1| = 6
+inline constexpr uint8_t kE2m1NegZero = 0x8;           ///< | 1 |00|0| = -0
 inline constexpr uint32_t kE2m1SixBits = 0x40C00000u;  ///< 6.0f
 inline constexpr uint32_t kE2m1OneBits = 0x3F800000u;  ///< 1.0f, the smallest normal E2M1 (code 2)
 
@@ -31,8 +31,8 @@ inline uint8_t f32_to_e2m1(float f) {
   const uint32_t u = f32_bits(f);
   const uint8_t sign = uint8_t((u >> 28) & 0x8u);
   const uint32_t a = u & 0x7FFFFFFFu;
-  if (a > 0x7F800000u) return kE2m1MaxFinite;               // NaN: +6
-  if (a > kE2m1SixBits) return uint8_t(sign | kE2m1MaxFinite);  // (6, Inf]: RNE would give 6 up to 7, then 8: saturate
+  if (a > 0x7F800000u) return kE2m1MaxFinite;                   // NaN: +6
+  if (a > kE2m1SixBits) return uint8_t(sign | kE2m1MaxFinite);  // (6, Inf]: RNE gives 6 up to 7, then 8: saturate
   if (a >= kE2m1OneBits) {
     // 1 <= |f| <= 6: rebias (127 -> 1) and round away the low 22 bits, | 0 |EE|M|RRRR...| + (2^21 - 1) + the LSB;
     // 6 = | 0 |11|1| exactly, and nothing in [1, 6] carries past it.

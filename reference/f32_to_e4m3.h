@@ -22,8 +22,8 @@ namespace fuseproof::ref {
 //              sm_89+, __nv_cvt_double_to_fp8 elsewhere): |x| > 464 and +-Inf give +-448 (0x7E | S); |x| = 464 is the
 //              tie and rounds to even 0x7E anyway. Every NaN gives 0x7F: the software path replaces a NaN by the
 //              canonical 0x7FFFFFFF before converting, so the sign is dropped.
-//   kNan       eager torch `to(torch.float8_e4m3fn)` (c10/util/Float8_e4m3fn.h, fp8e4m3fn_from_fp32_value, the same
-//              function on CPU and CUDA): |x| >= 480 (the binary32 pattern 0x43F00000), +-Inf and NaN give 0x7F | S;
+//   kNan       eager torch `to(torch.float8_e4m3fn)` (c10/util/Float8_e4m3fn.h, fp8e4m3fn_from_fp32_value, a
+//              C10_HOST_DEVICE function behind the Float8_e4m3fn(float) constructor on CPU and CUDA): |x| >= 480 (the binary32 pattern 0x43F00000), +-Inf and NaN give 0x7F | S;
 //              464 < |x| < 480 rounds up into 0x7F | S through the mantissa carry. So: NaN above 464, the tie at
 //              464 to 448. The sign is kept: -Inf and negative NaNs give 0xFF.
 // -0.0 gives 0x80 in both. No step here fuses or contracts: the function is bit arithmetic only.
@@ -64,7 +64,7 @@ inline uint8_t f32_to_e4m3(float f, E4m3Overflow overflow) {
   const uint32_t exp = a >> 23;
   const uint32_t m = exp == 0 ? a : ((a & 0x7FFFFFu) | 0x800000u);
   const unsigned s = 141u - (exp == 0 ? 1u : exp);
-  if (s > 24) return sign;  // m < 2^24 <= half of 2^s: rounds to zero (|f| <= 2^-10 lands here or ties to 0 below)
+  if (s > 24) return sign;  // |f| < 2^-10: m < 2^24 <= half of 2^s, zero (2^-10 itself ties to 0 just below)
   return uint8_t(sign | detail::shift_round_even(m, s));
 }
 
