@@ -23,9 +23,10 @@ namespace fuseproof::ref {
 //              tie and rounds to even 0x7E anyway. Every NaN gives 0x7F: the software path replaces a NaN by the
 //              canonical 0x7FFFFFFF before converting, so the sign is dropped.
 //   kNan       eager torch `to(torch.float8_e4m3fn)` (c10/util/Float8_e4m3fn.h, fp8e4m3fn_from_fp32_value, a
-//              C10_HOST_DEVICE function behind the Float8_e4m3fn(float) constructor on CPU and CUDA): |x| >= 480 (the binary32 pattern 0x43F00000), +-Inf and NaN give 0x7F | S;
-//              464 < |x| < 480 rounds up into 0x7F | S through the mantissa carry. So: NaN above 464, the tie at
-//              464 to 448. The sign is kept: -Inf and negative NaNs give 0xFF.
+//              C10_HOST_DEVICE function behind the Float8_e4m3fn(float) constructor on CPU and CUDA): |x| >= 480
+//              (the binary32 pattern 0x43F00000), +-Inf and NaN give 0x7F | S; 464 < |x| < 480 rounds up into
+//              0x7F | S through the mantissa carry. So: NaN above 464, the tie at 464 to 448. The sign is kept:
+//              -Inf and negative NaNs give 0xFF.
 // -0.0 gives 0x80 in both. No step here fuses or contracts: the function is bit arithmetic only.
 enum class E4m3Overflow : int { kSaturate, kNan };
 
