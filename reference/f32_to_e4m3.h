@@ -21,7 +21,8 @@ namespace fuseproof::ref {
 //   kSaturate  CUDA's __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3) (cuda_fp8.hpp: cvt.rn.satfinite.e4m3x2.f32 on
 //              sm_89+, __nv_cvt_double_to_fp8 elsewhere): |x| > 464 and +-Inf give +-448 (0x7E | S); |x| = 464 is the
 //              tie and rounds to even 0x7E anyway. Every NaN gives 0x7F: the software path replaces a NaN by the
-//              canonical 0x7FFFFFFF before converting, so the sign is dropped.
+//              canonical 0x7FFFFFFF before converting, so the sign is dropped (the instruction's NaN is taken to be
+//              the same; scripts/capture_formats.py --special records what the device gives).
 //   kNan       eager torch `to(torch.float8_e4m3fn)` (c10/util/Float8_e4m3fn.h, fp8e4m3fn_from_fp32_value, a
 //              C10_HOST_DEVICE function behind the Float8_e4m3fn(float) constructor on CPU and CUDA): |x| >= 480
 //              (the binary32 pattern 0x43F00000), +-Inf and NaN give 0x7F | S; 464 < |x| < 480 rounds up into
