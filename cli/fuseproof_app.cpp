@@ -4,6 +4,7 @@
 #include "audit/audit_cli.h"
 #include "audit/reference_audit.h"
 #include "cli/eval_command.h"
+#include "cli/formats_command.h"
 #include "cli/ops_command.h"
 #include "cli/table_command.h"
 #include "cli/stages_command.h"
@@ -30,6 +31,7 @@ std::unique_ptr<CLI::App> make_fuseproof_app() {
   add_table_command(*app);
   add_sweep_command(*app);
   add_stages_command(*app);
+  add_formats_command(*app);
 #if FUSEPROOF_WITH_BENCH_CLI
   add_bench_command(*app);
 #endif

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,13 @@ namespace fuseproof {
 /// characters each). scripts/capture_golden.py computes the same from eager on the GPU (the `<key>_tree` entries of
 /// digests.json). options.threads workers (0 = hardware threads) compute and hash rows in any order.
 std::string sweep_tree_digest(const ref::RowFn& row, ref::SweepOptions options = {});
+
+/// One row of 65,536 one-byte outputs (the narrow-format casts, reference/format_cast.h) at row index r.
+using ByteRowFn = std::function<void(uint16_t r, uint8_t* out)>;
+
+/// The same tree over rows of 65,536 bytes: r(i) = hex SHA-256 of row i's 65,536 bytes, tree = hex SHA-256 of
+/// r(first) || r(first+1) || ... (rows options.bias_first .. + bias_count), computed in parallel as above.
+std::string sweep_tree_digest_bytes(const ByteRowFn& row, ref::SweepOptions options = {});
 
 /// The same tree digest from rows handed over in bias order, for callers that hold the ordered stream anyway (an
 /// --out file, a second backend): one thread, so no faster than the flat digest.

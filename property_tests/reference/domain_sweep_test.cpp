@@ -19,6 +19,7 @@
 #include "reference/activation_table.h"
 #include "reference/add_round.h"
 #include "reference/domain_sweep.h"
+#include "reference/format_cast.h"
 #include "reference/op_plan.h"
 
 namespace fuseproof::ref {
@@ -166,6 +167,30 @@ TEST(Reference_DomainSweep_both, TreeDigestIsTheRowDigestsDigestForAnyThreadCoun
     part.threads = threads;
     EXPECT_EQ(sweep_tree_digest(row, part), want) << threads << " threads";
   }
+}
+
+// The same for rows of bytes (the narrow-format casts): SHA-256 over each row's 65,536 bytes, not the uint16 buffer.
+TEST(Reference_DomainSweep_both, ByteRowTreeDigestIsTheRowDigestsDigestForAnyThreadCount) {
+  const ByteRowFn row = [](uint16_t r, uint8_t* out) { format_cast_row(FormatCast::kE4m3Nan, r, out); };
+  SweepOptions part;
+  part.bias_first = 0x43D0;
+  part.bias_count = 48;
+  Sha256 tree;
+  std::vector<uint8_t> bytes(65536);
+  for (uint32_t r = part.bias_first; r < part.bias_first + part.bias_count; ++r) {
+    row(uint16_t(r), bytes.data());
+    const std::string digest = Sha256::of(bytes.data(), bytes.size());
+    tree.update(digest.data(), digest.size());
+  }
+  const std::string want = tree.hex();
+  for (unsigned threads : {1u, 2u, 3u}) {
+    part.threads = threads;
+    EXPECT_EQ(sweep_tree_digest_bytes(row, part), want) << threads << " threads";
+  }
+  // Negative control: the saturating cast differs on these rows (448 .. 512), so its digest does.
+  EXPECT_NE(sweep_tree_digest_bytes([](uint16_t r, uint8_t* out) { format_cast_row(FormatCast::kE4m3Saturate, r, out); },
+                                    part),
+            want);
 }
 
 TEST(Reference_DomainSweep_both, AWorkerExceptionReachesTheCaller) {
