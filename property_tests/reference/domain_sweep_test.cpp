@@ -87,6 +87,11 @@ struct Case {
   Dtype dtype;
 };
 
+/// ctest's line names the case ("silu_and_mul fp32 bf16"), not its bytes.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.op << " " << contract_name(c.contract) << " " << dtype_name(c.dtype);
+}
+
 std::vector<Case> every_case() {
   std::vector<Case> v;
   for (const OpSpec& op : op_registry())
