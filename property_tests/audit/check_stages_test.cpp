@@ -342,12 +342,15 @@ TEST(Audit_Stages, Stage0DigestComparedWithGolden) {
   o.golden_dir = golden_with({{"modulate.stage0", {{"bf16", digest}}}}, "equal");
   StagesRun run = run_stages("stages_modulate", "modulate", d, 16, o);
   EXPECT_EQ(run.r.mismatches, 0u) << all_records(run.r);
+  EXPECT_EQ(run.r.failed_checks, 0u);
   EXPECT_NE(run.r.note.find("outputs " + digest + " (the reference's the same) equals golden/sm_90/digests.json "
                             "modulate.stage0.bf16"), std::string::npos) << run.r.note;
 
   o.golden_dir = golden_with({{"modulate.stage0", {{"bf16", wrong}}}}, "differs");
   run = run_stages("stages_modulate", "modulate", d, 16, o);
-  EXPECT_EQ(run.r.mismatches, 1u);
+  // A differing digest fails the class without counting as a mismatching pair (no pair was compared unequal).
+  EXPECT_EQ(run.r.mismatches, 0u);
+  EXPECT_EQ(run.r.failed_checks, 1u);
   EXPECT_NE(run.r.note.find("DIFFERS from golden/sm_90/digests.json modulate.stage0.bf16"), std::string::npos)
       << run.r.note;
   ASSERT_EQ(run.r.records.size(), 1u);
@@ -356,6 +359,7 @@ TEST(Audit_Stages, Stage0DigestComparedWithGolden) {
   o.golden_dir = golden_with({{"modulate.stage0", {{"fp16", wrong}}}}, "absent");
   run = run_stages("stages_modulate", "modulate", d, 16, o);
   EXPECT_EQ(run.r.mismatches, 0u);
+  EXPECT_EQ(run.r.failed_checks, 0u);
   EXPECT_NE(run.r.note.find("no golden digest for stage 0 yet (capture with scripts/capture_golden.py --add-stages)"),
             std::string::npos) << run.r.note;
 }
