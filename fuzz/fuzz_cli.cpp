@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/fuseproof_app.h"
+#include "common/cli_exit.h"
 
 namespace {
 
@@ -36,13 +37,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (std::string& a : args) argv.push_back(a.data());
   const auto app = fuseproof::cli::make_fuseproof_app();
   app->parse_complete_callback([] { throw ParsedOnly(); });
-  if (argv.size() > 1 && !fuseproof::cli::unknown_command_message(*app, argv[1]).empty()) return 0;
   try {
     app->parse(int(argv.size()), argv.data());
   } catch (const ParsedOnly&) {
     // parsed and accepted: the command would run now
   } catch (const CLI::Error&) {
-    // CLI11's refusal (or --help): parse_and_run prints it in one line and exits 2 (0 for --help).
+    // CLI11's refusal (or --help): parse_and_run prints it, or the unknown-subcommand line, in one line and exits 2
+    // (0 for --help).
+    const std::string unknown = fuseproof::detail::unknown_subcommand_line(*app, int(argv.size()), argv.data());
+    if (unknown.find('\n') != std::string::npos) __builtin_trap();
   } catch (const std::exception& e) {
     const std::string m = e.what();
     if (m.find('\n') != std::string::npos) __builtin_trap();
