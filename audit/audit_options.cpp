@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <stdexcept>
 
 #include <CLI/CLI.hpp>
 
@@ -72,6 +73,25 @@ std::vector<OptionDef> build_table() {
      S(&AuditOptions::golden_build_dir), 0, 0, false, false},
     {"--arch", "arch", "Golden architecture (default: the GPU's, else the only one golden/ holds)",
      S(&AuditOptions::arch)},
+    {"--scope", "scope", "A named set of the options above, each overridden by the option given: " + scope_list(),
+     S(&AuditOptions::scope)},
+  };
+  // clang-format on
+}
+
+std::vector<ScopeDef> build_scopes() {
+  // clang-format off
+  return {
+    {"quick", "a first look in seconds on a GPU: 64 domain rows, widths to 2,048, one shape of 65,537 rows, 10 s "
+     "calls", {{"domain_biases", "64"}, {"max_width", "2048"}, {"default_shapes", "false"}, {"shapes", "65537x64"},
+               {"call_timeout", "10"}}},
+    {"mutant", "a mutation run on a budget: 2,048 domain rows, widths to 16,384 (past 8,192), rows above 65,535 "
+     "and one call above 2^31 elements, 10 s calls (the hang), stop at the first failing class",
+     {{"domain_biases", "2048"}, {"max_width", "16384"}, {"default_shapes", "false"},
+      {"shapes", "65537x64,155345x13824"}, {"call_timeout", "10"}, {"first_fail", "true"}}},
+    {"default", "the backend's defaults: the production envelope on CUDA, a lighter one on the host", {}},
+    {"envelope", "the production envelope on any backend: every valid width to 65,536, the op's production shapes, "
+     "all 2^32 domain pairs", {{"domain_biases", "65536"}, {"max_width", "65536"}, {"default_shapes", "true"}}},
   };
   // clang-format on
 }
@@ -176,6 +196,36 @@ const std::vector<OptionDef>& option_table() {
   return table;
 }
 
+const std::vector<ScopeDef>& scope_table() {
+  static const std::vector<ScopeDef> table = build_scopes();
+  return table;
+}
+
+std::string scope_list() {
+  std::string s;
+  for (const ScopeDef& d : scope_table()) s += (s.empty() ? "" : ", ") + d.name;
+  return s;
+}
+
+void apply_scope(AuditOptions& o, const std::vector<std::string>& given) {
+  const auto& scopes = scope_table();
+  const auto scope = std::find_if(scopes.begin(), scopes.end(), [&](const ScopeDef& d) { return d.name == o.scope; });
+  if (scope == scopes.end()) throw UsageError("audit: unknown --scope " + o.scope + " (" + scope_list() + ")");
+  const auto& table = option_table();
+  for (const auto& [key, text] : scope->settings) {
+    if (std::find(given.begin(), given.end(), key) != given.end()) continue;
+    const auto d = std::find_if(table.begin(), table.end(), [&](const OptionDef& e) { return e.key == key; });
+    if (d == table.end()) throw std::logic_error("scope " + scope->name + " names no option " + key);
+    if (auto* s = std::get_if<std::string AuditOptions::*>(&d->field)) {
+      o.**s = text;
+    } else if (auto* b = std::get_if<bool AuditOptions::*>(&d->field)) {
+      o.**b = text == "true";
+    } else {
+      set_option_number(o, *d, text);
+    }
+  }
+}
+
 void add_options(CLI::App& sub, AuditOptions& o, std::vector<std::string>& numbers_text,
                  std::function<std::vector<std::string>()>* given) {
   const auto& table = option_table();
@@ -237,6 +287,7 @@ void apply_cli_options(AuditOptions& o, const std::vector<std::string>& numbers,
   for (size_t i = 0; i < table.size() && i < numbers.size(); ++i)
     if (is_number(table[i]) && std::find(given.begin(), given.end(), table[i].key) != given.end())
       set_option_number(o, table[i], numbers[i]);
+  apply_scope(o, given);
   resolve_options(o);
 }
 
@@ -251,6 +302,8 @@ void resolve_options(AuditOptions& o) {
   }
   if (!o.backend.empty() && o.backend != "cuda" && o.backend != "emulated")
     throw UsageError("audit: unknown --backend " + o.backend + " (cuda, emulated)");
+  if (std::none_of(scope_table().begin(), scope_table().end(), [&](const ScopeDef& d) { return d.name == o.scope; }))
+    throw UsageError("audit: unknown --scope " + o.scope + " (" + scope_list() + ")");
   o.only_class.reset();
   if (!o.only.empty()) {
     o.only_class = parse_check_class(o.only);
@@ -317,6 +370,9 @@ void options_from_python(AuditOptions& o, const nlohmann::json& kwargs) {
       set_option_number(o, d, v.dump());
     }
   }
+  std::vector<std::string> given;
+  for (const auto& item : kwargs.items()) given.push_back(item.key());
+  apply_scope(o, given);
 }
 
 std::string reproduce_options(const AuditOptions& o, const std::vector<std::string>& except) {

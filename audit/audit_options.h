@@ -75,6 +75,7 @@ struct AuditOptions {
   std::string golden_dir;              ///< golden/ (default: the library's)
   std::string golden_build_dir;        ///< its unpacked archives
   std::string arch;                    ///< the golden architecture (default: the device's, else the only one)
+  std::string scope = "default";       ///< a named set of the options above (scope_table()); given options win
 
   // --- resolved from the above by resolve_options() ---
   std::vector<ref::Dtype> dtypes;
@@ -104,6 +105,21 @@ struct OptionDef {
 
 /// The table, in the order --help lists it.
 const std::vector<OptionDef>& option_table();
+
+/// A named audit scope: option values (keys of option_table(), as text) that `--scope NAME` sets where the command
+/// line or the Python call did not give that option. The GPU runner and the docs name scopes instead of copying
+/// option lists.
+struct ScopeDef {
+  std::string name;     ///< "quick", "mutant", "default", "envelope"
+  std::string meaning;  ///< one line, for --help and docs/AUDIT.md
+  std::vector<std::pair<std::string, std::string>> settings;  ///< {"max_width", "16384"}, {"first_fail", "true"}
+};
+/// Every scope, in the order --help lists them.
+const std::vector<ScopeDef>& scope_table();
+/// "quick, mutant, default, envelope".
+std::string scope_list();
+/// Sets o's options from its scope (o.scope), except the keys in `given`; throws UsageError on an unknown scope.
+void apply_scope(AuditOptions& o, const std::vector<std::string>& given);
 
 /// Registers every option of the table on `sub`, bound to `o`; numbers arrive as text in `numbers_text` (one slot per
 /// table entry) and are checked by apply_cli_options, so that every refusal reads the same. `given` is set to a

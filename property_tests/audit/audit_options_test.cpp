@@ -22,6 +22,7 @@ std::string other_value(const OptionDef& d, const AuditOptions& defaults) {
     if (d.key == "contract") return "fp32";
     if (d.key == "math_model") return "exact";
     if (d.key == "arch") return "sm_100";
+    if (d.key == "scope") return "quick";
     return defaults.**s + "x";
   }
   // The smallest accepted number, unless that is the default: then the next one.
@@ -159,6 +160,62 @@ TEST(Audit_Options, CallTimeoutTheWatchdogCannotHonourIsRefused) {
   EXPECT_THROW(set_option_number(o, *ct, "1e-9"), UsageError);
   EXPECT_THROW(set_option_number(o, *ct, "0.5"), UsageError);
   EXPECT_NO_THROW(set_option_number(o, *ct, "1"));  // the control
+}
+
+TEST(Audit_Options, ScopeSetsWhatWasNotGiven) {
+  AuditOptions o;
+  o.scope = "mutant";
+  o.max_width = 777;
+  apply_scope(o, {"max_width"});
+  EXPECT_EQ(o.max_width, 777);  // given on the command line: the scope leaves it
+  EXPECT_EQ(o.domain_biases, 2048u);
+  EXPECT_EQ(o.shapes, "65537x64,155345x13824");
+  EXPECT_FALSE(o.default_shapes);
+  EXPECT_TRUE(o.first_fail);
+  EXPECT_EQ(o.call_timeout_s, 10.0);
+  // The same through the command-line path: the scope's values reach the reproduce line, so a child or a rerun
+  // needs no scope table to see them.
+  AuditOptions cli;
+  cli.scope = "quick";
+  apply_cli_options(cli, std::vector<std::string>(option_table().size()), {"scope"});
+  const std::string line = reproduce_options(cli);
+  EXPECT_NE(line.find(" --max-width 2048"), std::string::npos) << line;
+  EXPECT_NE(line.find(" --domain-biases 64"), std::string::npos) << line;
+  EXPECT_NE(line.find(" --no-default-shapes"), std::string::npos) << line;
+}
+
+TEST(Audit_Options, EveryScopeNamesOptionsOfTheTable) {
+  const nlohmann::json defaults = options_to_json(AuditOptions());
+  for (const ScopeDef& scope : scope_table()) {
+    AuditOptions o;
+    o.scope = scope.name;
+    ASSERT_NO_THROW(apply_scope(o, {})) << scope.name;
+    ASSERT_NO_THROW(resolve_options(o)) << scope.name;
+    nlohmann::json j = options_to_json(o), d = defaults;
+    j.erase("scope");
+    d.erase("scope");
+    // "default" changes nothing (the control); every other scope changes exactly what it lists.
+    if (scope.settings.empty()) {
+      EXPECT_EQ(j, d) << scope.name;
+    } else {
+      size_t changed = 0;
+      for (const auto& item : j.items()) changed += item.value() != d[item.key()];
+      EXPECT_GE(changed, 1u) << scope.name;
+      EXPECT_LE(changed, scope.settings.size()) << scope.name;
+    }
+  }
+}
+
+TEST(Audit_Options, UnknownScopeRefusedInOneLine) {
+  AuditOptions o;
+  o.scope = "fast";
+  try {
+    apply_scope(o, {});
+    FAIL() << "no refusal";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "audit: unknown --scope fast (quick, mutant, default, envelope)");
+  }
+  EXPECT_THROW(resolve_options(o), UsageError);  // a child spec with a foreign scope is refused too
 }
 
 }  // namespace
