@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """check_cuda_mutants.py MUTATION_JSON: every CUDA mutant of a `fuseproof audit --mutants` run killed by the class it
 must be killed by (bias_gelu_tanh's by the classes below, with the fault text for the fault mutants; every family
-mutant, named "<op> <bug>", by extreme unless FAMILY_EXPECTED names its bug), and none missing. Used by gpu_audit.sh
-and gpu_family.sh.
+mutant, named "<op> <bug>", by extreme unless FAMILY_EXPECTED names its bug), and none missing. Used by the GPU runner's
+mutants step (scripts/gpu_plan.toml).
 With --subset, only the mutants in the run are judged (none is missing). Exit 0 when all are as expected; 1 otherwise (each line says ok or BAD)."""
 
 import json

@@ -2,8 +2,8 @@
 """subjects_table.py: the docs/SUBJECTS.md table from the Python subjects' audit reports: op x subject x contract x
 dtype x verdict x exact mismatches x distance from the contract and from the correctly rounded value x first records.
 Usage: scripts/subjects_table.py DIR
-DIR holds one NAME.json (the audit's --json) and NAME.status ("exit-status seconds") per audit, NAME either
-OP.SUBJECT.CONTRACT.DTYPE (scripts/gpu_family.sh subjects) or subject_SUBJECT.DTYPE (scripts/gpu_subjects.sh)."""
+DIR holds one NAME.json (the audit's --json) and NAME.status ("exit-status seconds") per audit, NAME being
+OP.CONTRACT.SUBJECT.DTYPE (`scripts/gpu_runner.py subjects`: OUT/runner/subjects/)."""
 
 import glob
 import json
@@ -62,10 +62,8 @@ def main(d):
     for p in glob.glob(os.path.join(d, "*.status")):
         base = os.path.basename(p)[:-len(".status")]
         parts = base.split(".")
-        if base.startswith("subject_") and len(parts) == 2:
-            key = ("", parts[0][len("subject_"):], "", parts[1])
-        elif len(parts) == 4:
-            key = tuple(parts)
+        if len(parts) == 4:  # OP.CONTRACT.SUBJECT.DTYPE, the GPU runner's subjects step
+            key = (parts[0], parts[2], parts[1], parts[3])
         else:
             print("subjects_table: %s: not a report name this script knows" % p, file=sys.stderr)
             return 2
