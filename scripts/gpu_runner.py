@@ -6,8 +6,8 @@
 Steps run in the order given (the plan's [run] default when none is); steps joined by "+" run side by side. A step
 starts only while the budget leaves it its `min_seconds`, and every job runs under a limit that ends inside the
 budget. The op lists come from `fuseproof ops --json`: the plan names contracts and scopes, never ops. Everything a
-run writes is under OUT/runner/<step>/ (one log per job, runner.log, steps.json), packed into OUT/runner.tar.gz at
-the end (a device call brings back few files).
+run writes is under OUT/runner/<step>/ (one log and status per job, runner.log, steps.json), packed into
+OUT/runner.tar.gz at the end and removed (a device call brings back few files; --keep keeps it).
 
 --dry-run prints each job's command line and environment instead of running it (the ops still come from
 `fuseproof ops --json`, of --fuseproof or the build tree); CI runs it over the whole plan.
@@ -21,6 +21,7 @@ import itertools
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -193,9 +194,12 @@ class Runner:
 
     def run(self, groups):
         if not self.args.dry_run:
-            gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,compute_cap,memory.total",
-                                  "--format=csv,noheader"], capture_output=True, text=True)
-            self.say("device: " + (gpu.stdout.strip() or "no nvidia-smi answer"))
+            try:
+                gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,compute_cap,memory.total",
+                                      "--format=csv,noheader"], capture_output=True, text=True, timeout=60).stdout
+            except (OSError, subprocess.TimeoutExpired) as e:
+                gpu = "no nvidia-smi (%s)" % e
+            self.say("device: " + (gpu.strip() or "no nvidia-smi answer"))
         code = 0
         for group in groups:
             names = group.split("+")
@@ -223,6 +227,8 @@ class Runner:
         if not self.args.dry_run:
             with tarfile.open(os.path.join(self.args.out, "runner.tar.gz"), "w:gz") as t:
                 t.add(self.root, arcname="runner")
+            if not self.args.keep:  # a device call brings back at most 8 files: the archive, not the folder
+                shutil.rmtree(self.root, ignore_errors=True)
             print("gpu_runner: packed %s/runner.tar.gz, exit %d" % (self.args.out, code), flush=True)
 
 
@@ -240,6 +246,7 @@ def main(argv):
     p.add_argument("--commit", default=os.environ.get("FUSEPROOF_GIT_COMMIT", ""), help="the commit, for e2e")
     p.add_argument("--dry-run", action="store_true", help="print each job's command instead of running it")
     p.add_argument("--list", action="store_true", help="list the plan's steps and exit")
+    p.add_argument("--keep", action="store_true", help="keep OUT/runner/ beside its archive")
     args = p.parse_args(argv)
     # Paths given are the caller's; the plan's (and --build's) are the repository root's.
     args.plan = os.path.abspath(args.plan)
@@ -265,8 +272,11 @@ def main(argv):
                 if n not in plan.get("step", {}):
                     raise PlanError("gpu_runner: unknown step %s (%s)" % (n, ", ".join(plan.get("step", {}))))
         runner = Runner(args, plan)
-        code = runner.run(groups)
-        runner.finish(code)
+        code = 2
+        try:
+            code = runner.run(groups)
+        finally:
+            runner.finish(code)  # the archive, whatever happened
         return code
     except PlanError as e:
         print(str(e), file=sys.stderr)
