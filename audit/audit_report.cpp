@@ -394,29 +394,24 @@ std::string report_junit(const std::vector<AuditResult>& results, const std::str
   if (!missing.empty()) {
     junit::TestSuite s;
     s.name = "fuseproof.audit";
-    junit::TestCase c;
-    c.classname = s.name;
-    c.name = "golden data";
-    c.outcome = junit::Outcome::kFailure;
-    c.type = "incomplete";
-    c.message = "INCOMPLETE (never a pass): " + missing;
-    c.text = missing + "\nGolden data of a new architecture: scripts/capture_golden.py --out golden on its GPU "
-                       "(README, \"Golden data\")";
-    s.cases.push_back(c);
+    s.cases.push_back(junit::failed_case(
+        s.name, "golden data", "incomplete", "INCOMPLETE (never a pass): " + missing,
+        missing + "\nGolden data of a new architecture: scripts/capture_golden.py --out golden on its GPU (README, "
+                  "\"Golden data\")"));
     suites.push_back(s);
   }
   if (!reference_verdict.empty()) {
     junit::TestSuite ref_suite;
     ref_suite.name = "fuseproof.reference";
-    junit::TestCase c;
-    c.classname = "fuseproof.reference";
-    c.name = "self-audit";
-    c.system_out = "the oracle against every captured GPU's golden data: " + reference_verdict;
+    junit::TestCase c = junit::passed_case("fuseproof.reference", "self-audit",
+                                           "the oracle against every captured GPU's golden data: " + reference_verdict);
     if (reference_verdict != "PASS") {
-      c.outcome = junit::Outcome::kFailure;
-      c.type = reference_verdict == "FAIL" ? "mismatch" : "incomplete";
-      c.message = "reference self-audit: " + reference_verdict + " (fuseproof reference-audit prints every row)";
-      c.text = "Reproduce: fuseproof reference-audit";
+      const std::string out = c.system_out;
+      c = junit::failed_case(c.classname, c.name, reference_verdict == "FAIL" ? "mismatch" : "incomplete",
+                             "reference self-audit: " + reference_verdict +
+                                 " (fuseproof reference-audit prints every row)",
+                             "Reproduce: fuseproof reference-audit");
+      c.system_out = out;
     }
     ref_suite.cases.push_back(c);
     suites.push_back(ref_suite);
@@ -438,26 +433,13 @@ std::string report_junit(const std::vector<AuditResult>& results, const std::str
                         {"seed", std::to_string(r.seed)},
                         {"command", r.command},
                         {"verdict", r.verdict()}};
-    if (!r.load_fault.empty()) {
-      junit::TestCase c;
-      c.classname = suite.name;
-      c.name = "load";
-      c.outcome = junit::Outcome::kFailure;
-      c.type = "fault";
-      c.message = r.load_fault;
-      c.text = "The subject could not be loaded: no class ran.\n" + r.load_fault + "\nReproduce: " + r.command;
-      suite.cases.push_back(c);
-    }
-    if (!r.not_audited.empty()) {
-      junit::TestCase c;
-      c.classname = suite.name;
-      c.name = "plugin";
-      c.outcome = junit::Outcome::kFailure;
-      c.type = "incomplete";
-      c.message = r.not_audited;
-      c.text = "Not audited: no class ran.\n" + r.not_audited;
-      suite.cases.push_back(c);
-    }
+    if (!r.load_fault.empty())
+      suite.cases.push_back(junit::failed_case(
+          suite.name, "load", "fault", r.load_fault,
+          "The subject could not be loaded: no class ran.\n" + r.load_fault + "\nReproduce: " + r.command));
+    if (!r.not_audited.empty())
+      suite.cases.push_back(junit::failed_case(suite.name, "plugin", "incomplete", r.not_audited,
+                                               "Not audited: no class ran.\n" + r.not_audited));
     for (const CheckResult& k : r.checks) {
       junit::TestCase c;
       c.classname = suite.name;

@@ -3,6 +3,8 @@
 // and a kernel's fault text or a Python exception can carry any byte.
 #include "common/junit_xml.h"
 
+#include <utility>
+
 #include <cstdint>
 #include <cstdio>
 
@@ -138,6 +140,35 @@ std::string to_xml(const std::vector<TestSuite>& suites) {
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites tests=\"" + std::to_string(tests) +
          "\" failures=\"" + std::to_string(failures) + "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" +
          std::to_string(skipped) + "\" time=\"" + seconds_text(seconds) + "\">\n" + body + "</testsuites>\n";
+}
+
+TestCase passed_case(std::string classname, std::string name, std::string out) {
+  TestCase c;
+  c.classname = std::move(classname);
+  c.name = std::move(name);
+  c.system_out = std::move(out);
+  return c;
+}
+
+TestCase failed_case(std::string classname, std::string name, std::string type, std::string message,
+                     std::string text) {
+  TestCase c;
+  c.classname = std::move(classname);
+  c.name = std::move(name);
+  c.outcome = Outcome::kFailure;
+  c.type = std::move(type);
+  c.message = std::move(message);
+  c.text = std::move(text);
+  return c;
+}
+
+TestCase skipped_case(std::string classname, std::string name, std::string reason) {
+  TestCase c;
+  c.classname = std::move(classname);
+  c.name = std::move(name);
+  c.outcome = Outcome::kSkipped;
+  c.message = std::move(reason);
+  return c;
 }
 
 }  // namespace fuseproof::junit

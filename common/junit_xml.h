@@ -23,6 +23,14 @@ struct TestCase {
   std::string system_out; ///< what was covered ("In N cases, no errors found ...")
 };
 
+/// A passing case; `out` says what it covered.
+TestCase passed_case(std::string classname, std::string name, std::string out = "");
+/// A failing case: `type` "mismatch", "fault" or "incomplete"; `message` one line; `text` the body.
+TestCase failed_case(std::string classname, std::string name, std::string type, std::string message,
+                     std::string text);
+/// A skipped case with its reason.
+TestCase skipped_case(std::string classname, std::string name, std::string reason);
+
 struct TestSuite {
   std::string name;
   std::vector<std::pair<std::string, std::string>> properties;

@@ -134,23 +134,14 @@ std::string check_junit(const CheckReport& r, const nlohmann::json& run, const s
                       {"torch", run.value("torch_version", std::string())},
                       {"outcome", check_outcome_name(r.outcome)}};
   for (const nlohmann::json& gate : r.json.value("gates", nlohmann::json::array())) {
-    junit::TestCase c;
-    c.classname = suite.name;
-    c.name = gate.value("gate", std::string());
+    const std::string name = gate.value("gate", std::string());
     const std::string status = gate.value("status", std::string());
     const std::string detail = gate.value("detail", std::string());
-    if (status == "FAIL") {
-      c.outcome = junit::Outcome::kFailure;
-      c.type = gate.value("outcome", std::string("mismatch"));
-      c.message = detail;
-      c.text = detail + "\nReproduce: " + reproduce;
-    } else if (status == "SKIP") {
-      c.outcome = junit::Outcome::kSkipped;
-      c.message = detail;
-    } else {
-      c.system_out = detail;
-    }
-    suite.cases.push_back(c);
+    suite.cases.push_back(status == "FAIL"   ? junit::failed_case(suite.name, name,
+                                                                  gate.value("outcome", std::string("mismatch")),
+                                                                  detail, detail + "\nReproduce: " + reproduce)
+                          : status == "SKIP" ? junit::skipped_case(suite.name, name, detail)
+                                             : junit::passed_case(suite.name, name, detail));
   }
   return junit::to_xml({suite});
 }
