@@ -1,7 +1,7 @@
 // rcp_approx_model.cpp: rcp.approx.ftz.f32 from the table of its results on [1, 2), and the table file's codec.
 #include "rcp_approx_model.h"
 
-#include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "dtype.h"
@@ -51,6 +51,26 @@ std::optional<RcpApproxTable> RcpApproxTable::from_codes(const std::vector<uint8
                                std::to_string(k));
     }
   }
+  return t;
+}
+
+std::optional<RcpApproxTable> RcpApproxTable::from_results(const std::vector<uint32_t>& results, std::string* why) {
+  if (results.size() != kRcpApproxMantissas)
+    return refuse(why, "rcp table: " + std::to_string(kRcpApproxMantissas) + " results needed, got " +
+                           std::to_string(results.size()));
+  for (uint32_t k = 0; k < kRcpApproxMantissas; ++k) {
+    const uint32_t cr = rcp_correctly_rounded_mantissa_bits(k), r = results[k];
+    if (r != cr && r != cr - 1 && r != cr + 1) {
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "rcp table: the result 0x%08X of 0x%08X is %+lld patterns from the correctly rounded 0x%08X: "
+                    "codes hold 0 or +-1 only",
+                    r, kOne | k, (long long)r - (long long)cr, cr);
+      return refuse(why, line);
+    }
+  }
+  RcpApproxTable t;
+  t.results_ = results;
   return t;
 }
 

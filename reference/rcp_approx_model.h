@@ -59,6 +59,9 @@ class RcpApproxTable {
   /// From one code (0, 1, 2) per mantissa; nullopt when there are not 2^23 codes or a code is above 2 (`why` says
   /// which, one line).
   static std::optional<RcpApproxTable> from_codes(const std::vector<uint8_t>& codes, std::string* why = nullptr);
+  /// From the device's 2^23 results on [1, 2) as binary32 patterns (golden/<arch>/'s mufu_rcp_approx_ftz.bin holds
+  /// them); nullopt when there are not 2^23 or one lies more than one pattern from 1/m (`why` names the first).
+  static std::optional<RcpApproxTable> from_results(const std::vector<uint32_t>& results, std::string* why = nullptr);
 
   /// The binary32 pattern of rcp.approx.ftz(1 + k 2^-23), k < 2^23.
   uint32_t result_bits(uint32_t k) const { return results_[k]; }

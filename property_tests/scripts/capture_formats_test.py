@@ -1,31 +1,183 @@
 #!/usr/bin/env python3
 """capture_formats_test.py: scripts/capture_formats.py against `fuseproof formats` on a subset of rows.
 
-  tree       the script's row hashing and tree code over the bytes the C++ command writes (--out), for every cast;
-             negative control: one byte changed in the file changes the script's digest
-  torch-cpu  the script's eager torch cast on the CPU (torch.float8_e4m3fn) against the C++ e4m3-nan digest; exit 77
-             (skipped) where torch has no float8_e4m3fn (Debian's torch 1.13)
+  tree         the script's row hashing and tree code over the bytes the C++ command writes (--out), for every cast
+               (rcp-approx-ftz: four bytes per input, with the synthetic table below); negative control: one byte
+               changed in the file changes the script's digest
+  torch-cpu    the script's eager torch cast on the CPU (torch.float8_e4m3fn) against the C++ e4m3-nan digest; exit 77
+               (skipped) where torch has no float8_e4m3fn (Debian's torch 1.13)
+  rcp          the rcp.approx.ftz table both ways: the script's writer gives the bytes the C++ serializer gives (one
+               SHA-256, asserted by both tests); the C++ model reads the script's table, and the script derives the
+               same table back from the C++ rows of [1, 2) (--from-bytes --rcp-table); rows outside [1, 2) against a
+               model written here; refusals: a result 2 patterns away (exit 4), a code 3, a wrong size, a wrong magic
+  cuda-source  the CuPy kernels' CUDA source compiles with nvcc for sm_90 and the PTX holds rcp.approx.ftz.f32; exit
+               77 (skipped) without nvcc
 Usage: capture_formats_test.py MODE FUSEPROOF SCRIPT TMPDIR
 """
+import hashlib
+import importlib.util
 import json
 import os
+import shutil
+import struct
 import subprocess
 import sys
 
 ROWS = "0x43E0:0x43F8"  # 448 .. 480 and the magnitudes around them: where the two E4M3 conventions part
 CASTS = {"e4m3-saturate": ["--format", "e4m3", "--overflow", "saturate"],
-         "e4m3-nan": ["--format", "e4m3", "--overflow", "nan"], "e2m1": ["--format", "e2m1"]}
+         "e4m3-nan": ["--format", "e4m3", "--overflow", "nan"], "e2m1": ["--format", "e2m1"],
+         "rcp-approx-ftz": ["--format", "rcp-approx-ftz", "--rcp-table", "{table}"]}
+# The synthetic table (period 7 over the mantissas: every code in every position of a byte) and the SHA-256 of its file,
+# which property_tests/reference/rcp_approx_model_test.cpp asserts for the C++ serializer too.
+RCP_PERIOD = b"\x00\x01\x02\x00\x02\x01\x01"
+RCP_SYNTHETIC_SHA256 = "637ba2212c193620eab039b2965f2f4e8510030a25eab89779cb7ffd8e163fbc"
 
 
-def cpp(fuseproof, cast, out=None):
-    args = [fuseproof, "formats", *CASTS[cast], "--rows", ROWS, "--json"] + (["--out", out] if out else [])
+def load_script(path):
+    spec = importlib.util.spec_from_file_location("capture_formats", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def synthetic_codes(cf):
+    return (RCP_PERIOD * (cf.RCP_MANTISSAS // len(RCP_PERIOD) + 1))[:cf.RCP_MANTISSAS]
+
+
+def write_synthetic_table(cf, tmp):
+    path = os.path.join(tmp, "capture_formats_rcp_table.bin")
+    with open(path, "wb") as f:
+        f.write(cf.pack_rcp_table(synthetic_codes(cf)))
+    return path
+
+
+def cpp(fuseproof, cast, out=None, table=None, rows=ROWS):
+    args = [fuseproof, "formats", *(a.format(table=table) for a in CASTS[cast]), "--rows", rows, "--json"]
+    args += ["--out", out] if out else []
     return json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)["tree"][cast]
 
 
-def script(path, tmp, *args):
+def script(path, tmp, *args, rows=ROWS):
     j = os.path.join(tmp, "capture_formats_test.json")
-    r = subprocess.run([sys.executable, path, "--rows", ROWS, "--out", j, *args], capture_output=True, text=True)
+    if os.path.exists(j):
+        os.remove(j)
+    r = subprocess.run([sys.executable, path, "--rows", rows, "--out", j, *args], capture_output=True, text=True)
     return r.returncode, r.stderr.strip(), (json.load(open(j))["tree"] if r.returncode == 0 else None)
+
+
+def rcp_model(x, results):
+    """rcp.approx.ftz.f32 of pattern x from the results on [1, 2), written from the definition (reference/
+    rcp_approx_model.h's table): scale the result of the mantissa by 2^(127 - E), flush what is not normal."""
+    sign, e, k = x & 0x80000000, (x >> 23) & 0xFF, x & 0x7FFFFF
+    if e == 0xFF:
+        return 0x7FFFFFFF if k else sign
+    if e == 0:
+        return sign | 0x7F800000
+    y = results[k]
+    e_out = (y >> 23) + 127 - e
+    return sign | (e_out << 23) | (y & 0x7FFFFF) if e_out >= 1 else sign
+
+
+def rcp_mode(fuseproof, path, tmp):
+    cf = load_script(path)
+    failures = 0
+
+    def check(ok, what):
+        nonlocal failures
+        print(f"{'ok' if ok else 'FAILED'}: {what}")
+        failures += not ok
+
+    codes = synthetic_codes(cf)
+    data = cf.pack_rcp_table(codes)
+    check(hashlib.sha256(data).hexdigest() == RCP_SYNTHETIC_SHA256, "the script's writer gives the C++ serializer's bytes")
+    check(cf.unpack_rcp_table(data) == codes, "the script's reader gives the codes back")
+    for bad, want in ((data[:-1], "must hold 2097184 bytes, got 2097183"), (b"X" + data[1:], "magic"),
+                      (data[:32] + bytes([0x30]) + data[33:], "got 3 at mantissa 2")):
+        try:
+            cf.unpack_rcp_table(bad)
+            check(False, f"the script's reader refuses ({want})")
+        except cf.Corrupt as e:
+            check(want in str(e), f"the script's reader refuses: {e}")
+
+    table = write_synthetic_table(cf, tmp)
+    rcp_rows = f"0x{cf.RCP_ROWS[0]:04X}:0x{cf.RCP_ROWS[1]:04X}"
+    rows_file = os.path.join(tmp, "capture_formats_rcp_rows.bin")
+    want = cpp(fuseproof, "rcp-approx-ftz", rows_file, table, rcp_rows)
+    back = os.path.join(tmp, "capture_formats_rcp_back.bin")
+    rc, err, got = script(path, tmp, "--from-bytes", rows_file, "--casts", "rcp-approx-ftz", "--rcp-table", back,
+                          rows=rcp_rows)
+    check(rc == 0 and got["rcp-approx-ftz"] == want, f"rows {rcp_rows}: C++ {want}, script {got or err}")
+    check(rc == 0 and open(back, "rb").read() == data,
+          "the table the script derives from the C++ rows of [1, 2) is the table the C++ model read")
+
+    # The C++ rows outside [1, 2) against the model written above, from the same results.
+    with open(rows_file, "rb") as f:
+        results = struct.unpack(f"<{cf.RCP_MANTISSAS}I", f.read())
+    other = os.path.join(tmp, "capture_formats_rcp_other.bin")
+    for r in (0x8000, 0x0080, 0x4040, 0x7E7F, 0xFE80, 0x7F80):
+        cpp(fuseproof, "rcp-approx-ftz", other, table, f"{r}:{r + 1}")
+        with open(other, "rb") as f:
+            row = struct.unpack("<65536I", f.read())
+        bad = [lo for lo in range(65536) if row[lo] != rcp_model((r << 16) | lo, results)]
+        check(not bad, f"row 0x{r:04X}: C++ against the model here" +
+              (f": x=0x{(r << 16) | bad[0]:08X} => 0x{row[bad[0]]:08X} expected "
+               f"0x{rcp_model((r << 16) | bad[0], results):08X} ({len(bad)} differ)" if bad else ""))
+
+    # Controls: one result moved one pattern moves one code; two patterns cannot be held (exit 4, one line).
+    k = 12348  # code 0 in the synthetic table (k % 7 == 0)
+    raw = bytearray(open(rows_file, "rb").read())
+    for delta, want_rc in ((1, 0), (2, 4)):
+        moved = bytearray(raw)
+        moved[4 * k:4 * k + 4] = struct.pack("<I", results[k] + delta)
+        moved_file = os.path.join(tmp, "capture_formats_rcp_moved.bin")
+        with open(moved_file, "wb") as f:
+            f.write(moved)
+        out = os.path.join(tmp, "capture_formats_rcp_moved_table.bin")
+        if os.path.exists(out):
+            os.remove(out)
+        rc, err, _ = script(path, tmp, "--from-bytes", moved_file, "--casts", "rcp-approx-ftz", "--rcp-table", out,
+                            rows=rcp_rows)
+        if want_rc == 0:
+            new = cf.unpack_rcp_table(open(out, "rb").read()) if rc == 0 else b""
+            alone = new[:k] == codes[:k] and new[k + 1:] == codes[k + 1:] and new[k:k + 1] == b"\x02"
+            check(rc == 0 and alone, f"a result moved +1 pattern changes mantissa {k}'s code alone, to 2 ({err})")
+        else:
+            check(rc == 4 and "\n" not in err and "+2 binary32 patterns" in err and not os.path.exists(out),
+                  f"a result moved +2 patterns: exit {rc}, {err}")
+
+    # The C++ reader refuses a code 3 (exit 4, one line).
+    bad_table = os.path.join(tmp, "capture_formats_rcp_bad.bin")
+    with open(bad_table, "wb") as f:
+        f.write(data[:40] + bytes([data[40] | 0xC0]) + data[41:])
+    r = subprocess.run([fuseproof, "formats", "--format", "rcp-approx-ftz", "--rcp-table", bad_table, "--rows", "0:1"],
+                       capture_output=True, text=True)
+    check(r.returncode == 4 and r.stderr.count("\n") == 1 and "got 3 at mantissa 35" in r.stderr,
+          f"the C++ reader refuses a code 3: exit {r.returncode}, {r.stderr.strip()}")
+    return failures
+
+
+def cuda_source_mode(path, tmp):
+    """The CuPy sources through nvcc (CuPy compiles them with NVRTC on the device; nvcc is the same front end)."""
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+    if not nvcc:
+        print("skipped: no nvcc")
+        return None
+    cf = load_script(path)
+    failures = 0
+    for name, source in (("cast", cf._CUPY_SOURCE), ("rcp", cf._CUPY_RCP_SOURCE)):
+        cu = os.path.join(tmp, f"capture_formats_{name}.cu")
+        with open(cu, "w") as f:
+            f.write(source)
+        for kind in ("-c", "-ptx"):
+            out = os.path.join(tmp, f"capture_formats_{name}{'.o' if kind == '-c' else '.ptx'}")
+            r = subprocess.run([nvcc, "-arch=sm_90", "-std=c++17", kind, cu, "-o", out], capture_output=True, text=True)
+            ok = r.returncode == 0
+            print(f"{'ok' if ok else 'FAILED'}: nvcc -arch=sm_90 {kind} {name}: {r.stderr.strip()[-300:]}")
+            failures += not ok
+    ptx = open(os.path.join(tmp, "capture_formats_rcp.ptx")).read()
+    ok = "rcp.approx.ftz.f32" in ptx
+    print(f"{'ok' if ok else 'FAILED'}: the rcp kernel's PTX holds rcp.approx.ftz.f32")
+    return failures + (not ok)
 
 
 def main():
@@ -33,9 +185,10 @@ def main():
     os.makedirs(tmp, exist_ok=True)
     failures = 0
     if mode == "tree":
+        table = write_synthetic_table(load_script(path), tmp)
         for cast in CASTS:
             rows = os.path.join(tmp, f"capture_formats_{cast}.bin")
-            want = cpp(fuseproof, cast, rows)
+            want = cpp(fuseproof, cast, rows, table)
             rc, err, got = script(path, tmp, "--from-bytes", rows, "--casts", cast)
             ok = rc == 0 and got[cast] == want
             print(f"{cast} rows {ROWS}: C++ {want}, script {got[cast] if got else err}: {'same' if ok else 'DIFFER'}")
@@ -59,8 +212,15 @@ def main():
         print(f"e4m3-nan rows {ROWS}: C++ {want}, torch CPU {got['e4m3-nan'] if got else err}: "
               f"{'same' if ok else 'DIFFER'}")
         failures += not ok
+    elif mode == "rcp":
+        failures += rcp_mode(fuseproof, path, tmp)
+    elif mode == "cuda-source":
+        n = cuda_source_mode(path, tmp)
+        if n is None:
+            return 77
+        failures += n
     else:
-        raise SystemExit(f"capture_formats_test: MODE must be tree or torch-cpu, got {mode}")
+        raise SystemExit(f"capture_formats_test: MODE must be tree, torch-cpu, rcp or cuda-source, got {mode}")
     print(f"{failures} failed" if failures else "all passed")
     return 1 if failures else 0
 
