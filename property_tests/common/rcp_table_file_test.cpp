@@ -17,7 +17,8 @@ namespace {
 
 std::string write_file(const std::string& name, const std::vector<uint8_t>& bytes) {
   const std::string path = (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + name)).string();
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
   return path;
 }
 

@@ -12,6 +12,9 @@
                model written here; refusals: a result 2 patterns away (exit 4), a code 3, a wrong size, a wrong magic
   cuda-source  the CuPy kernels' CUDA source compiles with nvcc for sm_90 and the PTX holds rcp.approx.ftz.f32; exit
                77 (skipped) without nvcc
+  fake-cupy    the script's CUDA path for rcp-approx-ftz (--device cuda --rcp-table --special --out) end to end, with a
+               stand-in CuPy module whose kernel scales the C++ model's results on [1, 2) of the synthetic table (not a
+               device): the table, the digest, the JSON and the special values come out as the C++ model says
 Usage: capture_formats_test.py MODE FUSEPROOF SCRIPT TMPDIR
 """
 import hashlib
@@ -89,7 +92,8 @@ def rcp_mode(fuseproof, path, tmp):
 
     codes = synthetic_codes(cf)
     data = cf.pack_rcp_table(codes)
-    check(hashlib.sha256(data).hexdigest() == RCP_SYNTHETIC_SHA256, "the script's writer gives the C++ serializer's bytes")
+    check(hashlib.sha256(data).hexdigest() == RCP_SYNTHETIC_SHA256,
+          "the script's writer gives the C++ serializer's bytes")
     check(cf.unpack_rcp_table(data) == codes, "the script's reader gives the codes back")
     for bad, want in ((data[:-1], "must hold 2097184 bytes, got 2097183"), (b"X" + data[1:], "magic"),
                       (data[:32] + bytes([0x30]) + data[33:], "got 3 at mantissa 2")):
@@ -123,27 +127,26 @@ def rcp_mode(fuseproof, path, tmp):
               (f": x=0x{(r << 16) | bad[0]:08X} => 0x{row[bad[0]]:08X} expected "
                f"0x{rcp_model((r << 16) | bad[0], results):08X} ({len(bad)} differ)" if bad else ""))
 
-    # Controls: one result moved one pattern moves one code; two patterns cannot be held (exit 4, one line).
+    # Controls: one result moved one pattern moves that code alone (in this process); two patterns cannot be held: the
+    # script exits 4 with one line and writes no table.
     k = 12348  # code 0 in the synthetic table (k % 7 == 0)
     raw = bytearray(open(rows_file, "rb").read())
-    for delta, want_rc in ((1, 0), (2, 4)):
-        moved = bytearray(raw)
-        moved[4 * k:4 * k + 4] = struct.pack("<I", results[k] + delta)
-        moved_file = os.path.join(tmp, "capture_formats_rcp_moved.bin")
-        with open(moved_file, "wb") as f:
-            f.write(moved)
-        out = os.path.join(tmp, "capture_formats_rcp_moved_table.bin")
-        if os.path.exists(out):
-            os.remove(out)
-        rc, err, _ = script(path, tmp, "--from-bytes", moved_file, "--casts", "rcp-approx-ftz", "--rcp-table", out,
-                            rows=rcp_rows)
-        if want_rc == 0:
-            new = cf.unpack_rcp_table(open(out, "rb").read()) if rc == 0 else b""
-            alone = new[:k] == codes[:k] and new[k + 1:] == codes[k + 1:] and new[k:k + 1] == b"\x02"
-            check(rc == 0 and alone, f"a result moved +1 pattern changes mantissa {k}'s code alone, to 2 ({err})")
-        else:
-            check(rc == 4 and "\n" not in err and "+2 binary32 patterns" in err and not os.path.exists(out),
-                  f"a result moved +2 patterns: exit {rc}, {err}")
+    moved = bytearray(raw)
+    moved[4 * k:4 * k + 4] = struct.pack("<I", results[k] + 1)
+    new = cf.rcp_codes_from_results(moved)
+    alone = new[:k] == codes[:k] and new[k + 1:] == codes[k + 1:] and new[k:k + 1] == b"\x02"
+    check(alone, f"a result moved +1 pattern changes mantissa {k}'s code alone, to 2")
+    moved[4 * k:4 * k + 4] = struct.pack("<I", results[k] + 2)
+    moved_file = os.path.join(tmp, "capture_formats_rcp_moved.bin")
+    with open(moved_file, "wb") as f:
+        f.write(moved)
+    out = os.path.join(tmp, "capture_formats_rcp_moved_table.bin")
+    if os.path.exists(out):
+        os.remove(out)
+    rc, err, _ = script(path, tmp, "--from-bytes", moved_file, "--casts", "rcp-approx-ftz", "--rcp-table", out,
+                        rows=rcp_rows)
+    check(rc == 4 and "\n" not in err and "+2 binary32 patterns" in err and not os.path.exists(out),
+          f"a result moved +2 patterns: exit {rc}, {err}")
 
     # The C++ reader refuses a code 3 (exit 4, one line).
     bad_table = os.path.join(tmp, "capture_formats_rcp_bad.bin")
@@ -153,6 +156,104 @@ def rcp_mode(fuseproof, path, tmp):
                        capture_output=True, text=True)
     check(r.returncode == 4 and r.stderr.count("\n") == 1 and "got 3 at mantissa 35" in r.stderr,
           f"the C++ reader refuses a code 3: exit {r.returncode}, {r.stderr.strip()}")
+    return failures
+
+
+FAKE_CUPY = r'''"""A stand-in for CuPy: the rcp_rows kernel computes rcp.approx.ftz from the results on [1, 2) that
+`fuseproof formats --out` wrote (FAKE_CUPY_RESULTS): the model, not a device."""
+import array
+import os
+
+_Y = array.array("I")
+_Y.frombytes(open(os.environ["FAKE_CUPY_RESULTS"], "rb").read())
+
+
+class _Type(str):
+    def __call__(self, v):
+        return int(v)
+
+
+uint8, uint32, uint64, int32 = _Type("B"), _Type("I"), _Type("Q"), _Type("i")
+
+
+class _Array:
+    def __init__(self, a):
+        self.a = a
+
+    def view(self, dtype):
+        b = array.array(str(dtype))
+        b.frombytes(self.a.tobytes())
+        return _Array(b)
+
+
+def empty(n, dtype):
+    return _Array(array.array(str(dtype), [0]) * n)
+
+
+def asnumpy(x):
+    return x.a
+
+
+def _rcp(x):
+    s, e, k = x & 0x80000000, (x >> 23) & 0xFF, x & 0x7FFFFF
+    if e == 0xFF:
+        return 0x7FFFFFFF if k else s
+    if e == 0:
+        return s | 0x7F800000
+    y = _Y[k]
+    e_out = (y >> 23) + 127 - e
+    return s | (e_out << 23) | (y & 0x7FFFFF) if e_out >= 1 else s
+
+
+class RawKernel:
+    def __init__(self, source, name, options=()):
+        assert name == "rcp_rows" and "rcp.approx.ftz.f32" in source, name
+
+    def __call__(self, grid, block, args):
+        first, n, out = int(args[0]), int(args[1]), args[2]
+        lo = (first << 16) - 0x3F800000
+        if 0 <= lo and lo + n <= len(_Y):  # the rows of [1, 2): the results themselves
+            out.a = _Y[lo:lo + n]
+        else:
+            out.a = array.array("I", (_rcp((first << 16) + i) for i in range(n)))
+'''
+
+
+def fake_cupy_mode(fuseproof, path, tmp):
+    cf = load_script(path)
+    failures = 0
+
+    def check(ok, what):
+        nonlocal failures
+        print(f"{'ok' if ok else 'FAILED'}: {what}")
+        failures += not ok
+
+    table = write_synthetic_table(cf, tmp)
+    results = os.path.join(tmp, "fake_cupy_results.bin")
+    cpp(fuseproof, "rcp-approx-ftz", results, table, f"0x{cf.RCP_ROWS[0]:04X}:0x{cf.RCP_ROWS[1]:04X}")
+    fake = os.path.join(tmp, "fake_cupy")
+    os.makedirs(fake, exist_ok=True)
+    with open(os.path.join(fake, "cupy.py"), "w") as f:
+        f.write(FAKE_CUPY)
+    env = dict(os.environ, PYTHONPATH=fake, FAKE_CUPY_RESULTS=results)
+    out_table, j = os.path.join(tmp, "fake_cupy_table.bin"), os.path.join(tmp, "fake_cupy.json")
+    rows = "0x7E7F:0x7E81"
+    r = subprocess.run([sys.executable, path, "--device", "cuda", "--casts", "rcp-approx-ftz", "--rcp-table", out_table,
+                        "--special", "--rows", rows, "--out", j], capture_output=True, text=True, env=env)
+    check(r.returncode == 0, f"--device cuda with the stand-in: exit {r.returncode} {r.stderr.strip()[-300:]}")
+    if r.returncode:
+        return failures
+    doc = json.load(open(j))
+    check(open(out_table, "rb").read() == open(table, "rb").read(), "the table written is the stand-in's table")
+    check(doc["rcp_table"]["sha256"] == RCP_SYNTHETIC_SHA256, f"the JSON's table SHA-256 {doc['rcp_table']['sha256']}")
+    check(doc["bytes_per_output"] == {"rcp-approx-ftz": 4}, f"bytes_per_output {doc['bytes_per_output']}")
+    want = cpp(fuseproof, "rcp-approx-ftz", None, table, rows)
+    check(doc["tree"]["rcp-approx-ftz"] == want, f"rows {rows}: C++ {want}, script {doc['tree']}")
+    special = doc["special"]["rcp-approx-ftz"]
+    check(len(special) == len(cf.RCP_SPECIAL), f"{len(special)} special values of {len(cf.RCP_SPECIAL)}")
+    for x, y in (("0x00000000", "0x7F800000"), ("0x807FFFFF", "0xFF800000"), ("0xFF800000", "0x80000000"),
+                 ("0xFFC00000", "0x7FFFFFFF"), ("0x7E800000", "0x00800000"), ("0x7E800001", "0x00000000")):
+        check(special.get(x) == y, f"special {x} => {special.get(x)}, the model gives {y}")
     return failures
 
 
@@ -214,13 +315,16 @@ def main():
         failures += not ok
     elif mode == "rcp":
         failures += rcp_mode(fuseproof, path, tmp)
+    elif mode == "fake-cupy":
+        failures += fake_cupy_mode(fuseproof, path, tmp)
     elif mode == "cuda-source":
         n = cuda_source_mode(path, tmp)
         if n is None:
             return 77
         failures += n
     else:
-        raise SystemExit(f"capture_formats_test: MODE must be tree, torch-cpu, rcp or cuda-source, got {mode}")
+        raise SystemExit(f"capture_formats_test: MODE must be tree, torch-cpu, rcp, fake-cupy or cuda-source, "
+                         f"got {mode}")
     print(f"{failures} failed" if failures else "all passed")
     return 1 if failures else 0
 
