@@ -1,4 +1,5 @@
-// formats_command.cpp: the reference's narrow-format casts over all 2^32 binary32 inputs, as tree digests.
+// formats_command.cpp: the reference's narrow-format casts and its rcp.approx.ftz model over all 2^32 binary32
+// inputs, as tree digests.
 #include "cli/formats_command.h"
 
 #include <cstdio>
@@ -11,8 +12,10 @@
 
 #include "common/atomic_file.h"
 #include "common/cli_exit.h"
+#include "common/rcp_table_file.h"
 #include "common/tree_digest.h"
 #include "reference/format_cast.h"
+#include "reference/rcp_approx_model.h"
 
 namespace fuseproof::cli {
 
@@ -23,6 +26,7 @@ struct FormatsArgs {
   std::string overflow;
   std::string rows = "0:65536";
   std::string out;
+  std::string rcp_table;
   unsigned threads = 0;
   bool json = false;
 };
@@ -53,9 +57,22 @@ RowRange parse_rows(const std::string& s) {
   return r;
 }
 
-std::vector<ref::FormatCast> selected(const FormatsArgs& a) {
-  if (!a.overflow.empty() && a.format == "e2m1")
-    fail_with("formats: --overflow applies to --format e4m3 (or all), got --overflow " + a.overflow + " with e2m1");
+constexpr const char* kRcpName = "rcp-approx-ftz";
+constexpr const char* kLayout =
+    "row r: binary32 patterns (r << 16) | lo, lo = 0..65535, bytes_per_output[cast] output bytes each "
+    "(little-endian); tree = SHA-256 of the rows' hex SHA-256s in row order";
+
+/// One digest the command computes: its name, its row width and its row function.
+struct Digest {
+  std::string name;
+  size_t bytes_per_output;
+  ByteRowFn row;
+};
+
+std::vector<ref::FormatCast> selected_casts(const FormatsArgs& a) {
+  if (!a.overflow.empty() && a.format != "all" && a.format != "e4m3")
+    fail_with("formats: --overflow applies to --format e4m3 (or all), got --overflow " + a.overflow + " with " +
+              a.format);
   std::vector<ref::FormatCast> casts;
   for (ref::FormatCast c : ref::kAllFormatCasts) {
     const bool e4m3 = c != ref::FormatCast::kE2m1;
@@ -68,12 +85,37 @@ std::vector<ref::FormatCast> selected(const FormatsArgs& a) {
   return casts;
 }
 
+/// The digests asked for. rcp-approx-ftz needs the device's table: asked by name without --rcp-table it is a usage
+/// error; under --format all it is left out and `not_computable` says why (the caller prints it).
+std::vector<Digest> selected(const FormatsArgs& a, std::string& not_computable) {
+  std::vector<Digest> digests;
+  for (ref::FormatCast c : selected_casts(a))
+    digests.push_back(
+        {ref::format_cast_name(c), 1, [c](uint16_t r, uint8_t* out) { ref::format_cast_row(c, r, out); }});
+  const bool rcp = a.format == kRcpName || (a.format == "all" && a.overflow.empty());
+  if (!a.rcp_table.empty() && !rcp)
+    fail_with("formats: --rcp-table applies to --format rcp-approx-ftz (or all without --overflow), got --format " +
+              a.format + (a.overflow.empty() ? "" : " --overflow " + a.overflow));
+  if (!rcp) return digests;
+  if (a.rcp_table.empty()) {
+    if (a.format == kRcpName)
+      fail_with("formats: --format rcp-approx-ftz needs --rcp-table FILE (the device's table, written by "
+                "scripts/capture_formats.py --rcp-table), got none");
+    not_computable = "no --rcp-table FILE given (the device's table, written by scripts/capture_formats.py "
+                     "--rcp-table)";
+    return digests;
+  }
+  auto table = std::make_shared<const ref::RcpApproxTable>(read_rcp_approx_table_file(a.rcp_table, "--rcp-table"));
+  digests.push_back({kRcpName, 4, [table](uint16_t r, uint8_t* out) { ref::rcp_approx_ftz_row(*table, r, out); }});
+  return digests;
+}
+
 /// The rows' bytes in order, for --out: the input of a second hasher (the capture script's tree code).
-void write_rows(const std::string& path, ref::FormatCast cast, RowRange rows) {
+void write_rows(const std::string& path, const Digest& d, RowRange rows) {
   AtomicFile f(path);
-  std::vector<uint8_t> row(65536);
+  std::vector<uint8_t> row(65536 * d.bytes_per_output);
   for (uint32_t r = rows.first; r < rows.end; ++r) {
-    ref::format_cast_row(cast, uint16_t(r), row.data());
+    d.row(uint16_t(r), row.data());
     f.write(row.data(), row.size());
   }
   f.commit();
@@ -81,32 +123,35 @@ void write_rows(const std::string& path, ref::FormatCast cast, RowRange rows) {
 
 int run(const FormatsArgs& a) {
   const RowRange rows = parse_rows(a.rows);
-  const std::vector<ref::FormatCast> casts = selected(a);
-  if (!a.out.empty() && casts.size() != 1)
-    fail_with("formats: --out needs exactly one cast (--format e2m1, or e4m3 with --overflow), got " +
-              std::to_string(casts.size()));
+  std::string not_computable;
+  const std::vector<Digest> digests = selected(a, not_computable);
+  if (!a.out.empty() && (digests.size() != 1 || !not_computable.empty()))
+    fail_with("formats: --out needs exactly one cast (--format e2m1, rcp-approx-ftz, or e4m3 with --overflow), got " +
+              std::to_string(digests.size() + !not_computable.empty()));
   ref::SweepOptions options;
   options.threads = a.threads;
   options.bias_first = rows.first;
   options.bias_count = rows.end - rows.first;
-  nlohmann::ordered_json digests;
-  for (ref::FormatCast c : casts) {
-    const std::string tree =
-        sweep_tree_digest_bytes([c](uint16_t r, uint8_t* out) { ref::format_cast_row(c, r, out); }, options);
-    digests[ref::format_cast_name(c)] = tree;
+  nlohmann::ordered_json trees, widths;
+  for (const Digest& d : digests) {
+    const std::string tree = sweep_tree_digest_bytes(d.row, options, d.bytes_per_output);
+    trees[d.name] = tree;
+    widths[d.name] = d.bytes_per_output;
     if (!a.json)
-      std::printf("%s tree %s (rows %u:%u, %llu inputs)\n", ref::format_cast_name(c), tree.c_str(), rows.first,
-                  rows.end, (unsigned long long)(rows.end - rows.first) << 16);
+      std::printf("%s tree %s (rows %u:%u, %llu inputs)\n", d.name.c_str(), tree.c_str(), rows.first, rows.end,
+                  (unsigned long long)(rows.end - rows.first) << 16);
   }
+  if (!not_computable.empty() && !a.json) std::printf("%s not computable: %s\n", kRcpName, not_computable.c_str());
   if (a.json) {
     nlohmann::ordered_json j;
     j["rows"] = std::to_string(rows.first) + ":" + std::to_string(rows.end);
-    j["layout"] = "row r: binary32 patterns (r << 16) | lo, lo = 0..65535, one output byte each; "
-                  "tree = SHA-256 of the rows' hex SHA-256s in row order";
-    j["tree"] = digests;
+    j["layout"] = kLayout;
+    j["bytes_per_output"] = widths;
+    j["tree"] = trees;
+    if (!not_computable.empty()) j["not_computable"][kRcpName] = not_computable;
     std::printf("%s\n", j.dump(2).c_str());
   }
-  if (!a.out.empty()) write_rows(a.out, casts.front(), rows);
+  if (!a.out.empty()) write_rows(a.out, digests.front(), rows);
   return kExitPass;
 }
 
@@ -115,15 +160,18 @@ int run(const FormatsArgs& a) {
 void add_formats_command(CLI::App& app) {
   auto args = std::make_shared<FormatsArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "formats", "Tree digests of the reference's narrow-format casts (E4M3, E2M1) over every binary32 input");
-  cmd->add_option("--format", args->format, "e4m3, e2m1 or all")
+      "formats",
+      "Tree digests of the reference's narrow-format casts (E4M3, E2M1) and rcp.approx.ftz over every binary32 input");
+  cmd->add_option("--format", args->format, "e4m3, e2m1, rcp-approx-ftz or all")
       ->capture_default_str()
-      ->check(CLI::IsMember({"all", "e4m3", "e2m1"}));
+      ->check(CLI::IsMember({"all", "e4m3", "e2m1", "rcp-approx-ftz"}));
   cmd->add_option("--overflow", args->overflow, "E4M3 overflow convention: saturate (__NV_SATFINITE) or nan (torch)")
       ->check(CLI::IsMember({"saturate", "nan"}));
   cmd->add_option("--rows", args->rows, "rows FIRST:END (row r = binary32 patterns r << 16 .. + 0xFFFF)")
       ->capture_default_str();
   cmd->add_option("--threads", args->threads, "worker threads (0 = all hardware threads)")->capture_default_str();
+  cmd->add_option("--rcp-table", args->rcp_table,
+                  "rcp.approx.ftz's table of [1, 2) captured on the device (scripts/capture_formats.py --rcp-table)");
   cmd->add_flag("--json", args->json, "print the digests as JSON");
   cmd->add_option("--out", args->out, "also write the rows' output bytes, in order, to FILE (one cast only)");
   cmd->final_callback([args] { throw CLI::RuntimeError(run(*args)); });

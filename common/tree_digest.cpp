@@ -1,6 +1,8 @@
 // tree_digest.cpp: per-bias rows hashed by worker threads, then one SHA-256 over the row digests in bias order.
 #include "common/tree_digest.h"
 
+#include "common/parallel_for.h"
+
 namespace fuseproof {
 
 namespace {
@@ -28,10 +30,24 @@ std::string sweep_tree_digest(const ref::RowFn& row, ref::SweepOptions options) 
   return tree_of(row, options, 65536 * 2);
 }
 
-std::string sweep_tree_digest_bytes(const ByteRowFn& row, ref::SweepOptions options) {
-  // The byte row goes into the first half of sweep_domain's 65,536-uint16 row buffer (char access may alias it).
-  const ref::RowFn wide = [&row](uint16_t r, uint16_t* out) { row(r, reinterpret_cast<uint8_t*>(out)); };
-  return tree_of(wide, options, 65536);
+std::string sweep_tree_digest_bytes(const ByteRowFn& row, ref::SweepOptions options, size_t bytes_per_output) {
+  const size_t row_bytes = size_t(65536) * bytes_per_output;
+  const unsigned workers = options.threads ? options.threads : worker_count();
+  std::vector<std::vector<uint8_t>> scratch(workers);
+  std::vector<std::string> rows(options.bias_count);
+  // Rows differ in cost (a NaN row is a fill, a normal row a lookup per element): claimed one at a time.
+  parallel_items(
+      options.bias_count,
+      [&](unsigned w, size_t i) {
+        std::vector<uint8_t>& buf = scratch[w];
+        buf.resize(row_bytes);
+        row(uint16_t(options.bias_first + i), buf.data());
+        rows[i] = Sha256::of(buf.data(), row_bytes);
+      },
+      workers);
+  Sha256 tree;
+  for (const std::string& r : rows) tree.update(r.data(), r.size());
+  return tree.hex();
 }
 
 void TreeDigestStream::update(const uint16_t* rows, uint32_t n) {

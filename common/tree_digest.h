@@ -19,12 +19,14 @@ namespace fuseproof {
 /// digests.json). options.threads workers (0 = hardware threads) compute and hash rows in any order.
 std::string sweep_tree_digest(const ref::RowFn& row, ref::SweepOptions options = {});
 
-/// One row of 65,536 one-byte outputs (the narrow-format casts, reference/format_cast.h) at row index r.
+/// One row of 65,536 outputs at row index r, each a fixed number of bytes (the narrow-format casts,
+/// reference/format_cast.h: one; rcp.approx.ftz, reference/rcp_approx_model.h: four, little-endian).
 using ByteRowFn = std::function<void(uint16_t r, uint8_t* out)>;
 
-/// The same tree over rows of 65,536 bytes: r(i) = hex SHA-256 of row i's 65,536 bytes, tree = hex SHA-256 of
-/// r(first) || r(first+1) || ... (rows options.bias_first .. + bias_count), computed in parallel as above.
-std::string sweep_tree_digest_bytes(const ByteRowFn& row, ref::SweepOptions options = {});
+/// The same tree over rows of 65,536 * bytes_per_output bytes: r(i) = hex SHA-256 of row i's bytes, tree = hex
+/// SHA-256 of r(first) || r(first+1) || ... (rows options.bias_first .. + bias_count); options.threads workers (0 =
+/// worker_count(), common/parallel_for.h) compute and hash rows in any order.
+std::string sweep_tree_digest_bytes(const ByteRowFn& row, ref::SweepOptions options = {}, size_t bytes_per_output = 1);
 
 /// The same tree digest from rows handed over in bias order, for callers that hold the ordered stream anyway (an
 /// --out file, a second backend): one thread, so no faster than the flat digest.
