@@ -282,7 +282,11 @@ QuantContractSpec fp8_group(bool ue8m0) {
   return finish(ue8m0 ? QuantContract::kFp8GroupUe8m0 : QuantContract::kFp8Group, g, scale,
                 ue8m0 ? ScaleFormat::kUe8m0 : ScaleFormat::kFp32, {},
                 ue8m0 ? base + ", scale rounded up to a power of two (UE8M0 byte stored)" : base,
-                "NaN member: amax NaN, scale NaN, every code 0x7F; " + zero + "; -0.0 codes 0x80",
+                std::string(ue8m0 ? "NaN member: amax NaN, s NaN, whose bits ceil to UE8M0 0x00 (the exponent field "
+                                    "wraps, as sgl-kernel's), scale 2^-127: NaN codes 0x7F, other members +-448 "
+                                    "(0x7E, 0xFE), zeros 0x00"
+                                  : "NaN member: amax NaN, scale NaN, every code 0x7F") +
+                    "; " + zero + "; -0.0 codes 0x80",
                 ue8m0 ? "sgl-project/sglang per_token_group_quant_fp8 with scale_ue8m0 (the reference's fp32 path; the "
                         "power of two from the binary32 bits, as sgl-kernel's fast_log2_ceil)"
                       : "sgl-project/sglang test native_per_token_group_quant_fp8 (the same in vllm-project/vllm "

@@ -260,6 +260,17 @@ TEST(Reference_QuantBlock_bf16, NanMemberEachContract) {
     EXPECT_EQ(q.scale.byte, 0x7F);
     for (uint8_t c : q.codes) EXPECT_EQ(c, 0x0);
   }
+  // fp8-group-ue8m0: s = NaN (0x7FFFFFFF); the exponent field 255 plus a set mantissa gives k = 129, code
+  // uint8(129 + 127) = 0x00 (2^-127): the NaN codes 0x7F, 6 / 2^-127 clamps to 448 (0x7E), -1 to -448 (0xFE), 0 to 0.
+  {
+    const QuantPlan p(op_named("fp8_group_quant"), QuantContract::kFp8GroupUe8m0, Dtype::kBf16, m, kCfg);
+    const Quantized q = run(p, block(128, {0x7FC0, 0x40C0, 0xBF80}), 0.0f);
+    EXPECT_EQ(q.scale.byte, 0x00);
+    EXPECT_EQ(q.codes[0], 0x7F);
+    EXPECT_EQ(q.codes[1], 0x7E);
+    EXPECT_EQ(q.codes[2], 0xFE);
+    EXPECT_EQ(q.codes[3], 0x00);
+  }
   // fp8-group: NaN amax, NaN scale, every code 0x7F.
   {
     const QuantPlan p(op_named("fp8_group_quant"), QuantContract::kFp8Group, Dtype::kBf16, m, kCfg);
