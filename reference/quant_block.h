@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -16,10 +17,11 @@ namespace fuseproof::ref {
 class OpPlan;
 
 /// Models a contract may need that the reference does not own. rcp_approx is PTX rcp.approx.ftz.f32, bit for bit as
-/// the device gives it (a table captured on the GPU); nullptr when none is loaded. Never replaced by exact division:
-/// a plan whose contract has a kRcpApprox step refuses to be built without it.
+/// the device gives it (a model built from a table captured on the GPU; it may hold that table); empty when none is
+/// loaded. Never replaced by exact division: a plan whose contract has a kRcpApprox step refuses to be built without
+/// it. It must be thread-safe to call: plans are shared by workers.
 struct QuantModels {
-  float (*rcp_approx)(float) = nullptr;
+  std::function<float(float)> rcp_approx;
 };
 
 /// Thrown when a contract needs a model that QuantModels lacks (the CLI reports it as missing data).

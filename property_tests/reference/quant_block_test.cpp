@@ -432,6 +432,45 @@ TEST(Reference_QuantBlock_bf16, TeOrderWitness) {
   EXPECT_EQ(t.scale_step(0x3D43, &global_amax).scale.byte, 0x0B);
 }
 
+/// fp8-group's element step written out from native_per_token_group_quant_fp8: the code of x in a group of amax `a`.
+/// `divide` is the control: `amax / 448` as a true division, not the multiply by binary32(1/448) torch performs.
+uint8_t fp8_group_element_direct(Dtype d, uint16_t x, uint16_t a, bool divide) {
+  float amax = half_to_f32(d, a);
+  const float eps = half_to_f32(d, f32_to_half(d, 1e-10f, NanPolicy::kCudaCvtRn));
+  if (amax < eps) amax = eps;
+  const float s = divide ? amax / 448.0f : amax * float(1.0 / 448.0);
+  float y = half_to_f32(d, x) / s;
+  if (y != y) y = f32_from_bits(0x7FFFFFFFu);  // the device's NaN, whatever the operands' (x86 keeps x's sign)
+  y = y < -448.0f ? -448.0f : y > 448.0f ? 448.0f : y;
+  return f32_to_e4m3(y, E4m3Overflow::kNan);
+}
+
+// fp8-group's stages against the direct transcription: every value with each block amax of one binade ([1, 2) in
+// bf16: 128 patterns; every 8th of [1, 2) in fp16: 128), the block amax's scale step first.
+TEST(Reference_QuantBlock, Fp8GroupElementStepEveryValueForABinadeOfAmax) {
+  for (Dtype d : kAllDtypes) {
+    const QuantPlan p(op_named("fp8_group_quant"), QuantContract::kFp8Group, d, QuantModels{}, kCfg);
+    const uint16_t first = d == Dtype::kBf16 ? 0x3F80 : 0x3C00, step = d == Dtype::kBf16 ? 1 : 8;
+    uint64_t cases = 0, errors = 0, control_differs = 0;
+    for (int i = 0; i < 128; ++i) {
+      const uint16_t a = uint16_t(first + i * step);
+      const QuantBlockState st = p.scale_step(a, nullptr);
+      for (uint32_t x = 0; x <= 0xFFFF; ++x, ++cases) {
+        const uint8_t got = p.element_step(uint16_t(x), st), want = fp8_group_element_direct(d, uint16_t(x), a, false);
+        if (got != want && ++errors <= 8)
+          ADD_FAILURE() << "fp8-group " << dtype_name(d) << std::hex << " x=0x" << x << " amax=0x" << a << " => 0x"
+                        << int(got) << " expected 0x" << int(want);
+        control_differs += want != fp8_group_element_direct(d, uint16_t(x), a, true);
+      }
+    }
+    EXPECT_EQ(errors, 0u);
+    EXPECT_GT(control_differs, 0u) << "the true-division control must differ somewhere";
+    std::printf("In %llu cases, no errors found in fp8-group %s element step; amax / 448 as a division differs on "
+                "%llu\n",
+                (unsigned long long)cases, dtype_name(d), (unsigned long long)control_differs);
+  }
+}
+
 TEST(Reference_QuantBlock, RcpApproxReadsTheInjectedModel) {
   // With the exact stand-in, rcp-approx is flashinfer-exact; with a stand-in one ulp up, some codes change.
   QuantModels exact, up;
