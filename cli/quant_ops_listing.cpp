@@ -44,6 +44,13 @@ std::string record_text(const ref::QuantOpSpec& op, const ref::QuantContractSpec
 
 int step_count(const ref::QuantContractSpec& c) { return int(c.scale_steps.size() + c.element_steps.size()); }
 
+/// A step of the scalars' derivation from the tensor amax, printed by the same rules as the contract's steps.
+std::string global_step_text(const ref::QuantContractSpec& c, int i) {
+  ref::QuantContractSpec g;
+  g.scale_steps = c.global_steps;
+  return ref::quant_step_text(g, i);
+}
+
 }  // namespace
 
 void print_quant_ops_text() {
@@ -64,6 +71,9 @@ void print_quant_ops_text() {
       for (int i = 0; i < step_count(c); ++i)
         std::printf("        %s %s%s\n", i < n ? "block  " : "element", ref::quant_step_text(c, i).c_str(),
                     i == c.scale_out ? "  (stored)" : "");
+      for (size_t i = 0; i < c.global_steps.size(); ++i)
+        std::printf("        global  %s\n", global_step_text(c, int(i)).c_str());
+      if (!c.global_steps.empty()) std::printf("        global from: %s\n", c.global_source.c_str());
       std::printf("        specials: %s\n        source: %s\n", c.specials.c_str(), c.source.c_str());
     }
     std::printf("  shipped by: %s\n\n", op.users.c_str());
@@ -82,6 +92,8 @@ nlohmann::json quant_ops_json() {
       nlohmann::json block = nlohmann::json::array(), element = nlohmann::json::array();
       const int n = int(c.scale_steps.size());
       for (int i = 0; i < step_count(c); ++i) (i < n ? block : element).push_back(ref::quant_step_text(c, i));
+      nlohmann::json global = nlohmann::json::array();
+      for (size_t i = 0; i < c.global_steps.size(); ++i) global.push_back(global_step_text(c, int(i)));
       contracts.push_back({{"name", ref::quant_contract_name(c.contract)},
                            {"scalars", c.scalars},
                            {"scale_format", ref::scale_format_name(c.scale_format)},
@@ -89,6 +101,8 @@ nlohmann::json quant_ops_json() {
                            {"needs_rcp_approx", ref::needs_rcp_approx(c)},
                            {"block_steps", block},
                            {"element_steps", element},
+                           {"global_steps", global},
+                           {"global_source", c.global_source},
                            {"meaning", c.meaning},
                            {"specials", c.specials},
                            {"source", c.source}});

@@ -76,11 +76,12 @@ uint16_t QuantPlan::block_amax(const uint16_t* values, int n) const {
   return any ? best : uint16_t(0x7FFF);  // every member NaN: __hmax2 gives the canonical NaN
 }
 
-QuantBlockState QuantPlan::scale_regs(uint16_t amax, const float* scalars, const int* forced_code) const {
+QuantBlockState QuantPlan::run_block_steps(const std::vector<QuantStep>& steps, int stored, uint16_t amax,
+                                           const float* scalars, const int* forced_code) const {
   QuantBlockState st;
   float* r = st.reg;
-  for (size_t i = 0; i < c_->scale_steps.size(); ++i) {
-    const QuantStep& s = c_->scale_steps[i];
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const QuantStep& s = steps[i];
     const float a = s.a >= 0 ? r[s.a] : 0.0f, b = s.b >= 0 ? r[s.b] : 0.0f;
     float v = 0.0f;
     switch (s.op) {
@@ -104,19 +105,24 @@ QuantBlockState QuantPlan::scale_regs(uint16_t amax, const float* scalars, const
         const bool e4 = s.op == QuantOp::kE4m3RoundTrip;
         const uint8_t code = forced_code ? uint8_t(*forced_code) : e4 ? f32_to_e4m3(a, s.overflow) : f32_to_ue8m0_ceil(a);
         v = e4 ? e4m3_to_f32(code) : ue8m0_to_f32(code);
-        if (int(i) == c_->scale_out) st.scale.byte = code;
+        if (int(i) == stored) st.scale.byte = code;
         break;
       }
-      default: throw std::logic_error("quant plan: an element step among the scale steps");
+      default: throw std::logic_error("quant plan: an element step among the block steps");
     }
     r[i] = v;
-    if (int(i) == c_->scale_out) st.scale.value = v;
+    if (int(i) == stored) st.scale.value = v;
   }
   return st;
 }
 
+void QuantPlan::scalars_from_tensor_amax(uint16_t tensor_amax, float* scalars) const {
+  const QuantBlockState st = run_block_steps(c_->global_steps, -1, tensor_amax, nullptr, nullptr);
+  for (size_t j = 0; j < c_->global_out.size(); ++j) scalars[j] = st.reg[c_->global_out[j]];
+}
+
 QuantBlockState QuantPlan::scale_step(uint16_t amax, const float* scalars) const {
-  return scale_regs(amax, scalars, nullptr);
+  return run_block_steps(c_->scale_steps, c_->scale_out, amax, scalars, nullptr);
 }
 
 QuantBlockState QuantPlan::scale_from_code(uint8_t code, const float* scalars) const {
@@ -124,7 +130,7 @@ QuantBlockState QuantPlan::scale_from_code(uint8_t code, const float* scalars) c
     throw std::invalid_argument(std::string(quant_contract_name(c_->contract)) + " stores an fp32 scale: no scale code");
   const int forced = code;
   // The steps before the round trip still run (on amax 0); only registers after it reach the elements.
-  return scale_regs(0, scalars, &forced);
+  return run_block_steps(c_->scale_steps, c_->scale_out, 0, scalars, &forced);
 }
 
 uint8_t QuantPlan::element_step(uint16_t value, const QuantBlockState& st) const {

@@ -72,6 +72,8 @@ class QuantPlan {
   uint16_t activation(const uint16_t* const* in, int e) const;
   /// The block's amax as a T pattern, by the contract's rule, over n values.
   uint16_t block_amax(const uint16_t* values, int n) const;
+  /// The record's scalars as the reference derives them from the tensor's amax (a T pattern): global_steps.
+  void scalars_from_tensor_amax(uint16_t tensor_amax, float* scalars) const;
   /// Stage 1, the scale step: every scale register from the block's amax and the scalars.
   QuantBlockState scale_step(uint16_t amax, const float* scalars) const;
   /// The scale step with the stored scale forced to `code` (its round-trip step yields that code's value): the
@@ -85,7 +87,8 @@ class QuantPlan {
   void eval_record(const uint8_t* record, uint8_t* out) const;
 
  private:
-  QuantBlockState scale_regs(uint16_t amax, const float* scalars, const int* forced_code) const;
+  QuantBlockState run_block_steps(const std::vector<QuantStep>& steps, int stored, uint16_t amax, const float* scalars,
+                                  const int* forced_code) const;
 
   const QuantOpSpec* op_;
   const QuantContractSpec* c_;

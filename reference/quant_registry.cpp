@@ -293,9 +293,32 @@ QuantContractSpec fp8_group(bool ue8m0) {
                         "tests/kernels/quantization)");
 }
 
+/// vLLM's get_nvfp4_global_scale: (448.0 * 6.0) / torch.abs(a).max().to(float32), a Python float over a tensor:
+/// reciprocal(tensor_amax) * 2688 (the Python product 2688.0 is exact). The kernels take the scale vLLM passes them.
+QuantContractSpec with_vllm_global(QuantContractSpec c) {
+  QuantGraph g;
+  const int amax = g.amax(AmaxRule::kTorchMax, "tensor_amax");
+  const int r = g.rcp_exact(amax, "rcp_tensor_amax");
+  const int k = g.constant(2688.0f, "448*6");
+  c.global_out = {g.mul(r, k, "global_scale")};
+  c.global_steps = g.scale_steps();
+  c.global_source = "vllm-project/vllm tests/kernels/quantization/nvfp4_utils.py (get_nvfp4_global_scale)";
+  return c;
+}
+
+/// TransformerEngine's scalar is the tensor amax itself: torch.max(torch.abs(x)).to(float32).
+QuantContractSpec with_te_global(QuantContractSpec c) {
+  QuantGraph g;
+  c.global_out = {g.amax(AmaxRule::kTorchMax, "global_amax")};
+  c.global_steps = g.scale_steps();
+  c.global_source = "NVIDIA/TransformerEngine transformer_engine/pytorch/custom_recipes/quantization_nvfp4.py "
+                    "(NVFP4QuantizerRef._quantize: global_amax_row)";
+  return c;
+}
+
 std::vector<QuantContractSpec> nvfp4_contracts() {
-  return {vllm_ref(), kernel_arith(QuantContract::kRcpApprox, true), te(),
-          kernel_arith(QuantContract::kFlashinferExact, false)};
+  return {with_vllm_global(vllm_ref()), with_vllm_global(kernel_arith(QuantContract::kRcpApprox, true)),
+          with_te_global(te()), with_vllm_global(kernel_arith(QuantContract::kFlashinferExact, false))};
 }
 
 QuantOpSpec quant_op(const char* name, const char* formula, const char* family, int block, ElementFormat f,

@@ -93,6 +93,12 @@ struct QuantContractSpec {
   int scale_out = -1;                     ///< the scale step whose byte (E4M3, UE8M0) or value (fp32) is stored
   ScaleFormat scale_format = ScaleFormat::kE4m3;
   std::vector<QuantStep> element_steps;   ///< once per element; the last is a kCode* step
+  /// How the reference derives each scalar from the tensor's amax (kAmax is the tensor amax here; global_out[j] is
+  /// the step giving scalars[j]); empty when the contract has no scalars. The scale step's domain is then every
+  /// (tensor amax, block amax) pair of T patterns.
+  std::vector<QuantStep> global_steps;
+  std::vector<int> global_out;
+  std::string global_source;              ///< where that derivation is written
   std::string meaning;                    ///< one line: the arithmetic
   std::string specials;                   ///< one line: zero blocks, NaN and Inf members, overflow
   std::string source;                     ///< the repository and path it models

@@ -471,6 +471,52 @@ TEST(Reference_QuantBlock, Fp8GroupElementStepEveryValueForABinadeOfAmax) {
   }
 }
 
+// The scalars from the tensor amax. vLLM: 2688.0 / tensor_amax is reciprocal(tensor_amax) * 2688: for 6 (bf16
+// 0x40C0), f32(1/6) * 2688 = 448.0000134 -> 448 (0x43E00000). te: the tensor amax itself. fp8-group: none.
+TEST(Reference_QuantBlock_bf16, ScalarsFromTheTensorAmax) {
+  const QuantOpSpec& op = op_named("nvfp4_quant");
+  float g = 0.0f;
+  QuantPlan(op, QuantContract::kVllmRef, Dtype::kBf16, QuantModels{}, kCfg).scalars_from_tensor_amax(0x40C0, &g);
+  EXPECT_EQ(f32_bits(g), 0x43E00000u);
+  QuantPlan(op, QuantContract::kFlashinferExact, Dtype::kBf16, QuantModels{}, kCfg).scalars_from_tensor_amax(0x40C0, &g);
+  EXPECT_EQ(f32_bits(g), 0x43E00000u);
+  QuantPlan(op, QuantContract::kTe, Dtype::kBf16, QuantModels{}, kCfg).scalars_from_tensor_amax(0x40C0, &g);
+  EXPECT_EQ(g, 6.0f);
+  EXPECT_TRUE(op_named("fp8_group_quant").contracts[0].global_steps.empty());
+  for (const QuantContractSpec& c : op.contracts) EXPECT_EQ(c.global_out.size(), c.scalars.size());
+}
+
+// vllm-ref's scale step over (tensor amax, block amax) pairs: the tensor amaxes of one bf16 binade [4, 8) (128
+// patterns) with every block amax, against the direct transcription (get_nvfp4_global_scale, then ref_nvfp4_quant's
+// scale); the control computes 2688 / tensor_amax as one division.
+TEST(Reference_QuantBlock_bf16, VllmRefScaleStepTensorAmaxBlockAmaxPairs) {
+  const QuantPlan p(op_named("nvfp4_quant"), QuantContract::kVllmRef, Dtype::kBf16, QuantModels{}, kCfg);
+  uint64_t cases = 0, errors = 0, control_differs = 0;
+  for (uint16_t ta = 0x4080; ta < 0x4100; ++ta) {
+    float g = 0.0f;
+    p.scalars_from_tensor_amax(ta, &g);
+    const float tensor_amax = half_to_f32(Dtype::kBf16, ta);
+    const float g_direct = (1.0f / tensor_amax) * 2688.0f, g_control = 2688.0f / tensor_amax;
+    for (uint32_t a = 0; a <= 0x7F80; ++a, ++cases) {
+      const float amax = half_to_f32(Dtype::kBf16, uint16_t(a));
+      auto scale = [&](float gs) {
+        float s = gs * (amax * float(1.0 / 6.0));
+        return f32_to_e4m3(s > 448.0f ? 448.0f : s, E4m3Overflow::kNan);
+      };
+      const uint8_t got = p.scale_step(uint16_t(a), &g).scale.byte, want = scale(g_direct);
+      if (got != want && ++errors <= 8)
+        ADD_FAILURE() << std::hex << "tensor amax 0x" << ta << " amax 0x" << a << " => 0x" << int(got)
+                      << " expected 0x" << int(want);
+      control_differs += scale(g_control) != want;
+    }
+  }
+  EXPECT_EQ(errors, 0u);
+  EXPECT_GT(control_differs, 0u) << "the one-division control must differ somewhere";
+  std::printf("In %llu cases, no errors found in vllm-ref bf16 scale step from the tensor amax; 2688 / tensor_amax "
+              "as one division differs on %llu\n",
+              (unsigned long long)cases, (unsigned long long)control_differs);
+}
+
 TEST(Reference_QuantBlock, RcpApproxReadsTheInjectedModel) {
   // With the exact stand-in, rcp-approx is flashinfer-exact; with a stand-in one ulp up, some codes change.
   QuantModels exact, up;
