@@ -180,7 +180,8 @@ QuantContractSpec vllm_ref() {
                 "scale = e4m3(clamp(g * (amax * f32(1/6)), +-448)); out_scale = where(p == 0, 0, 1 / p), "
                 "p = scale * where(g == 0, 0, 1 / g); code = table(clamp(x * out_scale, +-6)) * sign(x)",
                 "NaN member: the amax is NaN, scale 0x7F, every code NaN (0xFF); zero block: scale 0x00, output "
-                "scale 0, codes 0x0; -0.0 codes +0 (torch.sign(-0.0) = 0); 448 * 6 and above clamp to 448 (0x7E)",
+                "scale 0, codes 0x0; a -0 product codes +0 (torch.sign(-0.0) = 0): -0.0, and every negative member under scale "
+                "0x00; 448 * 6 and above clamp to 448 (0x7E)",
                 "vllm-project/vllm tests/kernels/quantization/nvfp4_utils.py (ref_nvfp4_quant, get_reciprocal, "
                 "cast_to_fp4)");
 }
