@@ -255,7 +255,8 @@ QuantContractSpec te() {
                 "reciprocal(6)), FLT_MAX), +-448)); enc = min(1 / (scale * (1 / ges)), FLT_MAX); code = "
                 "table(clamp(x * enc, +-6))",
                 "NaN member: amax NaN, scale 0x7F, codes 0x0 (the table matches nothing); zero block: scale 0x00, "
-                "encode scale FLT_MAX, codes 0x0; -0.0 codes 0x0; global_amax 0 gives ges 1",
+                "encode scale FLT_MAX, codes 0x0; -0.0 codes 0x0; global_amax 0 gives ges FLT_MAX, +Inf gives 2688 / Inf = 0, "
+                "replaced by 1",
                 "NVIDIA/TransformerEngine transformer_engine/pytorch/custom_recipes/quantization_nvfp4.py "
                 "(NVFP4QuantizerRef._quantize_blockwise_reference, cast_to_fp4x2)");
 }

@@ -422,6 +422,17 @@ TEST(Reference_QuantBlock, ScaleStepAllAmaxAndTheTeOrder) {
 // 2.58461547 (0x40256A57). vllm-ref: amax * f32(1/6) = 0.00793457031 (0x3C020000, exact), times ges =
 // 0.0205078125 (0x3CA80000): exactly the midpoint of E4M3 0x0A (0.01953125) and 0x0B (0.021484375), the tie to even
 // 0x0A. te: ges * f32(1/6) = 0.430769265 (0x3EDC8DCA), times amax = 0.0205078144 (0x3CA80001), one ulp above: 0x0B.
+// te's global encode scale: global_amax 0 gives 2688 / 0 = Inf, min'd to FLT_MAX: block amax 1 gives
+// min(1 * (FLT_MAX * f32(1/6)), FLT_MAX) = 5.7e37, clamped to 448 (0x7E). global_amax +Inf gives 0, replaced by 1: as
+// global amax 2688 (block amax 6 -> scale 1, 0x38). A NaN global amax: NaN throughout, scale 0x7F.
+TEST(Reference_QuantBlock_bf16, TeGlobalAmaxZeroInfNan) {
+  const QuantPlan t(op_named("nvfp4_quant"), QuantContract::kTe, Dtype::kBf16, QuantModels{}, kCfg);
+  const float zero = 0.0f, inf = INFINITY, nan = NAN;
+  EXPECT_EQ(t.scale_step(0x3F80, &zero).scale.byte, 0x7E);
+  EXPECT_EQ(t.scale_step(0x40C0, &inf).scale.byte, 0x38);
+  EXPECT_EQ(t.scale_step(0x40C0, &nan).scale.byte, 0x7F);
+}
+
 TEST(Reference_QuantBlock_bf16, TeOrderWitness) {
   const QuantOpSpec& op = op_named("nvfp4_quant");
   const QuantPlan v(op, QuantContract::kVllmRef, Dtype::kBf16, QuantModels{}, kCfg);
