@@ -130,7 +130,7 @@ int run_quant(EvalArgs& a, const ref::QuantOpSpec& op) {
     if (a.print) {  // "<op> <dtype> <contract> [k=N] scale=0x.. codes=07 05 ...": the block's output
       std::string line = op.name + " " + ref::dtype_name(d) + " " + contract + " [k=" + std::to_string(k) + "] scale=";
       char b[32];
-      if (spec->scale_format == ref::ScaleFormat::kFp32) {
+      if (spec->scale_format != ref::ScaleFormat::kE4m3) {
         uint32_t u = 0;
         for (int i = 0; i < 4; ++i) u |= uint32_t(out[op.block_size + i]) << (8 * i);
         std::snprintf(b, sizeof b, "0x%08X", u);

@@ -36,8 +36,7 @@ std::string scalars_text(const ref::QuantContractSpec& c) {
 
 /// "16 uint16 per input (x), then float32 global_scale -> 16 code bytes, then the scale (e4m3 byte)".
 std::string record_text(const ref::QuantOpSpec& op, const ref::QuantContractSpec& c) {
-  const std::string scale = c.scale_format == ref::ScaleFormat::kFp32 ? "little-endian float32"
-                                                                        : std::string(ref::scale_format_name(c.scale_format)) + " byte";
+  const std::string scale = c.scale_format == ref::ScaleFormat::kE4m3 ? "e4m3 byte" : "little-endian float32";
   return std::to_string(op.block_size) + " uint16 per input (" + inputs_text(op) + ")" + scalars_text(c) + " -> " +
          std::to_string(op.block_size) + " code bytes, then the scale (" + scale + ")";
 }

@@ -2,6 +2,7 @@
 // rounding per step, NaN results the GPU's canonical 0x7FFFFFFF.
 #include "quant_block.h"
 
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -9,7 +10,6 @@
 #include "f32_to_e4m3.h"
 #include "half_codec.h"
 #include "op_plan.h"
-#include "ue8m0.h"
 
 namespace fuseproof::ref {
 
@@ -20,6 +20,17 @@ namespace {
 inline float canon(float f) { return f != f ? f32_from_bits(0x7FFFFFFFu) : f; }
 
 inline uint16_t abs_bits(uint16_t h) { return uint16_t(h & 0x7FFFu); }
+
+/// exp2(ceil(log2(a))) with an exact log2: 2^k for the smallest k with 2^k >= a. NaN and a < 0 give the canonical
+/// NaN, 0 gives 0 (log2 0 = -Inf), +Inf and anything above 2^127 give +Inf (exp2(128) overflows).
+float pow2_ceil(float a) {
+  if (a != a || a < 0.0f) return f32_from_bits(0x7FFFFFFFu);
+  if (a == 0.0f || a == INFINITY) return a;
+  int e = 0;
+  const float m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1): a power of two has m = 0.5
+  const int k = m == 0.5f ? e - 1 : e;
+  return k > 127 ? INFINITY : std::ldexp(1.0f, k);
+}
 
 }  // namespace
 
@@ -100,14 +111,14 @@ QuantBlockState QuantPlan::run_block_steps(const std::vector<QuantStep>& steps, 
       case QuantOp::kMin: v = a != a ? a : (a < s.value ? a : s.value); break;
       case QuantOp::kClamp: v = a != a ? a : (a < s.value ? s.value : a > s.value2 ? s.value2 : a); break;
       case QuantOp::kIfZero: v = a == 0.0f ? b : r[s.c]; break;
-      case QuantOp::kE4m3RoundTrip:
-      case QuantOp::kUe8m0Ceil: {
-        const bool e4 = s.op == QuantOp::kE4m3RoundTrip;
-        const uint8_t code = forced_code ? uint8_t(*forced_code) : e4 ? f32_to_e4m3(a, s.overflow) : f32_to_ue8m0_ceil(a);
-        v = e4 ? e4m3_to_f32(code) : ue8m0_to_f32(code);
+      case QuantOp::kE4m3RoundTrip: {
+        const uint8_t code = forced_code ? uint8_t(*forced_code) : f32_to_e4m3(a, s.overflow);
+        v = e4m3_to_f32(code);
         if (int(i) == stored) st.scale.byte = code;
         break;
       }
+      case QuantOp::kPow2Ceil: v = pow2_ceil(a); break;
+      case QuantOp::kMax: v = a != a ? a : (a > s.value ? a : s.value); break;
       default: throw std::logic_error("quant plan: an element step among the block steps");
     }
     r[i] = v;
@@ -126,8 +137,8 @@ QuantBlockState QuantPlan::scale_step(uint16_t amax, const float* scalars) const
 }
 
 QuantBlockState QuantPlan::scale_from_code(uint8_t code, const float* scalars) const {
-  if (c_->scale_format == ScaleFormat::kFp32)
-    throw std::invalid_argument(std::string(quant_contract_name(c_->contract)) + " stores an fp32 scale: no scale code");
+  if (c_->scale_format != ScaleFormat::kE4m3)
+    throw std::invalid_argument(std::string(quant_contract_name(c_->contract)) + " stores a binary32 scale: no scale code");
   const int forced = code;
   // The steps before the round trip still run (on amax 0); only registers after it reach the elements.
   return run_block_steps(c_->scale_steps, c_->scale_out, 0, scalars, &forced);
@@ -149,6 +160,7 @@ uint8_t QuantPlan::element_step(uint16_t value, const QuantBlockState& st) const
       case QuantOp::kRcpExact: v = canon(1.0f / a); break;
       case QuantOp::kRcpApprox: v = models_.rcp_approx(a); break;
       case QuantOp::kMin: v = a != a ? a : (a < s.value ? a : s.value); break;
+      case QuantOp::kMax: v = a != a ? a : (a > s.value ? a : s.value); break;
       case QuantOp::kClamp: v = a != a ? a : (a < s.value ? s.value : a > s.value2 ? s.value2 : a); break;
       case QuantOp::kIfZero: v = a == 0.0f ? b : r[s.c]; break;
       case QuantOp::kCodeE2m1Cvt: return f32_to_e2m1(a);
@@ -190,7 +202,7 @@ void QuantPlan::eval_record(const uint8_t* record, uint8_t* out) const {
     sc[j] = f32_from_bits(u);
   }
   const QuantScale s = quantize(values.data(), sc, out);
-  if (c_->scale_format == ScaleFormat::kFp32) {
+  if (c_->scale_format != ScaleFormat::kE4m3) {
     const uint32_t u = f32_bits(s.value);
     for (int k = 0; k < 4; ++k) out[n + k] = uint8_t(u >> (8 * k));
   } else {

@@ -32,7 +32,7 @@ struct QuantModelMissing : std::domain_error {
 /// Whether contract c has a kRcpApprox step.
 bool needs_rcp_approx(const QuantContractSpec& c);
 
-/// The block's stored scale: `byte` for E4M3 and UE8M0, `value` for fp32 (and the decoded byte otherwise).
+/// The block's stored scale: `byte` for E4M3 (and `value` its decoded value), `value` for fp32 and UE8M0.
 struct QuantScale {
   uint8_t byte = 0;
   float value = 0.0f;
@@ -66,7 +66,7 @@ class QuantPlan {
   /// Bytes of one eval record: each input's block as uint16, then each scalar as binary32.
   int record_bytes() const { return inputs() * block_size() * 2 + scalars() * 4; }
   /// Bytes of one output record: a code per element, then the scale (1 byte, or 4 for fp32).
-  int output_bytes() const { return block_size() + (c_->scale_format == ScaleFormat::kFp32 ? 4 : 1); }
+  int output_bytes() const { return block_size() + (c_->scale_format == ScaleFormat::kE4m3 ? 1 : 4); }
 
   /// The activation stage: element e's T value from the op's inputs in[i][e] (the identity for a quantizer alone).
   uint16_t activation(const uint16_t* const* in, int e) const;

@@ -97,6 +97,11 @@ int QuantGraph::min(int a, float value, const char* name) {
   s.value = value;
   return push(s);
 }
+int QuantGraph::max(int a, float value, const char* name) {
+  QuantStep s = binary_step(QuantOp::kMax, a, -1, name);
+  s.value = value;
+  return push(s);
+}
 int QuantGraph::clamp(int a, float lo, float hi, const char* name) {
   QuantStep s = binary_step(QuantOp::kClamp, a, -1, name);
   s.value = lo;
@@ -113,7 +118,7 @@ int QuantGraph::e4m3_round_trip(int a, E4m3Overflow o, const char* name) {
   s.overflow = o;
   return push(s);
 }
-int QuantGraph::ue8m0_ceil(int a, const char* name) { return push(binary_step(QuantOp::kUe8m0Ceil, a, -1, name)); }
+int QuantGraph::pow2_ceil(int a, const char* name) { return push(binary_step(QuantOp::kPow2Ceil, a, -1, name)); }
 int QuantGraph::code(QuantOp op, int a, E4m3Overflow o) {
   QuantStep s = binary_step(op, a, -1, "code");
   s.overflow = o;
@@ -263,36 +268,34 @@ QuantContractSpec te() {
 
 /// sglang's (and vLLM's) native_per_token_group_quant_fp8: amax = abs(x).max() on the T tensor, clamp(min=1e-10) on
 /// that T tensor (eps rounded to T: 0 in fp16), to fp32; x_s = amax / 448 (times binary32(1/448)); x_q = (x / x_s)
-/// clamped to +-448, to(float8_e4m3fn). With UE8M0 the scale is the smallest power of two >= x_s.
+/// clamped to +-448, to(float8_e4m3fn). With UE8M0 (sgl-kernel's test reference, the same in FlagGems):
+/// x_s = exp2(ceil(log2(maximum(|x_s|, 1e-10)))), the floor a binary32 1e-10.
 QuantContractSpec fp8_group(bool ue8m0) {
   QuantGraph g;
   const int amax = g.amax(AmaxRule::kTorchMax);
   const int a = g.clamp_min_half(amax, 1e-10f, "amax_eps");
   const int r = g.constant(kOne448th, "1/448");
   const int s = g.mul(a, r, ue8m0 ? "s" : "scale");
-  const int scale = ue8m0 ? g.ue8m0_ceil(s, "scale") : s;
+  const int scale = ue8m0 ? g.pow2_ceil(g.max(s, 1e-10f, "s_floor"), "scale") : s;
   g.begin_elements();
   const int x = g.element();
   const int y = g.div(x, scale, "scaled");
   const int yc = g.clamp(y, -448.0f, 448.0f, "clipped");
   g.code(QuantOp::kCodeE4m3, yc, kNanOv);
-  const std::string base =
-      "scale = max(amax, round_T(1e-10)) * f32(1/448); code = e4m3(clamp(x / scale, +-448))";
-  const std::string zero = ue8m0 ? "zero group: fp16 amax 0 gives s 0, UE8M0 0x00 (the bits of 0), scale 2^-127, codes 0x00"
-                                 : "zero group: bf16 scale 2.2e-13, codes 0x00; fp16 eps rounds to 0, scale 0, 0/0 "
-                                   "NaN: codes 0x7F";
-  return finish(ue8m0 ? QuantContract::kFp8GroupUe8m0 : QuantContract::kFp8Group, g, scale,
-                ue8m0 ? ScaleFormat::kUe8m0 : ScaleFormat::kFp32, {},
-                ue8m0 ? base + ", scale rounded up to a power of two (UE8M0 byte stored)" : base,
-                std::string(ue8m0 ? "NaN member: amax NaN, s NaN, whose bits ceil to UE8M0 0x00 (the exponent field "
-                                    "wraps, as sgl-kernel's), scale 2^-127: NaN codes 0x7F, other members +-448 "
-                                    "(0x7E, 0xFE), zeros 0x00"
-                                  : "NaN member: amax NaN, scale NaN, every code 0x7F") +
-                    "; " + zero + "; -0.0 codes 0x80",
-                ue8m0 ? "sgl-project/sglang per_token_group_quant_fp8 with scale_ue8m0 (the reference's fp32 path; the "
-                        "power of two from the binary32 bits, as sgl-kernel's fast_log2_ceil)"
-                      : "sgl-project/sglang test native_per_token_group_quant_fp8 (the same in vllm-project/vllm "
-                        "tests/kernels/quantization)");
+  const std::string base = "scale = max(amax, round_T(1e-10)) * f32(1/448); code = e4m3(clamp(x / scale, +-448))";
+  return finish(
+      ue8m0 ? QuantContract::kFp8GroupUe8m0 : QuantContract::kFp8Group, g, scale,
+      ue8m0 ? ScaleFormat::kUe8m0 : ScaleFormat::kFp32, {},
+      ue8m0 ? base + ", the scale first floored at 1e-10 and rounded up to a power of two (stored as binary32)" : base,
+      ue8m0 ? "NaN member: scale NaN, every code 0x7F; zero group: s below 1e-10, floored, scale 2^-33, codes 0x00; "
+              "-0.0 codes 0x80; log2 is modelled exact: torch's log2f may round to the integer for the binary32 "
+              "values just above a power of two (open: the device's log2f)"
+            : "NaN member: amax NaN, scale NaN, every code 0x7F; zero group: bf16 scale 2.2e-13, codes 0x00; fp16 eps "
+              "rounds to 0, scale 0, 0/0 NaN: codes 0x7F; -0.0 codes 0x80",
+      ue8m0 ? "sgl-project/sglang sgl-kernel test reference of per_token_group_quant_8bit with scale_ue8m0 (the same "
+              "in FlagGems' torch reference)"
+            : "sgl-project/sglang test native_per_token_group_quant_fp8 (the same in vllm-project/vllm "
+              "tests/kernels/quantization)");
 }
 
 /// vLLM's get_nvfp4_global_scale: (448.0 * 6.0) / torch.abs(a).max().to(float32), a Python float over a tensor:
@@ -413,11 +416,12 @@ std::string quant_step_text(const QuantContractSpec& c, int i) {
     case QuantOp::kRcpExact: rhs = "rcp-exact(" + a() + ")"; break;
     case QuantOp::kRcpApprox: rhs = "rcp-approx(" + a() + ")"; break;
     case QuantOp::kMin: rhs = "min(" + a() + ", " + float_text(s.value) + ")"; break;
+    case QuantOp::kMax: rhs = "max(" + a() + ", " + float_text(s.value) + ")"; break;
     case QuantOp::kClamp: rhs = "clamp(" + a() + ", " + float_text(s.value) + ", " + float_text(s.value2) + ")"; break;
     case QuantOp::kIfZero: rhs = a() + " == 0 ? " + operand(c, s.b) + " : " + operand(c, s.c); break;
     case QuantOp::kE4m3RoundTrip:
       rhs = std::string("e4m3-round-trip(") + a() + ", " + e4m3_overflow_name(s.overflow) + ")"; break;
-    case QuantOp::kUe8m0Ceil: rhs = "ue8m0-ceil(" + a() + ")"; break;
+    case QuantOp::kPow2Ceil: rhs = "pow2-ceil(" + a() + ")"; break;
     case QuantOp::kCodeE2m1Cvt: rhs = "e2m1-cvt(" + a() + ")"; break;
     case QuantOp::kCodeE2m1VllmTable: rhs = "e2m1-vllm-table(" + a() + ")"; break;
     case QuantOp::kCodeE2m1TeTable: rhs = "e2m1-te-table(" + a() + ")"; break;

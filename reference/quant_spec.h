@@ -63,10 +63,12 @@ enum class QuantOp : int {
   kRcpExact,      ///< 1 / a correctly rounded (torch.reciprocal; `1.0 / t` is reciprocal(t) * 1.0)
   kRcpApprox,     ///< PTX rcp.approx.ftz.f32 of a: the injected model (QuantModels::rcp_approx)
   kMin,           ///< min(a, value), torch.min of two tensors: NaN propagates
+  kMax,           ///< max(a, value), torch.maximum: NaN propagates
   kClamp,         ///< torch.clamp(a, value, value2): NaN propagates
   kIfZero,        ///< a == 0 ? b : c (torch.where(a == 0, ...); the kernel's `SFValue != 0 ? ... : 0`)
   kE4m3RoundTrip, ///< e4m3_to_f32(f32_to_e4m3(a, overflow)); the byte is the block's scale when scale_out names it
-  kUe8m0Ceil,     ///< ue8m0_to_f32(f32_to_ue8m0_ceil(a)): the smallest power of two >= a; the byte likewise
+  kPow2Ceil,      ///< torch.exp2(torch.ceil(torch.log2(a))) with log2 exact: the smallest power of two >= a (a UE8M0
+                  ///< value); NaN stays NaN, +Inf stays +Inf, 2^128 and above is +Inf
   kCodeE2m1Cvt,   ///< the element's code: cvt.rn.satfinite.e2m1x2.f32 (f32_to_e2m1): -0.0 gives 0x8, NaN 0x7
   kCodeE2m1VllmTable,  ///< vLLM's cast_to_fp4 (table * sign(x)) coded: -0.0 gives +0 (0x0), NaN no code (0xFF)
   kCodeE2m1TeTable,    ///< TransformerEngine's cast_to_fp4x2 code table: -0.0 and NaN give 0x0
@@ -80,7 +82,7 @@ struct QuantStep {
   QuantOp op = QuantOp::kConst;
   int a = -1, b = -1, c = -1;
   int index = -1;                          ///< kScalar
-  float value = 0.0f, value2 = 0.0f;       ///< kConst, kClampMinHalf, kMin, kClamp
+  float value = 0.0f, value2 = 0.0f;       ///< kConst, kClampMinHalf, kMin, kMax, kClamp
   AmaxRule amax = AmaxRule::kTorchMax;     ///< kAmax
   E4m3Overflow overflow = E4m3Overflow::kNan;  ///< kE4m3RoundTrip, kCodeE4m3
   std::string name;                        ///< the register's name in `fuseproof ops` ("amax", "scale", ...)
@@ -90,7 +92,9 @@ struct QuantContractSpec {
   QuantContract contract = QuantContract::kVllmRef;
   std::vector<std::string> scalars;       ///< the record's binary32 scalars, in order ("global_scale")
   std::vector<QuantStep> scale_steps;     ///< once per block
-  int scale_out = -1;                     ///< the scale step whose byte (E4M3, UE8M0) or value (fp32) is stored
+  int scale_out = -1;                     ///< the scale step stored: its E4M3 byte, or its binary32 value
+  /// What the scale is. An E4M3 scale is stored as its byte; fp32 and UE8M0 scales as the binary32 value the torch
+  /// reference returns (for UE8M0 a power of two, or NaN/Inf where the reference gives them, which no byte holds).
   ScaleFormat scale_format = ScaleFormat::kE4m3;
   std::vector<QuantStep> element_steps;   ///< once per element; the last is a kCode* step
   /// How the reference derives each scalar from the tensor's amax (kAmax is the tensor amax here; global_out[j] is
@@ -151,10 +155,11 @@ class QuantGraph {
   int rcp_exact(int a, const char* name);
   int rcp_approx(int a, const char* name);
   int min(int a, float value, const char* name);
+  int max(int a, float value, const char* name);
   int clamp(int a, float lo, float hi, const char* name);
   int if_zero(int a, int then_, int else_, const char* name);
   int e4m3_round_trip(int a, E4m3Overflow o, const char* name);
-  int ue8m0_ceil(int a, const char* name);
+  int pow2_ceil(int a, const char* name);
   int code(QuantOp op, int a, E4m3Overflow o = E4m3Overflow::kNan);
   /// Closes the scale steps: later steps are element steps.
   void begin_elements() { scale_count_ = int(steps_.size()); }

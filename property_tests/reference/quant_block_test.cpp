@@ -220,6 +220,14 @@ TEST(Reference_QuantBlock, AllZeroBlocks) {
       EXPECT_EQ(q.scale.byte, 0x00) << quant_contract_name(c);
       for (uint8_t code : q.codes) EXPECT_EQ(code, 0x0) << quant_contract_name(c);
     }
+    // fp8-group-ue8m0: s (2.2e-13 in bf16, 0 in fp16) is floored at binary32 1e-10 = 2^-33.2, rounded up to 2^-33:
+    // codes 0x00 in both dtypes.
+    {
+      const QuantPlan u(op_named("fp8_group_quant"), QuantContract::kFp8GroupUe8m0, d, QuantModels{}, kCfg);
+      const Quantized q = run(u, block(128, {}), 0.0f);
+      EXPECT_EQ(f32_bits(q.scale.value), 0x2F000000u) << dtype_name(d);  // 2^-33
+      for (uint8_t code : q.codes) EXPECT_EQ(code, 0x00) << dtype_name(d);
+    }
     // fp8-group: amax clamp(min=1e-10) on the T tensor. bf16 keeps 1e-10 (0x2EDC): scale > 0, codes 0x00. fp16
     // rounds 1e-10 to 0: scale 0, x / 0 = 0 / 0 = NaN, clamp keeps it, e4m3 gives 0x7F.
     const QuantPlan f(op_named("fp8_group_quant"), QuantContract::kFp8Group, d, QuantModels{}, kCfg);
@@ -260,16 +268,12 @@ TEST(Reference_QuantBlock_bf16, NanMemberEachContract) {
     EXPECT_EQ(q.scale.byte, 0x7F);
     for (uint8_t c : q.codes) EXPECT_EQ(c, 0x0);
   }
-  // fp8-group-ue8m0: s = NaN (0x7FFFFFFF); the exponent field 255 plus a set mantissa gives k = 129, code
-  // uint8(129 + 127) = 0x00 (2^-127): the NaN codes 0x7F, 6 / 2^-127 clamps to 448 (0x7E), -1 to -448 (0xFE), 0 to 0.
+  // fp8-group-ue8m0: s = NaN; torch.maximum keeps it, log2, ceil and exp2 too: scale NaN, every code 0x7F.
   {
     const QuantPlan p(op_named("fp8_group_quant"), QuantContract::kFp8GroupUe8m0, Dtype::kBf16, m, kCfg);
     const Quantized q = run(p, block(128, {0x7FC0, 0x40C0, 0xBF80}), 0.0f);
-    EXPECT_EQ(q.scale.byte, 0x00);
-    EXPECT_EQ(q.codes[0], 0x7F);
-    EXPECT_EQ(q.codes[1], 0x7E);
-    EXPECT_EQ(q.codes[2], 0xFE);
-    EXPECT_EQ(q.codes[3], 0x00);
+    EXPECT_TRUE(std::isnan(q.scale.value));
+    for (uint8_t c : q.codes) EXPECT_EQ(c, 0x7F);
   }
   // fp8-group: NaN amax, NaN scale, every code 0x7F.
   {
@@ -281,27 +285,26 @@ TEST(Reference_QuantBlock_bf16, NanMemberEachContract) {
 }
 
 // fp8-group bf16, amax 448 (0x43E0): 448 * f32(1/448) = 1.0 exactly, so each code is e4m3(x): 448 -> 0x7E,
-// 1 -> 0x38, -0.0 -> 0x80, 17 -> the tie between 16 and 18 goes to even 16 (0x58). UE8M0: s = 1 is a power of two,
-// code 127 (0x7F), the same codes.
+// 1 -> 0x38, -0.0 -> 0x80, 17 -> the tie between 16 and 18 goes to even 16 (0x58). UE8M0: s = 1 is a power of two
+// (log2 1 = 0), the same codes.
 TEST(Reference_QuantBlock_bf16, HandComputedFp8Group) {
   const auto b = block(128, {0x43E0, 0x3F80, 0x8000, 0x4188});
   for (QuantContract c : {QuantContract::kFp8Group, QuantContract::kFp8GroupUe8m0}) {
     const QuantPlan p(op_named("fp8_group_quant"), c, Dtype::kBf16, QuantModels{}, kCfg);
     const Quantized q = run(p, b, 0.0f);
     EXPECT_EQ(f32_bits(q.scale.value), 0x3F800000u) << quant_contract_name(c);
-    if (c == QuantContract::kFp8GroupUe8m0) EXPECT_EQ(q.scale.byte, 0x7F);
     EXPECT_EQ(q.codes[0], 0x7E);
     EXPECT_EQ(q.codes[1], 0x38);
     EXPECT_EQ(q.codes[2], 0x80);
     EXPECT_EQ(q.codes[3], 0x58);
   }
-  // amax 449 (bf16 0x43E0 + 1 ulp = 450): s = 450 * f32(1/448) = 1.0044643; UE8M0 rounds up to 2 (0x80): 450 / 2 =
+  // amax 450 (bf16 0x43E0 + 1 ulp): s = 450 * f32(1/448) = 1.0044643; UE8M0 rounds up to 2 (0x40000000): 450 / 2 =
   // 225 -> 224 (0x76), while fp32's 450 / 1.0044643 = 448.00003 -> 448 (0x7E).
   const auto c = block(128, {0x43E1});
   const QuantPlan f(op_named("fp8_group_quant"), QuantContract::kFp8Group, Dtype::kBf16, QuantModels{}, kCfg);
   const QuantPlan u(op_named("fp8_group_quant"), QuantContract::kFp8GroupUe8m0, Dtype::kBf16, QuantModels{}, kCfg);
   const Quantized qf = run(f, c, 0.0f), qu = run(u, c, 0.0f);
-  EXPECT_EQ(qu.scale.byte, 0x80);
+  EXPECT_EQ(f32_bits(qu.scale.value), 0x40000000u);
   EXPECT_EQ(qu.codes[0], 0x76);
   EXPECT_EQ(qf.codes[0], 0x7E);
 }
