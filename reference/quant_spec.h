@@ -68,7 +68,7 @@ enum class QuantOp : int {
   kIfZero,        ///< a == 0 ? b : c (torch.where(a == 0, ...); the kernel's `SFValue != 0 ? ... : 0`)
   kE4m3RoundTrip, ///< e4m3_to_f32(f32_to_e4m3(a, overflow)); the byte is the block's scale when scale_out names it
   kPow2Ceil,      ///< torch.exp2(torch.ceil(torch.log2(a))) with log2 exact: the smallest power of two >= a (a UE8M0
-                  ///< value); NaN stays NaN, +Inf stays +Inf, 2^128 and above is +Inf
+                  ///< value); NaN stays NaN, +Inf stays +Inf, anything above 2^127 gives +Inf
   kCodeE2m1Cvt,   ///< the element's code: cvt.rn.satfinite.e2m1x2.f32 (f32_to_e2m1): -0.0 gives 0x8, NaN 0x7
   kCodeE2m1VllmTable,  ///< vLLM's cast_to_fp4 (table * sign(x)) coded: -0.0 gives +0 (0x0), NaN no code (0xFF)
   kCodeE2m1TeTable,    ///< TransformerEngine's cast_to_fp4x2 code table: -0.0 and NaN give 0x0
