@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "audit/op_spec_json.h"
+#include "cli/quant_ops_listing.h"
 #include "common/golden_library.h"
 #include "common/number_text.h"
 #include "reference/op_plan.h"
@@ -104,6 +105,7 @@ nlohmann::json ops_json() {
       c["no_stages_reason"] = stages_plan(op, contract, ref::Dtype::kBf16).no_stages_reason();
     }
   }
+  j["quant_ops"] = quant_ops_json();
   return j;
 }
 
@@ -129,13 +131,15 @@ void print_text() {
     }
     std::printf("  shipped by: %s\n\n", op.users.c_str());
   }
+  std::printf("Quantization ops (a block of T values -> a code per element and the block's scale)\n\n");
+  print_quant_ops_text();
 }
 
 }  // namespace
 
 void add_ops_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
-  CLI::App* cmd = app.add_subcommand("ops", "List every op with its inputs, layout and contracts (the op spec)");
+  CLI::App* cmd = app.add_subcommand("ops", "List every op with its inputs, layout and contracts (the op spec), the quantization ops after the elementwise ones");
   cmd->add_flag("--json", *json, "the op spec as JSON, with each contract's stages per dtype (scripts/capture_golden.py "
                                  "--spec reads it)");
   cmd->final_callback([json] {
