@@ -9,7 +9,11 @@ DIR/<op>_<dtype>_in.bin.gz (the records `fuseproof eval --in` reads); for each c
 reference's output as DIR/<op>_<contract>_<dtype>_out.bin.gz (`fuseproof eval --out`'s format); and
 DIR/capture_quant.json: per file the op, contract, dtype, block count, record size, the SHA-256 of the records and of
 the .gz file, the edge-block counts by kind, and the provenance (GPU, driver, torch, CUDA, CuPy, date, command).
-The fused ops' activation runs in eager torch (rounded to T) before the quantizer, as the references do.
+The fused ops' activation runs in eager torch (rounded to T) before the quantizer, as the references do. Two
+guards run on the capture: a self-check (nvfp4_quant's E2M1-midpoint blocks, whose block scale is exactly 2^k, must
+give under each table reference the codes of an independent round-to-nearest-even and the scale byte of 2^k; no
+reference may give one code for every block), and the count of blocks on which each pair of contracts differs
+(printed, and kept in the JSON as contract_differences).
 
 Check (--check-with FUSEPROOF, after a capture, or --check-only DIR on any machine, no torch needed): runs
 `FUSEPROOF eval --op OP --contract C --dtype D --in IN --out OUT` on every input file and compares OUT with the
@@ -18,7 +22,8 @@ reference's bytes, block by block. A mismatch is one line, TestFloat-style:
 (the first differing element of the block, its inputs, the block's amax input and scalars, got then expected); after
 --show lines only the count goes on; the last line gives the total. A clean run says how many blocks it compared.
 
-Exit: 0 every output equal (or a capture without --check-with), 1 a mismatch, 2 bad arguments or a failing eval,
+Exit: 0 every output equal (or a capture without --check-with), 1 a mismatch or a failed self-check, 2 bad arguments
+or a failing eval,
 3 the capture cannot run here (no CUDA, no float8, no CuPy for rcp-approx: one line on stderr), 4 a capture whose
 files do not match its JSON.
 """
@@ -37,7 +42,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from fuseproof import quant_records as qr  # noqa: E402
-from fuseproof._output import write_file_atomically  # noqa: E402
+from fuseproof._output import OutputError, write_file_atomically  # noqa: E402
 
 DTYPES = ("bf16", "fp16")
 CONTRACTS = {"nvfp4": ("vllm-ref", "rcp-approx", "te", "flashinfer-exact"), "fp8": ("fp8-group", "fp8-group-ue8m0")}
@@ -288,7 +293,8 @@ def op_inputs(op, y, dt, rng):
         return y[:, None, :]
     if op.startswith("silu_and_mul"):
         gate = np.full_like(y, tbits([64.0], dt)[0])
-        up = tbits(tval(y, dt) / 64.0, dt)
+        with np.errstate(invalid="ignore"):
+            up = tbits(tval(y, dt) / 64.0, dt)
         half = y.shape[0] // 2
         gate[half:] = tbits(rng.uniform(-8.0, 8.0, size=gate[half:].shape), dt)
         return np.stack([gate, np.where(np.arange(y.shape[0])[:, None] >= half, y, up)], axis=1)
@@ -354,11 +360,62 @@ def write_gz(path, data):
     return gz
 
 
+def rne_e2m1_codes(x):
+    """An E2M1 rounding independent of every reference (numpy, binary64 distances): the nearest magnitude, ties to
+    the even code, |x| > 6 saturating; bit 3 the input's sign bit."""
+    mags = np.array((0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0))
+    x = np.asarray(x, dtype=np.float64)
+    d = np.abs(np.minimum(np.abs(x), 6.0)[..., None] - mags)
+    cand = d == d.min(-1, keepdims=True)
+    idx = np.where(cand.sum(-1) > 1, np.argmax(cand & (np.arange(8) % 2 == 0), -1), np.argmax(cand, -1))
+    return (idx | (np.signbit(x) << 3)).astype(np.uint8)
+
+
+# The table references whose e2m1-midpoint blocks have an exact block scale 2^k and exact scaled values (the
+# rcp-approx arithmetic rounds its reciprocals, so it is left out).
+SELF_CHECKED = ("vllm-ref", "te", "flashinfer-exact")
+
+
+def self_check(op, c, dt, y, gs, kinds, codes, scales):
+    """nvfp4_quant's e2m1-midpoint blocks under the table references: each code must be the independent RNE of the
+    member over amax / 6, and the scale byte the E4M3 code of 2^k (gs * amax / 6 = 2^k). Returns failure lines."""
+    if op != "nvfp4_quant" or c not in SELF_CHECKED:
+        return []
+    bad = []
+    for r in np.nonzero(np.array(kinds) == "e2m1-midpoints")[0]:
+        v = tval(y[r], dt)
+        unit = np.abs(v).max() / 6.0
+        k = int(np.round(np.log2(unit * float(gs[r]))))
+        want_scale = (k + 7) << 3 if k >= -6 else 1 << (k + 9)
+        want = rne_e2m1_codes(v / unit)
+        if not np.array_equal(codes[r], want) or int(scales[r]) != want_scale:
+            bad.append(f"self-check: {op} {c} {dt} [block={r}] codes {codes[r].tolist()} scale 0x{int(scales[r]):02X} "
+                       f"expected {want.tolist()} scale 0x{want_scale:02X}")
+    return bad
+
+
+def contract_differences(outs):
+    """{(a, b): blocks whose codes or scale bytes differ} for every pair of one op and dtype's contracts."""
+    diff = {}
+    names = list(outs)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            (ca, sa), (cb, sb) = outs[a], outs[b]
+            sa_b = np.ascontiguousarray(sa).view(np.uint8).reshape(len(sa), -1)
+            sb_b = np.ascontiguousarray(sb).view(np.uint8).reshape(len(sb), -1)
+            diff[f"{a} vs {b}"] = {"codes": int(np.any(ca != cb, 1).sum()), "scales": int(np.any(sa_b != sb_b, 1).sum())}
+    return diff
+
+
 def capture(args):
     torch = device_or_incomplete()
     doc = {"format": qr.__doc__.split("\n\n")[1].replace("\n", " "), "seed": args.seed, "files": {}, "kinds": {},
-           "provenance": provenance()}
-    os.makedirs(args.out, exist_ok=True)
+           "contract_differences": {}, "provenance": provenance()}
+    failures = []
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        raise Usage(f"capture_quant: --out {args.out} cannot be made a folder: {e.strerror}")
     for op in args.ops:
         fam = qr.OP_LAYOUT[op][0]
         for dt in args.dtypes:
@@ -374,18 +431,29 @@ def capture(args):
                                   "record_bytes": qr.input_dtype(op).itemsize, "sha256": sha(data),
                                   "gz_sha256": sha(gz)}
             doc["kinds"][f"{op}_{dt}"] = {k: kinds.count(k) for k in dict.fromkeys(kinds)}
+            outs = {}
             for c in args.contracts[fam]:
                 codes, scales = run_reference(torch, op, c, dt, values, gs if scal is not None else None)
+                outs[c] = (codes, scales)
+                failures += self_check(op, c, dt, y, gs, kinds, codes, scales)
                 out = qr.pack_outputs(op, codes, scales)
                 oname = f"{op}_{c}_{dt}_out.bin.gz"
                 ogz = write_gz(os.path.join(args.out, oname), out)
                 doc["files"][oname] = {"op": op, "contract": c, "dtype": dt, "role": "output", "input": name,
                                        "blocks": len(y), "record_bytes": qr.output_dtype(op).itemsize,
                                        "sha256": sha(out), "gz_sha256": sha(ogz)}
-                guard = "" if len(np.unique(codes)) > 1 else " (WARNING: every code is the same)"
-                print(f"{op} {c} {dt}: {len(y)} blocks captured{guard}", flush=True)
+                if len(np.unique(codes)) < 2:
+                    failures.append(f"self-check: {op} {c} {dt}: every code is 0x{int(codes.flat[0]):02X}")
+                print(f"{op} {c} {dt}: {len(y)} blocks captured", flush=True)
+            doc["contract_differences"][f"{op}_{dt}"] = d = contract_differences(outs)
+            for pair, n in d.items():
+                print(f"{op} {dt} {pair}: {n['codes']} blocks differ in codes, {n['scales']} in scales")
+    doc["self_check"] = failures or "passed"
     write_file_atomically(os.path.join(args.out, JSON_NAME), (json.dumps(doc, indent=1) + "\n").encode())
-    return doc
+    for line in failures[:20]:
+        print(line)
+    print(f"self-check: {len(failures)} failures" if failures else "self-check: passed")
+    return doc, bool(failures)
 
 
 # ---- the check ----------------------------------------------------------------------------------------------------
@@ -533,21 +601,25 @@ def parse(argv):
 def main(argv=None):
     try:
         args = parse(argv)
+        failed = False
         if args.out:
-            doc = capture(args)
+            doc, failed = capture(args)
             folder = args.out
         else:
             folder = args.check_only
             doc = load_capture(folder)
         if not args.check_with:
-            return 0
+            return 1 if failed else 0
         select = {(op, c, dt) for op in args.ops for c in args.contracts[qr.OP_LAYOUT[op][0]] for dt in args.dtypes}
-        return check(folder, doc, args.check_with, args.show, select)
+        return max(check(folder, doc, args.check_with, args.show, select), 1 if failed else 0)
     except Incomplete as e:
         print(f"capture_quant: {e}", file=sys.stderr)
         return 3
     except Usage as e:
         print(str(e), file=sys.stderr)
+        return 2
+    except OutputError as e:
+        print(f"capture_quant: --out: {e}", file=sys.stderr)
         return 2
     except Corrupt as e:
         print(str(e), file=sys.stderr)

@@ -151,16 +151,7 @@ def test_known_codes_catch_a_wrong_tie_rule():
     assert vllm_codes(ties_away) != [k[1] for k in KNOWN]
 
 
-def rne_e2m1_codes(x):
-    """An independent E2M1 rounding (numpy, binary64 distances): nearest magnitude, ties to the even code, |x| > 6
-    saturates; the sign of the input (not of a zero result) goes to bit 3."""
-    mags = np.array(q.E2M1_MAGNITUDES)
-    a = np.minimum(np.abs(x.astype(np.float64)), 6.0)
-    d = np.abs(a[:, None] - mags[None, :])
-    best = d.min(1, keepdims=True)
-    cand = d == best
-    idx = np.where(cand.sum(1) > 1, np.argmax(cand & (np.arange(8) % 2 == 0), 1), np.argmax(cand, 1))
-    return (idx | (np.signbit(x) << 3)).astype(np.uint8)
+rne_e2m1_codes = cq.rne_e2m1_codes
 
 
 def test_vllm_table_is_rne_on_float32():
@@ -174,6 +165,25 @@ def test_vllm_table_is_rne_on_float32():
     # A negative that rounds to zero: the table gives 0 * -1 = -0.0 (0x8), the RNE keeps the input's sign (0x8).
     assert np.array_equal(got, want), np.nonzero(got != want)[0][:5]
     assert not np.array_equal(got, rne_e2m1_codes(x * np.float32(1.0001)))  # negative control: other inputs
+
+
+def test_self_check_of_the_midpoint_blocks():
+    # The capture's guard: the RNE codes and the E4M3 byte of 2^k pass; one code off (negative control) fails.
+    y, gs, kinds = cq.make_blocks("nvfp4", "bf16", 4096, cq.DEFAULT_SEED)
+    codes = np.zeros(y.shape, np.uint8)
+    scales = np.zeros(len(y), np.uint8)
+    rows = [r for r, k in enumerate(kinds) if k == "e2m1-midpoints"]
+    for r in rows:
+        v = cq.tval(y[r], "bf16")
+        codes[r] = cq.rne_e2m1_codes(v / (np.abs(v).max() / 6.0))
+        k = int(np.round(np.log2(np.abs(v).max() / 6.0 * float(gs[r]))))
+        scales[r] = (k + 7) << 3 if k >= -6 else 1 << (k + 9)
+    assert scales[rows].min() >= 0x01 and 0x38 in scales[rows]  # 2^-9 .. 2^8; 1.0 is 0x38
+    assert cq.self_check("nvfp4_quant", "vllm-ref", "bf16", y, gs, kinds, codes, scales) == []
+    codes[rows[3], 5] ^= 1
+    bad = cq.self_check("nvfp4_quant", "te", "bf16", y, gs, kinds, codes, scales)
+    assert len(bad) == 1 and bad[0].startswith(f"self-check: nvfp4_quant te bf16 [block={rows[3]}]")
+    assert cq.self_check("nvfp4_quant", "rcp-approx", "bf16", y, gs, kinds, codes, scales) == []  # not checked
 
 
 # ---- UE8M0 --------------------------------------------------------------------------------------------------------
