@@ -111,7 +111,7 @@ def e2m1_codes_of_values(v):
     bad = ~(hit.any(-1) | nan)
     if bool(bad.any()):
         raise ValueError("a table reference returned %s, which is no E2M1 value" % v[bad][:4].tolist())
-    idx = hit.to(torch.uint8).argmax(-1).to(torch.uint8)
+    idx = hit.to(torch.int32).argmax(-1).to(torch.uint8)
     sign = (v.view(torch.int32) < 0).to(torch.uint8) << 3
     return torch.where(nan, torch.full_like(idx, kE2m1NanValue), idx | sign)
 
@@ -296,8 +296,9 @@ def ue8m0_ceil(s):
 
 
 def fp8_group_sglang(x, eps=1e-10):
-    """Contract fp8-group: sglang's native_per_token_group_quant_fp8 (sglang test/srt/test_fp8_kernel.py; vLLM's copy
-    in tests/kernels/quantization/test_block_fp8.py), group 128, torch.float8_e4m3fn:
+    """Contract fp8-group: sglang's native_per_token_group_quant_fp8 (sglang python/sglang/test/test_block_fp8.py,
+    formerly test/srt/test_block_fp8.py; copies in vLLM's tests/kernels/quantization/test_block_fp8.py), group 128,
+    torch.float8_e4m3fn:
       amax = x_.abs().max(-1)[0].clamp(min=eps) in T (fp16: eps rounds to 0; NaN propagates) -> float32;
       x_s = amax / 448.0 (on CUDA: amax * fl32(1/448));  x_q = (x_ / x_s).clamp(-448, 448).to(float8_e4m3fn)
       (x_ widened, one binary32 division; the eager cast: NaN stays NaN).
