@@ -20,6 +20,7 @@
 #include "common/testfloat_record.h"
 #include "reference/op_plan.h"
 #include "reference/quant_block.h"
+#include "reference/rcp_approx_model.h"
 
 namespace fuseproof::cli {
 
@@ -98,12 +99,16 @@ int run_quant(EvalArgs& a, const ref::QuantOpSpec& op) {
   }
   const char* contract = ref::quant_contract_name(spec->contract);
   const ref::Dtype d = *ref::parse_dtype(a.dtype);
-  // The device's rcp.approx.ftz.f32 model (a table captured on the GPU) is wired in here once it exists; until then a
-  // contract that needs it is refused, never evaluated with exact division.
-  const ref::QuantModels models;
-  if (ref::needs_rcp_approx(*spec) && !models.rcp_approx)
-    throw MissingDataError(std::string("eval: --contract ") + contract + " needs the rcp.approx.ftz.f32 model (a "
-                           "table captured on the GPU), and none is loaded");
+  // rcp.approx.ftz.f32 comes from the golden MUFU capture of the architecture (reference/rcp_approx_model.h); without
+  // it a contract that needs it is refused, never evaluated with exact division.
+  ref::QuantModels models;
+  if (ref::needs_rcp_approx(*spec)) {
+    ReferenceOptions cuda = a.ref_opts;
+    cuda.math = "cuda";
+    const ref::MathConfig golden = cuda.resolve();  // throws the golden library's errors (exit 3 or 4)
+    const ref::RcpApproxTable* table = &golden.mufu->rcp_table();
+    models.rcp_approx = [table](float x) { return ref::rcp_approx_ftz(x, *table); };
+  }
   // Only the activation stage of a fused op reads the math model (and its golden MUFU data).
   ref::MathConfig cfg;
   cfg.math = ref::MathModel::kLibm;

@@ -34,6 +34,10 @@ MufuModel MufuModel::load(const std::string& dir) {
   m.dir_ = dir;
   m.ex2_ = read_u32_file(dir + "/mufu_ex2_approx_ftz.bin", kEntries, "2^23 little-endian uint32 entries");
   m.rcp_ = read_u32_file(dir + "/mufu_rcp_approx_ftz.bin", kEntries, "2^23 little-endian uint32 entries");
+  std::string why;
+  auto table = RcpApproxTable::from_results(m.rcp_, &why);
+  if (!table) throw std::runtime_error("mufu model: " + dir + "/mufu_rcp_approx_ftz.bin: " + why);
+  m.rcp_table_ = std::make_shared<const RcpApproxTable>(std::move(*table));
   std::error_code ec;
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {

@@ -2,9 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "rcp_approx_model.h"
 
 namespace fuseproof::ref {
 
@@ -29,6 +32,9 @@ class MufuModel {
   float ex2_approx_ftz(float x) const;
   /// rcp.approx.ftz.f32 for d in [1, 2^27); throws std::domain_error outside.
   float rcp_approx_ftz(float d) const;
+  /// The same capture as the whole-range model of reference/rcp_approx_model.h (every binary32 input; proved on the
+  /// device by its 2^32 digest, docs/REFERENCE.md): what the quantization contracts' rcp-approx steps use.
+  const RcpApproxTable& rcp_table() const { return *rcp_table_; }
 
   /// The captured points of ex2_<name>.bin (name "silu_bf16", ...): (argument bits, result bits) per input pattern;
   /// empty when the file was not there.
@@ -42,6 +48,7 @@ class MufuModel {
 
  private:
   std::string dir_;
+  std::shared_ptr<const RcpApproxTable> rcp_table_;
   std::vector<uint32_t> ex2_;  // ex2_[i] = bits of ex2(f32_from_bits(0x3F800000 + i))
   std::vector<uint32_t> rcp_;  // rcp_[i] = bits of rcp(f32_from_bits(0x3F800000 + i))
   std::vector<std::pair<std::string, std::vector<std::pair<uint32_t, uint32_t>>>> point_sets_;
