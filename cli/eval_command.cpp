@@ -222,7 +222,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--in", a->in,
                   "records: the op's inputs in declared order ((x, bias), (gate, up), (x, gate, y), (x, scale, shift)), "
                   "little-endian uint16, one after the other; for a quantization op one block of each input, then the "
-                  "contract's float32 scalars (global_scale or global_amax)")
+                  "contract's float32 scalars (NVFP4: the global encode scale)")
       ->required();
   cmd->add_option("--out", a->out, "one little-endian uint16 output per record; for a quantization op a code byte per "
                                     "element, then the block's scale (a byte, or a float32)")->required()->check(output_file_option());

@@ -21,15 +21,16 @@ inline float canon(float f) { return f != f ? f32_from_bits(0x7FFFFFFFu) : f; }
 
 inline uint16_t abs_bits(uint16_t h) { return uint16_t(h & 0x7FFFu); }
 
-/// exp2(ceil(log2(a))) with an exact log2: 2^k for the smallest k with 2^k >= a. NaN and a < 0 give the canonical
-/// NaN, 0 gives 0 (log2 0 = -Inf), +Inf and anything above 2^127 give +Inf (exp2(128) overflows).
-float pow2_ceil(float a) {
+/// torch.exp2(torch.ceil(torch.log2(a))) on binary32: log2 rounded to binary32 (modelled correctly rounded: the
+/// binary64 log2 rounded once), so for a just above 2^k the log2 can round to k and the result is 2^k < a (for |k| >=
+/// 2 the gap log2(1 + 2^-23) is under half an ulp of k). NaN and a < 0 give the canonical NaN, 0 gives 0 (exp2(-Inf)),
+/// +Inf stays +Inf, ceil 128 overflows to +Inf; 2^c below 2^-149 is 0.
+float exp2_ceil_log2_f32(float a) {
   if (a != a || a < 0.0f) return f32_from_bits(0x7FFFFFFFu);
   if (a == 0.0f || a == INFINITY) return a;
-  int e = 0;
-  const float m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1): a power of two has m = 0.5
-  const int k = m == 0.5f ? e - 1 : e;
-  return k > 127 ? INFINITY : std::ldexp(1.0f, k);
+  const float l = float(std::log2(double(a)));
+  const int c = int(std::ceil(l));
+  return c > 127 ? INFINITY : std::ldexp(1.0f, c);
 }
 
 }  // namespace
@@ -117,7 +118,7 @@ QuantBlockState QuantPlan::run_block_steps(const std::vector<QuantStep>& steps, 
         if (int(i) == stored) st.scale.byte = code;
         break;
       }
-      case QuantOp::kPow2Ceil: v = pow2_ceil(a); break;
+      case QuantOp::kPow2Ceil: v = exp2_ceil_log2_f32(a); break;
       case QuantOp::kMax: v = a != a ? a : (a > s.value ? a : s.value); break;
       default: throw std::logic_error("quant plan: an element step among the block steps");
     }

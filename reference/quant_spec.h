@@ -16,12 +16,12 @@ namespace fuseproof::ref {
 
 /// The public references a quantization op can be judged against (docs/OPS.md, Quantization ops and contracts).
 enum class QuantContract : int {
-  kVllmRef,          ///< vLLM's torch test reference ref_nvfp4_quant
+  kVllmRef,          ///< vLLM's torch reference ref_nvfp4_quant (with the +-448 clamp)
   kRcpApprox,        ///< the CUDA kernels' cvt_warp_fp16_to_fp4 (vLLM, TensorRT-LLM, FlashInfer): rcp.approx.ftz
   kTe,               ///< TransformerEngine's NVFP4QuantizerRef._quantize_blockwise_reference
-  kFlashinferExact,  ///< the kernel's arithmetic with every approximate reciprocal exact (fast math off)
+  kFlashinferExact,  ///< FlashInfer's torch test reference ref_fp4_quant: vllm-ref without the +-448 clamp
   kFp8Group,         ///< sglang/vLLM native_per_token_group_quant_fp8: fp32 scale amax / 448
-  kFp8GroupUe8m0,    ///< the same with the scale rounded up to a power of two (UE8M0)
+  kFp8GroupUe8m0,    ///< vLLM's QuantFP8 native path with use_ue8m0: exp2(ceil(log2(amax / 448))), floored
 };
 
 inline constexpr QuantContract kAllQuantContracts[] = {QuantContract::kVllmRef,         QuantContract::kRcpApprox,
@@ -67,8 +67,8 @@ enum class QuantOp : int {
   kClamp,         ///< torch.clamp(a, value, value2): NaN propagates
   kIfZero,        ///< a == 0 ? b : c (torch.where(a == 0, ...); the kernel's `SFValue != 0 ? ... : 0`)
   kE4m3RoundTrip, ///< e4m3_to_f32(f32_to_e4m3(a, overflow)); the byte is the block's scale when scale_out names it
-  kPow2Ceil,      ///< torch.exp2(torch.ceil(torch.log2(a))) with log2 exact: the smallest power of two >= a (a UE8M0
-                  ///< value); NaN stays NaN, +Inf stays +Inf, anything above 2^127 gives +Inf
+  kPow2Ceil,      ///< torch.exp2(torch.ceil(torch.log2(a))) in binary32, log2 rounded to binary32 (so a just above
+                  ///< 2^k may give 2^k); 0 gives 0, NaN stays NaN, +Inf stays +Inf, ceil 128 gives +Inf
   kCodeE2m1Cvt,   ///< the element's code: cvt.rn.satfinite.e2m1x2.f32 (f32_to_e2m1): -0.0 gives 0x8, NaN 0x7
   kCodeE2m1VllmTable,  ///< vLLM's cast_to_fp4 (table * sign(x)) coded: -0.0 gives +0 (0x0), NaN no code (0xFF)
   kCodeE2m1TeTable,    ///< TransformerEngine's cast_to_fp4x2 code table: -0.0 and NaN give 0x0
@@ -94,7 +94,8 @@ struct QuantContractSpec {
   std::vector<QuantStep> scale_steps;     ///< once per block
   int scale_out = -1;                     ///< the scale step stored: its E4M3 byte, or its binary32 value
   /// What the scale is. An E4M3 scale is stored as its byte; fp32 and UE8M0 scales as the binary32 value the torch
-  /// reference returns (for UE8M0 a power of two, or NaN/Inf where the reference gives them, which no byte holds).
+  /// reference returns (for UE8M0 a power of two, or vLLM's floor 1/229376 for tiny groups, or NaN/Inf where the
+  /// reference gives them: values no UE8M0 byte holds).
   ScaleFormat scale_format = ScaleFormat::kE4m3;
   std::vector<QuantStep> element_steps;   ///< once per element; the last is a kCode* step
   /// How the reference derives each scalar from the tensor's amax (kAmax is the tensor amax here; global_out[j] is

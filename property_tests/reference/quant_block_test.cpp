@@ -3,6 +3,7 @@
 // element and scale steps of vllm-ref against a direct transcription, every pair, with a control that must differ.
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -130,8 +131,9 @@ TEST(Reference_QuantBlock, RcpApproxWithoutItsModelIsRefused) {
 // bf16 block {6, 3, 2.5, -0.0, 1.25, 0.25, -1.75, 5, 0 ...}, global scale 1:
 //   amax 6; 6 * f32(1/6) = 6 * 0x3E2AAAAB = 1.0000000298 -> 1.0; g * 1 = 1; e4m3(1) = 0x38 (| 0 |0111|000|);
 //   p = 1 * (1/1) = 1, output scale 1/1 = 1. Codes: 6 -> 0x7, 3 -> 0x5, 2.5 -> the tie goes to 2 (0x4),
-//   1.25 -> 1 (0x2), 0.25 -> 0 (0x0), -1.75 -> -2 (0xC), 5 -> 4 (0x6). -0.0: vllm's table gives +0 (0x0),
-//   the kernel's cvt keeps the sign (0x8), TransformerEngine's table gives 0x0.
+//   1.25 -> 1 (0x2), 0.25 -> 0 (0x0), -1.75 -> -2 (0xC), 5 -> 4 (0x6). -0.0: vLLM's and FlashInfer's table gives
+//   +0 (0x0), the kernel's cvt keeps the sign (0x8), TransformerEngine's table gives 0x0. te's order (amax * (g *
+//   reciprocal(6))) gives the same 1 here.
 TEST(Reference_QuantBlock_bf16, HandComputedNvfp4EveryContract) {
   const QuantOpSpec& op = op_named("nvfp4_quant");
   const auto b = block(16, {0x40C0, 0x4040, 0x4020, 0x8000, 0x3FA0, 0x3E80, 0xBFE0, 0x40A0});
@@ -139,9 +141,9 @@ TEST(Reference_QuantBlock_bf16, HandComputedNvfp4EveryContract) {
   QuantModels m;
   m.rcp_approx = rcp_stand_in_exact;
   struct Case { QuantContract c; float scalar; uint8_t neg_zero; };
-  // te's scalar is the tensor's amax: 2688 / 2688 = 1 is the same global scale.
+  // Every contract's scalar is the global encode scale.
   for (const Case& k : {Case{QuantContract::kVllmRef, 1.0f, 0x0}, Case{QuantContract::kRcpApprox, 1.0f, 0x8},
-                        Case{QuantContract::kFlashinferExact, 1.0f, 0x8}, Case{QuantContract::kTe, 2688.0f, 0x0}}) {
+                        Case{QuantContract::kFlashinferExact, 1.0f, 0x0}, Case{QuantContract::kTe, 1.0f, 0x0}}) {
     const QuantPlan p(op, k.c, Dtype::kBf16, m, kCfg);
     const Quantized q = run(p, b, k.scalar);
     EXPECT_EQ(q.scale.byte, 0x38) << quant_contract_name(k.c);
@@ -170,41 +172,30 @@ TEST(Reference_QuantBlock_bf16, HandComputedVllmRefRoundsTheScale) {
 }
 
 // amax at 448 * 6 = 2688, 464 * 6 = 2784 and 480 * 6 = 2880 (all bf16), global scale 1: 2688 * f32(1/6) = 448,
-// 2784 * f32(1/6) = 464 (the E4M3 overflow tie: 0x7E in both conventions), 2880 * f32(1/6) = 480. vLLM's clamp and
-// the kernel's satfinite both store 0x7E; without the clamp, eager's to(float8_e4m3fn) stores NaN (0x7F).
+// 2784 * f32(1/6) = 464 (the E4M3 overflow tie: 0x7E in both conventions), 2880 * f32(1/6) = 480. vLLM's clamp,
+// TransformerEngine's clamp and the kernel's satfinite store 0x7E; FlashInfer's reference has no clamp: eager's
+// to(float8_e4m3fn) stores NaN (0x7F) above 464, and the NaN scale makes every code NaN (0xFF).
 TEST(Reference_QuantBlock_bf16, ScaleAt448Times6And464And480) {
   QuantModels m;
   m.rcp_approx = rcp_stand_in_exact;
   const QuantOpSpec& op = op_named("nvfp4_quant");
   for (QuantContract c : {QuantContract::kVllmRef, QuantContract::kRcpApprox, QuantContract::kTe}) {
     const QuantPlan p(op, c, Dtype::kBf16, m, kCfg);
-    const float g = c == QuantContract::kTe ? 2688.0f : 1.0f;
+    const float g = 1.0f;
     for (uint16_t amax : {uint16_t(0x4528), uint16_t(0x4530), uint16_t(0x4534)})  // 2688, 2816, 2880
       EXPECT_EQ(p.scale_step(amax, &g).scale.byte, 0x7E) << quant_contract_name(c) << std::hex << " amax " << amax;
     EXPECT_EQ(p.scale_step(0x452E, &g).scale.byte, 0x7E) << "2784: the tie at 464";
   }
-  // The control: vllm-ref's graph with the clamp left out (tests/kernels/quantization/test_nvfp4_quant.py's older
-  // reference) stores 0x7F at 480.
-  QuantGraph g;
-  const int amax = g.amax(AmaxRule::kTorchMax);
-  const int gs = g.scalar(0, "global_scale");
-  const int r6 = g.constant(float(1.0 / 6.0), "1/6");
-  const int s = g.mul(gs, g.mul(amax, r6, "t"), "s");
-  const int q = g.e4m3_round_trip(s, E4m3Overflow::kNan, "scale");
-  g.begin_elements();
-  g.code(QuantOp::kCodeE2m1Cvt, g.mul(g.element(), q, "y"));
-  QuantOpSpec unclamped = op;
-  QuantContractSpec cs;
-  cs.contract = QuantContract::kVllmRef;
-  cs.scalars = {"global_scale"};
-  cs.scale_steps = g.scale_steps();
-  cs.element_steps = g.element_steps();
-  cs.scale_out = q;
-  unclamped.contracts = {cs};
-  const QuantPlan p(unclamped, QuantContract::kVllmRef, Dtype::kBf16, QuantModels{}, kCfg);
+  // The control is FlashInfer's reference, vllm-ref's graph with the clamp left out.
+  const QuantPlan p(op, QuantContract::kFlashinferExact, Dtype::kBf16, QuantModels{}, kCfg);
   const float one = 1.0f;
-  EXPECT_EQ(p.scale_step(0x4534, &one).scale.byte, 0x7F);  // 480: NaN
+  EXPECT_EQ(p.scale_step(0x4528, &one).scale.byte, 0x7E);  // 448
   EXPECT_EQ(p.scale_step(0x452E, &one).scale.byte, 0x7E);  // 464: the tie still goes to 448
+  EXPECT_EQ(p.scale_step(0x4530, &one).scale.byte, 0x7F);  // 469.3: NaN
+  EXPECT_EQ(p.scale_step(0x4534, &one).scale.byte, 0x7F);  // 480: NaN
+  const Quantized q = run(p, block(16, {0x4534, 0x3F80, 0x8000}), 1.0f);
+  EXPECT_EQ(q.scale.byte, 0x7F);
+  for (uint8_t c : q.codes) EXPECT_EQ(c, kQuantNoCode);
 }
 
 TEST(Reference_QuantBlock, AllZeroBlocks) {
@@ -213,19 +204,19 @@ TEST(Reference_QuantBlock, AllZeroBlocks) {
   for (Dtype d : kAllDtypes) {
     for (QuantContract c : {QuantContract::kVllmRef, QuantContract::kRcpApprox, QuantContract::kTe,
                             QuantContract::kFlashinferExact}) {
-      // vllm: scale e4m3(0) = 0x00, p = 0, get_reciprocal gives 0; kernel: scale 0 -> output scale 0; te: encode
-      // scale min(1/0, FLT_MAX) = FLT_MAX, 0 * FLT_MAX = 0. Every code 0x0.
+      // vllm, flashinfer: scale e4m3(0) = 0x00, p = 0, get_reciprocal gives 0; kernel: scale 0 -> output scale 0;
+      // te: encode scale min(1/0, FLT_MAX) = FLT_MAX, 0 * FLT_MAX = 0. Every code 0x0.
       const QuantPlan p(op_named("nvfp4_quant"), c, d, m, kCfg);
-      const Quantized q = run(p, block(16, {}), c == QuantContract::kTe ? 2688.0f : 1.0f);
+      const Quantized q = run(p, block(16, {}), 1.0f);
       EXPECT_EQ(q.scale.byte, 0x00) << quant_contract_name(c);
       for (uint8_t code : q.codes) EXPECT_EQ(code, 0x0) << quant_contract_name(c);
     }
-    // fp8-group-ue8m0: s (2.2e-13 in bf16, 0 in fp16) is floored at binary32 1e-10 = 2^-33.2, rounded up to 2^-33:
-    // codes 0x00 in both dtypes.
+    // fp8-group-ue8m0 (vLLM's native path, no eps): s = 0, log2 0 = -Inf, exp2(-Inf) = 0, clamped to the floor
+    // f32(1 / (448 * 512)) = 4.3596e-6 (0x36924925, not a power of two); 0 / floor = 0: codes 0x00 in both dtypes.
     {
       const QuantPlan u(op_named("fp8_group_quant"), QuantContract::kFp8GroupUe8m0, d, QuantModels{}, kCfg);
       const Quantized q = run(u, block(128, {}), 0.0f);
-      EXPECT_EQ(f32_bits(q.scale.value), 0x2F000000u) << dtype_name(d);  // 2^-33
+      EXPECT_EQ(f32_bits(q.scale.value), 0x36924925u) << dtype_name(d);
       for (uint8_t code : q.codes) EXPECT_EQ(code, 0x00) << dtype_name(d);
     }
     // fp8-group: amax clamp(min=1e-10) on the T tensor. bf16 keeps 1e-10 (0x2EDC): scale > 0, codes 0x00. fp16
@@ -261,14 +252,21 @@ TEST(Reference_QuantBlock_bf16, NanMemberEachContract) {
     const auto all_nan = std::vector<uint16_t>(16, 0xFFC1);
     EXPECT_EQ(run(p, all_nan, 1.0f).scale.byte, 0x7F);  // canonical half NaN -> scale NaN
   }
+  // flashinfer-exact: as vllm-ref (no clamp to pass the NaN through either way).
+  {
+    const QuantPlan p(op_named("nvfp4_quant"), QuantContract::kFlashinferExact, Dtype::kBf16, m, kCfg);
+    const Quantized q = run(p, b, 1.0f);
+    EXPECT_EQ(q.scale.byte, 0x7F);
+    for (uint8_t c : q.codes) EXPECT_EQ(c, kQuantNoCode);
+  }
   // te: torch.amax gives NaN: scale 0x7F; the code table matches nothing for NaN: 0x0.
   {
     const QuantPlan p(op_named("nvfp4_quant"), QuantContract::kTe, Dtype::kBf16, m, kCfg);
-    const Quantized q = run(p, b, 2688.0f);
+    const Quantized q = run(p, b, 1.0f);
     EXPECT_EQ(q.scale.byte, 0x7F);
     for (uint8_t c : q.codes) EXPECT_EQ(c, 0x0);
   }
-  // fp8-group-ue8m0: s = NaN; torch.maximum keeps it, log2, ceil and exp2 too: scale NaN, every code 0x7F.
+  // fp8-group-ue8m0: s = NaN; log2, ceil, exp2 and clamp(min=) keep it: scale NaN, every code 0x7F.
   {
     const QuantPlan p(op_named("fp8_group_quant"), QuantContract::kFp8GroupUe8m0, Dtype::kBf16, m, kCfg);
     const Quantized q = run(p, block(128, {0x7FC0, 0x40C0, 0xBF80}), 0.0f);
@@ -286,7 +284,7 @@ TEST(Reference_QuantBlock_bf16, NanMemberEachContract) {
 
 // fp8-group bf16, amax 448 (0x43E0): 448 * f32(1/448) = 1.0 exactly, so each code is e4m3(x): 448 -> 0x7E,
 // 1 -> 0x38, -0.0 -> 0x80, 17 -> the tie between 16 and 18 goes to even 16 (0x58). UE8M0: s = 1 is a power of two
-// (log2 1 = 0), the same codes.
+// (log2 1 = 0) above vLLM's floor, the same codes.
 TEST(Reference_QuantBlock_bf16, HandComputedFp8Group) {
   const auto b = block(128, {0x43E0, 0x3F80, 0x8000, 0x4188});
   for (QuantContract c : {QuantContract::kFp8Group, QuantContract::kFp8GroupUe8m0}) {
@@ -409,7 +407,7 @@ TEST(Reference_QuantBlock, ScaleStepAllAmaxAndTheTeOrder) {
         const uint8_t want = f32_to_e4m3(s, E4m3Overflow::kNan);
         const uint8_t got = v.scale_step(uint16_t(a), &ges).scale.byte;
         if (got != want && ++errors <= 8) ADD_FAILURE() << std::hex << "amax 0x" << a << " => 0x" << int(got);
-        const uint8_t te = t.scale_step(uint16_t(a), &global_amax).scale.byte;
+        const uint8_t te = t.scale_step(uint16_t(a), &ges).scale.byte;
         if (te != got && ++differ <= 2)
           std::printf("te/vllm-ref %s differ: global amax 0x%04X (%g) amax 0x%04X (%g): te 0x%02X vllm-ref 0x%02X\n",
                       dtype_name(d), gb, double(global_amax), a, double(amax), te, got);
@@ -425,15 +423,23 @@ TEST(Reference_QuantBlock, ScaleStepAllAmaxAndTheTeOrder) {
 // 2.58461547 (0x40256A57). vllm-ref: amax * f32(1/6) = 0.00793457031 (0x3C020000, exact), times ges =
 // 0.0205078125 (0x3CA80000): exactly the midpoint of E4M3 0x0A (0.01953125) and 0x0B (0.021484375), the tie to even
 // 0x0A. te: ges * f32(1/6) = 0.430769265 (0x3EDC8DCA), times amax = 0.0205078144 (0x3CA80001), one ulp above: 0x0B.
-// te's global encode scale: global_amax 0 gives 2688 / 0 = Inf, min'd to FLT_MAX: block amax 1 gives
-// min(1 * (FLT_MAX * f32(1/6)), FLT_MAX) = 5.7e37, clamped to 448 (0x7E). global_amax +Inf gives 0, replaced by 1: as
-// global amax 2688 (block amax 6 -> scale 1, 0x38). A NaN global amax: NaN throughout, scale 0x7F.
-TEST(Reference_QuantBlock_bf16, TeGlobalAmaxZeroInfNan) {
+// te's scalar is the global encode scale (what a kernel receives): 0 is replaced by 1 (block amax 6 -> scale 1,
+// 0x38); +Inf is min'd to FLT_MAX (block amax 1 gives min(1 * (FLT_MAX * f32(1/6)), FLT_MAX) = 5.7e37, clamped to
+// 448, 0x7E); NaN gives NaN throughout, scale 0x7F. Its derivation from the tensor amax (torch.div(2688, amax), min
+// FLT_MAX, 1 where 0): amax 6 gives 448, amax 0 gives Inf -> FLT_MAX, amax +Inf gives 0 -> 1.
+TEST(Reference_QuantBlock_bf16, TeGlobalScaleZeroInfNan) {
   const QuantPlan t(op_named("nvfp4_quant"), QuantContract::kTe, Dtype::kBf16, QuantModels{}, kCfg);
   const float zero = 0.0f, inf = INFINITY, nan = NAN;
-  EXPECT_EQ(t.scale_step(0x3F80, &zero).scale.byte, 0x7E);
-  EXPECT_EQ(t.scale_step(0x40C0, &inf).scale.byte, 0x38);
+  EXPECT_EQ(t.scale_step(0x40C0, &zero).scale.byte, 0x38);
+  EXPECT_EQ(t.scale_step(0x3F80, &inf).scale.byte, 0x7E);
   EXPECT_EQ(t.scale_step(0x40C0, &nan).scale.byte, 0x7F);
+  float g = 0.0f;
+  t.scalars_from_tensor_amax(0x40C0, &g);
+  EXPECT_EQ(f32_bits(g), 0x43E00000u);
+  t.scalars_from_tensor_amax(0x0000, &g);
+  EXPECT_EQ(g, FLT_MAX);
+  t.scalars_from_tensor_amax(0x7F80, &g);
+  EXPECT_EQ(g, 1.0f);
 }
 
 TEST(Reference_QuantBlock_bf16, TeOrderWitness) {
@@ -443,7 +449,7 @@ TEST(Reference_QuantBlock_bf16, TeOrderWitness) {
   const float global_amax = 1040.0f, ges = 2688.0f / global_amax;
   EXPECT_EQ(f32_bits(ges), 0x40256A57u);
   EXPECT_EQ(v.scale_step(0x3D43, &ges).scale.byte, 0x0A);
-  EXPECT_EQ(t.scale_step(0x3D43, &global_amax).scale.byte, 0x0B);
+  EXPECT_EQ(t.scale_step(0x3D43, &ges).scale.byte, 0x0B);
 }
 
 /// fp8-group's element step written out from native_per_token_group_quant_fp8: the code of x in a group of amax `a`.
@@ -486,7 +492,7 @@ TEST(Reference_QuantBlock, Fp8GroupElementStepEveryValueForABinadeOfAmax) {
 }
 
 // The scalars from the tensor amax. vLLM: 2688.0 / tensor_amax is reciprocal(tensor_amax) * 2688: for 6 (bf16
-// 0x40C0), f32(1/6) * 2688 = 448.0000134 -> 448 (0x43E00000). te: the tensor amax itself. fp8-group: none.
+// 0x40C0), f32(1/6) * 2688 = 448.0000134 -> 448 (0x43E00000). te: torch.div(2688, 6) = 448. fp8-group: none.
 TEST(Reference_QuantBlock_bf16, ScalarsFromTheTensorAmax) {
   const QuantOpSpec& op = op_named("nvfp4_quant");
   float g = 0.0f;
@@ -495,7 +501,7 @@ TEST(Reference_QuantBlock_bf16, ScalarsFromTheTensorAmax) {
   QuantPlan(op, QuantContract::kFlashinferExact, Dtype::kBf16, QuantModels{}, kCfg).scalars_from_tensor_amax(0x40C0, &g);
   EXPECT_EQ(f32_bits(g), 0x43E00000u);
   QuantPlan(op, QuantContract::kTe, Dtype::kBf16, QuantModels{}, kCfg).scalars_from_tensor_amax(0x40C0, &g);
-  EXPECT_EQ(g, 6.0f);
+  EXPECT_EQ(f32_bits(g), 0x43E00000u);
   EXPECT_TRUE(op_named("fp8_group_quant").contracts[0].global_steps.empty());
   for (const QuantContractSpec& c : op.contracts) EXPECT_EQ(c.global_out.size(), c.scalars.size());
 }
@@ -531,28 +537,90 @@ TEST(Reference_QuantBlock_bf16, VllmRefScaleStepTensorAmaxBlockAmaxPairs) {
               (unsigned long long)cases, (unsigned long long)control_differs);
 }
 
+/// The kernel's element step (cvt_warp_fp16_to_fp4) written out with a reciprocal `rcp`: the code of x under the E4M3
+/// scale code and the global scale g.
+uint8_t kernel_element_direct(Dtype d, uint16_t v, uint8_t code, float g, float (*rcp)(float)) {
+  const float q = e4m3_to_f32(code);
+  const float os = q != 0.0f ? rcp(q * rcp(g)) : 0.0f;
+  return f32_to_e2m1(half_to_f32(d, v) * os);
+}
+
 TEST(Reference_QuantBlock, RcpApproxReadsTheInjectedModel) {
-  // With the exact stand-in, rcp-approx is flashinfer-exact; with a stand-in one ulp up, some codes change.
+  // Every (value, scale code) pair at g = 896: the contract with a stand-in equals the direct transcription with that
+  // stand-in; the stand-in one ulp up (the control) changes some codes.
   QuantModels exact, up;
   exact.rcp_approx = rcp_stand_in_exact;
   up.rcp_approx = rcp_stand_in_one_ulp_up;
   const QuantOpSpec& op = op_named("nvfp4_quant");
-  const QuantPlan fe(op, QuantContract::kFlashinferExact, Dtype::kBf16, QuantModels{}, kCfg);
   const QuantPlan ra(op, QuantContract::kRcpApprox, Dtype::kBf16, exact, kCfg);
   const QuantPlan rb(op, QuantContract::kRcpApprox, Dtype::kBf16, up, kCfg);
   const float g = 896.0f;
-  uint64_t same_differs = 0, up_differs = 0;
+  uint64_t errors = 0, up_differs = 0;
   for (int code = 0; code <= 0x7E; ++code) {
-    const QuantBlockState a = fe.scale_from_code(uint8_t(code), &g), b = ra.scale_from_code(uint8_t(code), &g),
-                          c = rb.scale_from_code(uint8_t(code), &g);
+    const QuantBlockState a = ra.scale_from_code(uint8_t(code), &g), b = rb.scale_from_code(uint8_t(code), &g);
     for (uint32_t v = 0; v <= 0xFFFF; ++v) {
-      const uint8_t x = fe.element_step(uint16_t(v), a);
-      same_differs += ra.element_step(uint16_t(v), b) != x;
-      up_differs += rb.element_step(uint16_t(v), c) != x;
+      const uint8_t want = kernel_element_direct(Dtype::kBf16, uint16_t(v), uint8_t(code), g, rcp_stand_in_exact);
+      const uint8_t got = ra.element_step(uint16_t(v), a);
+      if (got != want && ++errors <= 8)
+        ADD_FAILURE() << std::hex << "x=0x" << v << " scale=0x" << code << " => 0x" << int(got) << " expected 0x"
+                      << int(want);
+      up_differs += rb.element_step(uint16_t(v), b) != got;
     }
   }
-  EXPECT_EQ(same_differs, 0u);
+  EXPECT_EQ(errors, 0u);
   EXPECT_GT(up_differs, 0u);
+}
+
+// fp8-group-ue8m0's power of two is torch.exp2(torch.ceil(torch.log2(s))) with a binary32 log2. For s = 16 * (1 +
+// 2^-23) the log2, 4 + 1.7e-7, rounds to 4 (half an ulp of 4 is 2.4e-7): the result is 16, not 32 (the control: an
+// exact ceiling gives 32). Over every bf16 and fp16 amax, s = amax * f32(1/448) is a power of two or at least 2^-11
+// (relative) from one, so the binary32 log2 and the exact ceiling agree on every scale the contract meets.
+TEST(Reference_QuantBlock, Ue8m0Pow2StepEveryAmax) {
+  QuantGraph g;
+  const int s = g.scalar(0, "s");
+  const int p = g.pow2_ceil(s, "pow2");
+  g.begin_elements();
+  g.code(QuantOp::kCodeE4m3, g.element(), E4m3Overflow::kNan);
+  QuantOpSpec one_step = op_named("fp8_group_quant");
+  QuantContractSpec cs;
+  cs.contract = QuantContract::kFp8GroupUe8m0;
+  cs.scalars = {"s"};
+  cs.scale_steps = g.scale_steps();
+  cs.element_steps = g.element_steps();
+  cs.scale_out = p;
+  cs.scale_format = ScaleFormat::kUe8m0;
+  one_step.contracts = {cs};
+  const QuantPlan step(one_step, QuantContract::kFp8GroupUe8m0, Dtype::kBf16, QuantModels{}, kCfg);
+  const float above16 = f32_from_bits(0x41800001u);
+  EXPECT_EQ(step.scale_step(0, &above16).scale.value, 16.0f);
+  const float above1 = f32_from_bits(0x3F800001u), sixteen = 16.0f, zero = 0.0f;
+  EXPECT_EQ(step.scale_step(0, &above1).scale.value, 2.0f);  // log2 = 1.7e-7, above 0: ceil 1
+  EXPECT_EQ(step.scale_step(0, &sixteen).scale.value, 16.0f);
+  EXPECT_EQ(step.scale_step(0, &zero).scale.value, 0.0f);
+  for (Dtype d : kAllDtypes) {
+    const QuantPlan u(op_named("fp8_group_quant"), QuantContract::kFp8GroupUe8m0, d, QuantModels{}, kCfg);
+    uint64_t cases = 0, errors = 0;
+    for (uint32_t a = 0; a <= 0x7FFF; ++a) {
+      if (is_nan_bits(d, uint16_t(a))) continue;
+      ++cases;
+      const float sv = half_to_f32(d, uint16_t(a)) * float(1.0 / 448.0);
+      float want = sv == 0.0f ? 0.0f : sv;
+      if (sv > 0.0f && sv < INFINITY) {
+        int e = 0;
+        const float m = std::frexp(sv, &e);
+        want = std::ldexp(1.0f, m == 0.5f ? e - 1 : e);  // the exact ceiling
+      }
+      const float floor = float(1.0 / (448.0 * 512.0));
+      want = want < floor ? floor : want;
+      const float got = u.scale_step(uint16_t(a), nullptr).scale.value;
+      if (f32_bits(got) != f32_bits(want) && ++errors <= 8)
+        ADD_FAILURE() << dtype_name(d) << std::hex << " amax=0x" << a << " => 0x" << f32_bits(got) << " expected 0x"
+                      << f32_bits(want);
+    }
+    EXPECT_EQ(errors, 0u);
+    std::printf("In %llu cases, no errors found in fp8-group-ue8m0 %s scale step (the exact power-of-two ceiling, "
+                "floored)\n", (unsigned long long)cases, dtype_name(d));
+  }
 }
 
 TEST(Reference_QuantBlock, VllmRefAndKernelArithmeticDifferOnSignedZeros) {
