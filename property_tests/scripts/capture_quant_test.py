@@ -3,8 +3,9 @@
 What runs on torch 1.13 without float8: the record files (layout bytes, round trips, refusals), the block generator
 (determinism, every edge kind present, the maximum at every position), the projects' E2M1 tables (vLLM's
 cast_to_fp4, TransformerEngine's cast_to_fp4x2) against known codes and an independent round-to-nearest-even, the
-UE8M0 round-up from the binary32 bits, the script's exit 3 without CUDA, and --check-only against a stub `fuseproof`
-(equal, one flipped code, a corrupt file, a failing eval). Each check has its negative control.
+script's exit 3 without CUDA, and --check-only against a stub `fuseproof` (equal, one flipped code, a corrupt file, a
+failing eval). Each check has its negative control. The references against `fuseproof eval` on the CPU:
+quant_cross_check_test.py.
 """
 
 import gzip
@@ -186,16 +187,7 @@ def test_self_check_of_the_midpoint_blocks():
     assert cq.self_check("nvfp4_quant", "rcp-approx", "bf16", y, gs, kinds, codes, scales) == []  # not checked
 
 
-# ---- UE8M0 --------------------------------------------------------------------------------------------------------
-
-def test_ue8m0_ceil_from_bits():
-    s = torch.tensor([1.0, 1.0000001, 0.75, 256.00003, 2.0 ** -126, 2.0 ** -130, 0.0, float("inf"), float("nan")])
-    want = [1.0, 2.0, 1.0, 512.0, 2.0 ** -126, 2.0 ** -126, 0.0, float("inf"), 0.0]
-    assert q.ue8m0_ceil(s).tolist() == want
-    # Negative control: the log2 form rounds log2(256 * (1 + 2^-23)) to 8.0 in binary32 and gives 256 < s.
-    s = torch.tensor([256.00003])
-    assert torch.pow(2.0, torch.ceil(torch.log2(s))).item() == 256.0 != q.ue8m0_ceil(s).item()
-
+# ---- float8 ------------------------------------------------------------------------------------------------------
 
 def test_float8_references_refuse_cleanly_without_float8():
     if q.has_float8():
@@ -204,8 +196,9 @@ def test_float8_references_refuse_cleanly_without_float8():
     for fn in (q.nvfp4_vllm_ref, q.nvfp4_te_ref, q.nvfp4_flashinfer_ref):
         with pytest.raises(q.Unsupported, match="has no torch.float8_e4m3fn"):
             fn(x, torch.ones(1, 1))
-    with pytest.raises(q.Unsupported):
-        q.fp8_group_sglang(torch.zeros(1, 128, dtype=torch.bfloat16))
+    for fn in (q.fp8_group_sglang, q.fp8_group_ue8m0):
+        with pytest.raises(q.Unsupported):
+            fn(torch.zeros(1, 128, dtype=torch.bfloat16))
 
 
 # ---- the script ---------------------------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ float32 value (so a -0.0 result is 0x8). A NaN value has no E2M1 code: it is wri
 no code can be. Values outside the table are a defect of the reference and raise.
 
 torch.float8_e4m3fn exists from torch 2.1; the module imports without it (torch 1.13 here) and the functions that
-need it raise Unsupported. The E2M1 tables and the UE8M0 bit step run on any torch, on the CPU too.
+need it raise Unsupported from e4m3_cast, the one place a reference meets float8 (a CPU test may put an emulation of
+the eager cast there). The E2M1 tables run on any torch, on the CPU too.
 """
 
 import torch
@@ -40,6 +41,18 @@ def has_float8():
 def _need_float8():
     if not has_float8():
         raise Unsupported(f"torch {torch.__version__} has no torch.float8_e4m3fn (torch 2.1 or newer has it)")
+
+
+E4M3_MAX = 448.0  # torch.finfo(torch.float8_e4m3fn).max, the Python float the references divide and clamp by
+
+
+def e4m3_cast(t):
+    """`t.to(torch.float8_e4m3fn)`, eager's cast (c10 Float8_e4m3fn.h: round to nearest even, NaN above 464, for
+    +-Inf and for NaN), as (its bytes uint8, its float32 values `.to(torch.float32)`). Every reference casts through
+    this function, by its module-level name."""
+    _need_float8()
+    f8 = t.to(torch.float8_e4m3fn)
+    return f8.view(torch.uint8), f8.to(torch.float32)
 
 
 # ---- E2M1 tables, as the projects write them ---------------------------------------------------------------------
@@ -127,32 +140,28 @@ def nvfp4_vllm_ref(x, global_scale):
       output_scale = get_reciprocal(scale * get_reciprocal(gs))  (0 where a factor is 0);
       element = cast_to_fp4(clamp(x * output_scale, -6, 6)).
     Returns (codes uint8 [N, 16], E4M3 scale bytes uint8 [N])."""
-    _need_float8()
     vec_max = torch.max(torch.abs(x), dim=-1, keepdim=True)[0].to(torch.float32)
     scale = global_scale * (vec_max * get_reciprocal(6.0))
     scale = torch.clamp(scale, max=448, min=-448)
-    scale_e4m3 = scale.to(torch.float8_e4m3fn)
-    scale = scale_e4m3.to(torch.float32)
+    scale_bytes, scale = e4m3_cast(scale)
     output_scale = get_reciprocal(scale * get_reciprocal(global_scale))
     scaled_x = x.to(torch.float32) * output_scale
     clipped_x = torch.clamp(scaled_x, -6.0, 6.0)
-    return e2m1_codes_of_values(cast_to_fp4(clipped_x)), scale_e4m3.view(torch.uint8)[:, 0]
+    return e2m1_codes_of_values(cast_to_fp4(clipped_x)), scale_bytes[:, 0]
 
 
 def nvfp4_flashinfer_ref(x, global_scale):
     """Contract flashinfer-exact: FlashInfer's ref_fp4_quant with sf_use_ue8m0=False, block 16
     (tests/test_helpers/utils_fp4.py, used by tests/utils/test_fp4_quantize.py; FlashInfer's kernels match it bit for
     bit only with their fast math off). vLLM's arithmetic without the +-448 clamp: a block scale of 464 or more casts
-    to E4M3 NaN (0x7F), whose NaN then reaches every element (NaN value, kE2m1NanValue)."""
-    _need_float8()
+    to E4M3 NaN (0x7F), whose NaN then reaches every element (NaN value, kE2m1NanValue); 464 itself ties to 448."""
     vec_max = torch.max(torch.abs(x), dim=-1, keepdim=True)[0].to(torch.float32)
     scale = global_scale * (vec_max * get_reciprocal(6.0))
-    scale_e4m3 = scale.to(torch.float8_e4m3fn)
-    scale = scale_e4m3.to(torch.float32)
+    scale_bytes, scale = e4m3_cast(scale)
     output_scale = get_reciprocal(scale * get_reciprocal(global_scale))
     scaled_x = x.to(torch.float32) * output_scale
     clipped_x = torch.clamp(scaled_x, -6.0, 6.0)
-    return e2m1_codes_of_values(cast_to_fp4(clipped_x)), scale_e4m3.view(torch.uint8)[:, 0]
+    return e2m1_codes_of_values(cast_to_fp4(clipped_x)), scale_bytes[:, 0]
 
 
 def nvfp4_te_ref(x, global_scale):
@@ -165,7 +174,6 @@ def nvfp4_te_ref(x, global_scale):
       (the factors in TE's order: vLLM rounds vec_max * (1/6) first);  clamp +-448 -> E4M3 (eager cast);
       encode = min(1 / (float(decode) * gds), FLT_MAX)  (a zero decode scale gives FLT_MAX, not 0);
       code = cast_to_fp4x2's table on clamp(x * encode, -6, 6)."""
-    _need_float8()
     dev = x.device
     vec_max = torch.amax(torch.abs(x), dim=-1, keepdim=True).to(torch.float32)
     FLOAT4_E2M1_MAX = torch.tensor(6.0, device=dev, dtype=torch.float32)
@@ -179,11 +187,11 @@ def nvfp4_te_ref(x, global_scale):
     decode_scale = vec_max * global_encode_scale_multiplier
     decode_scale = torch.min(decode_scale, flt_max)
     decode_scale = torch.clamp(decode_scale, min=-FLOAT8_E4M3_MAX, max=FLOAT8_E4M3_MAX)
-    decode_scale = decode_scale.to(torch.float8_e4m3fn)
-    encode_scale = torch.min(torch.div(1.0, decode_scale.to(torch.float32) * global_decode_scale), flt_max)
+    decode_bytes, decode_scale = e4m3_cast(decode_scale)
+    encode_scale = torch.min(torch.div(1.0, decode_scale * global_decode_scale), flt_max)
     scaled_x = x.to(torch.float32) * encode_scale
     clipped_x = torch.clamp(scaled_x, -FLOAT4_E2M1_MAX, FLOAT4_E2M1_MAX)
-    return cast_to_fp4_codes_te(clipped_x), decode_scale.view(torch.uint8)[:, 0]
+    return cast_to_fp4_codes_te(clipped_x), decode_bytes[:, 0]
 
 
 # The quantization kernels' arithmetic (vLLM csrc/quantization/fp4/nvfp4_utils.cuh, cvt_warp_fp16_to_fp4, which
@@ -277,24 +285,6 @@ def nvfp4_rcp_approx_cuda(x, global_scale):
 
 # ---- FP8 per-token groups of 128: E4M3 codes, a float32 scale ----------------------------------------------------
 
-def _native_group_scale(x_, eps):
-    # sglang's steps up to the scale: the max and the eps clamp in T (1e-10 is 0 in fp16), then binary32.
-    return x_.abs().max(dim=-1, keepdim=True)[0].clamp(min=eps).to(torch.float32)
-
-
-def ue8m0_ceil(s):
-    """The smallest power of two >= s from s's binary32 fields, (E + (M != 0)) & 0xFF placed back as the exponent:
-    sgl-kernel's fast_log2_ceil / fast_pow2 pair in per_token_group_quant_8bit.cu (copied from DeepEP); DeepGEMM's
-    ceil_to_ue8m0 (deep_gemm/utils/math.py) is the same on every normal s. Exact: no log2 rounds (the
-    torch.pow(2, ceil(log2(s))) form some tests use gives 2^k for s just above 2^k where |k| >= 2). +-0 gives 0.0, a
-    subnormal 2^-126, a NaN wraps to 0.0. Runs on any torch (integer ops on the binary32 bits)."""
-    bits = s.to(torch.float32).contiguous().view(torch.int32)
-    e = (bits >> 23) & 0xFF
-    m = bits & 0x7FFFFF
-    code = (e + (m != 0).to(torch.int32)) & 0xFF
-    return (code << 23).view(torch.float32)
-
-
 def fp8_group_sglang(x, eps=1e-10):
     """Contract fp8-group: sglang's native_per_token_group_quant_fp8 (sglang python/sglang/test/test_block_fp8.py,
     formerly test/srt/test_block_fp8.py; copies in vLLM's tests/kernels/quantization/test_block_fp8.py), group 128,
@@ -302,25 +292,33 @@ def fp8_group_sglang(x, eps=1e-10):
       amax = x_.abs().max(-1)[0].clamp(min=eps) in T (fp16: eps rounds to 0; NaN propagates) -> float32;
       x_s = amax / 448.0 (on CUDA: amax * fl32(1/448));  x_q = (x_ / x_s).clamp(-448, 448).to(float8_e4m3fn)
       (x_ widened, one binary32 division; the eager cast: NaN stays NaN).
+    All-zero group: bf16 x_s = bf16(1e-10) * fl32(1/448), codes 0x00; fp16 x_s = 0, 0 / 0 = NaN, codes 0x7F.
     Returns (E4M3 codes uint8 [N, 128], scales float32 [N])."""
-    _need_float8()
-    finfo = torch.finfo(torch.float8_e4m3fn)
-    x_s = _native_group_scale(x, eps) / finfo.max
-    x_q = (x / x_s).clamp(min=finfo.min, max=finfo.max).to(torch.float8_e4m3fn)
-    return x_q.view(torch.uint8), x_s[:, 0]
+    amax = x.abs().max(dim=-1, keepdim=True)[0].clamp(min=eps).to(torch.float32)
+    x_s = amax / E4M3_MAX
+    x_q, _ = e4m3_cast((x / x_s).clamp(min=-E4M3_MAX, max=E4M3_MAX))
+    return x_q, x_s[:, 0]
 
 
-def fp8_group_ue8m0(x, eps=1e-10):
-    """Contract fp8-group-ue8m0: fp8_group_sglang with the scale rounded up to a power of two (scale_ue8m0, DeepSeek /
-    DeepGEMM style): x_s = ue8m0_ceil(amax / 448.0), then the same clamp and eager cast of x_ / x_s (a division by a
-    power of two: the multiply by 2^-k of sgl-kernel gives the same). The eps clamp stays in T as in the native
-    reference: an all-zero fp16 group has x_s = 0, hence 0/0 = NaN codes (sgl-kernel floors amax at 1e-10 in
-    binary32 instead). Returns (E4M3 codes uint8 [N, 128], the power-of-two scales float32 [N])."""
-    _need_float8()
-    finfo = torch.finfo(torch.float8_e4m3fn)
-    x_s = ue8m0_ceil(_native_group_scale(x, eps) / finfo.max)
-    x_q = (x / x_s).clamp(min=finfo.min, max=finfo.max).to(torch.float8_e4m3fn)
-    return x_q.view(torch.uint8), x_s[:, 0]
+FP8_MIN_SCALING_FACTOR = 1.0 / (E4M3_MAX * 512.0)  # vLLM's _FP8_MIN_SCALING_FACTOR
+
+
+def fp8_group_ue8m0(x):
+    """Contract fp8-group-ue8m0: vLLM's QuantFP8._quantize_group_native with use_ue8m0 (vllm/model_executor/layers/
+    quantization/input_quant_fp8.py, the torch path of vLLM's group quantizer), group 128:
+      absmax = x.abs().max(-1)[0].float() (NaN propagates; no eps);  scales_raw = absmax / 448.0 (on CUDA:
+      absmax * fl32(1/448));  scales_raw = torch.exp2(torch.ceil(torch.log2(scales_raw)));
+      scales = scales_raw.clamp(min=1 / (448 * 512));  x_q = (x / scales).clamp(-448, 448).to(float8_e4m3fn).
+    log2 rounds to binary32, yet on a bf16 or fp16 amax scales_raw is a power of two or at least 2^-11 (relative)
+    from one, so the result is the exact power-of-two ceiling. All-zero group (and any scales_raw <= 2^-18): the floor
+    fl32(1/229376) = 4.36e-6, not a power of two, codes 0x00 (-0.0: 0x80). NaN member: scale NaN, codes 0x7F.
+    Returns (E4M3 codes uint8 [N, 128], scales float32 [N])."""
+    absmax = x.abs().max(dim=-1, keepdim=True)[0].float()
+    scales_raw = absmax / E4M3_MAX
+    scales_raw = torch.exp2(torch.ceil(torch.log2(scales_raw)))
+    scales = scales_raw.clamp(min=FP8_MIN_SCALING_FACTOR)
+    x_q, _ = e4m3_cast((x / scales).clamp(-E4M3_MAX, E4M3_MAX))
+    return x_q, scales[:, 0]
 
 
 # ---- the ops: activation (eager, rounded to T), then the family's quantizer --------------------------------------
