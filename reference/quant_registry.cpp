@@ -316,8 +316,9 @@ QuantContractSpec fp8_group_ue8m0() {
                 "scale = max(exp2(ceil(log2_f32(amax * f32(1/448)))), f32(1 / 229376)); code = e4m3(clamp(x / scale, "
                 "+-448)); log2 rounded to binary32, so a scale just above 2^k (|k| >= 2) can round to 2^k",
                 "NaN member: scale NaN, every code 0x7F; zero group (and any amax / 448 <= 2^-18): scale the floor "
-                "f32(1/229376) = 4.36e-6, not a power of two, codes 0x00 (-0.0 0x80); log2 modelled correctly rounded "
-                "to binary32: the device's log2f is open",
+                "f32(1/229376) = 4.36e-6, not a power of two, codes 0x00 (-0.0 0x80); Inf member: scale +Inf, its code "
+                "0x7F, the rest 0x00/0x80; from a bf16/fp16 amax the scale is never in log2's rounding gap: the exact "
+                "power-of-two ceiling",
                 "vllm-project/vllm vllm/model_executor/layers/quantization/input_quant_fp8.py "
                 "(QuantFP8._quantize_group_native, use_ue8m0)");
 }
@@ -453,7 +454,7 @@ std::string quant_step_text(const QuantContractSpec& c, int i) {
     case QuantOp::kIfZero: rhs = a() + " == 0 ? " + operand(c, s.b) + " : " + operand(c, s.c); break;
     case QuantOp::kE4m3RoundTrip:
       rhs = std::string("e4m3-round-trip(") + a() + ", " + e4m3_overflow_name(s.overflow) + ")"; break;
-    case QuantOp::kPow2Ceil: rhs = "pow2-ceil(" + a() + ")"; break;
+    case QuantOp::kPow2Ceil: rhs = "exp2(ceil(log2_f32(" + a() + ")))"; break;
     case QuantOp::kCodeE2m1Cvt: rhs = "e2m1-cvt(" + a() + ")"; break;
     case QuantOp::kCodeE2m1VllmTable: rhs = "e2m1-vllm-table(" + a() + ")"; break;
     case QuantOp::kCodeE2m1TeTable: rhs = "e2m1-te-table(" + a() + ")"; break;
