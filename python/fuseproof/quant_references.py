@@ -202,6 +202,14 @@ _RCP_APPROX_SOURCE = r"""
 #include <cuda_fp8.h>
 #include <cuda_fp4.h>
 
+// CuPy compiles every kernel with -ftz=true (appended after the caller's options), which would flush the f32
+// products' subnormal operands and results; the kernel's products are plain mul.rn.f32, so they are written in PTX.
+__device__ __forceinline__ float mul_rn(float a, float b) {
+  float c;
+  asm volatile("mul.rn.f32 %0, %1, %2;\n" : "=f"(c) : "f"(a), "f"(b));
+  return c;
+}
+
 __device__ __forceinline__ float rcp_approx_ftz(float a) {
   float b;
   asm volatile("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(b) : "f"(a));
@@ -231,13 +239,13 @@ __device__ void quant_block(const unsigned short* x, float sf_scale, unsigned ch
   const T mx = __hmax(lx[1], lx[0]);
   const T my = __hmax(ly[1], ly[0]);
   const float vec_max = widen(__hmax(mx, my));
-  float sf_value = sf_scale * (vec_max * rcp_approx_ftz(6.0f));
+  float sf_value = mul_rn(sf_scale, mul_rn(vec_max, rcp_approx_ftz(6.0f)));
   const __nv_fp8_e4m3 tmp = __nv_fp8_e4m3(sf_value);  // __nv_cvt_float_to_fp8(.., __NV_SATFINITE, __NV_E4M3)
   *sf = tmp.__x;
   sf_value = static_cast<float>(tmp);
-  const float output_scale = sf_value != 0 ? rcp_approx_ftz(sf_value * rcp_approx_ftz(sf_scale)) : 0.0f;
+  const float output_scale = sf_value != 0 ? rcp_approx_ftz(mul_rn(sf_value, rcp_approx_ftz(sf_scale))) : 0.0f;
   for (int i = 0; i < 16; ++i) {
-    const float v = widen(from_bits<T>(x[i])) * output_scale;
+    const float v = mul_rn(widen(from_bits<T>(x[i])), output_scale);
     codes[i] = __nv_cvt_float_to_fp4(v, __NV_E2M1, cudaRoundNearest) & 0xF;
   }
 }
@@ -261,7 +269,8 @@ def nvfp4_rcp_approx_cuda(x, global_scale):
       (+-448 above 464, NaN -> 0x7F);  sf = float(byte);
       out = sf != 0 ? rcp.approx.ftz(sf * rcp.approx.ftz(gs)) : 0;  code = __nv_cvt_float_to_fp4(x * out, E2M1,
       round-nearest) (RNE, satfinite; NaN -> +6; cvt.rn.satfinite.e2m1x2.f32 on sm_100, CUDA's software path on
-      sm_90). No step fuses: every product stands alone.
+      sm_90). No step fuses: every product stands alone, mul.rn.f32 without flush to zero (CuPy's forced -ftz=true
+      would flush bf16-subnormal amaxes; only rcp.approx.ftz flushes, as in the kernel).
     x is a CUDA tensor [N, 16] of bf16 or fp16, global_scale float32 [N, 1]."""
     global _rcp_kernel
     try:
