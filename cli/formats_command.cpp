@@ -12,6 +12,8 @@
 
 #include "common/atomic_file.h"
 #include "common/cli_exit.h"
+#include "common/exit_status.h"
+#include "common/golden_library.h"
 #include "common/rcp_table_file.h"
 #include "common/tree_digest.h"
 #include "reference/format_cast.h"
@@ -85,8 +87,10 @@ std::vector<ref::FormatCast> selected_casts(const FormatsArgs& a) {
   return casts;
 }
 
-/// The digests asked for. rcp-approx-ftz needs the device's table: asked by name without --rcp-table it is a usage
-/// error; under --format all it is left out and `not_computable` says why (the caller prints it).
+/// The digests asked for. rcp-approx-ftz takes the device's table from --rcp-table FILE (another architecture's
+/// capture), else from the golden MUFU capture (GoldenArch::mufu().rcp_table(), the table eval's rcp-approx contract
+/// uses). Asked for by name, missing golden data is exit 3; under --format all it is left out and `not_computable`
+/// says why (the caller prints it).
 std::vector<Digest> selected(const FormatsArgs& a, std::string& not_computable) {
   std::vector<Digest> digests;
   for (ref::FormatCast c : selected_casts(a))
@@ -97,15 +101,20 @@ std::vector<Digest> selected(const FormatsArgs& a, std::string& not_computable) 
     fail_with("formats: --rcp-table applies to --format rcp-approx-ftz (or all without --overflow), got --format " +
               a.format + (a.overflow.empty() ? "" : " --overflow " + a.overflow));
   if (!rcp) return digests;
-  if (a.rcp_table.empty()) {
-    if (a.format == kRcpName)
-      fail_with("formats: --format rcp-approx-ftz needs --rcp-table FILE (the device's table, written by "
-                "scripts/capture_formats.py --rcp-table), got none");
-    not_computable = "no --rcp-table FILE given (the device's table, written by scripts/capture_formats.py "
-                     "--rcp-table)";
-    return digests;
+  std::shared_ptr<const ref::RcpApproxTable> table;
+  if (!a.rcp_table.empty()) {
+    table = std::make_shared<const ref::RcpApproxTable>(read_rcp_approx_table_file(a.rcp_table, "--rcp-table"));
+  } else {
+    try {
+      const GoldenArch g(default_golden_dir(), default_golden_build_dir(),
+                         resolve_golden_arch(default_golden_dir(), "", ""));
+      table = std::make_shared<const ref::RcpApproxTable>(g.mufu().rcp_table());
+    } catch (const MissingDataError& e) {
+      if (a.format == kRcpName) throw;
+      not_computable = std::string("no --rcp-table FILE and no golden MUFU capture: ") + e.what();
+      return digests;
+    }
   }
-  auto table = std::make_shared<const ref::RcpApproxTable>(read_rcp_approx_table_file(a.rcp_table, "--rcp-table"));
   digests.push_back({kRcpName, 4, [table](uint16_t r, uint8_t* out) { ref::rcp_approx_ftz_row(*table, r, out); }});
   return digests;
 }
