@@ -19,13 +19,14 @@
 
 #include "audit/op_model.h"
 #include "common/golden_library.h"
+#include "common/domain_sweep.h"
 #include "common/progress_line.h"
 #include "common/sha256.h"
 #include "common/tree_digest.h"
 #include "reference/activation_table.h"
-#include "reference/domain_sweep.h"
 #include "reference/half_codec.h"
 #include "reference/op_plan.h"
+#include "reference/sweep_row.h"
 
 namespace fuseproof::audit {
 
@@ -146,7 +147,7 @@ void activation_rows(const GoldenArch& g, const ref::MufuModel* mufu, std::vecto
 
 /// The whole-domain digest of `row` against golden: the tree digest where golden has one (hashed in parallel),
 /// else the flat stream.
-VerdictRow digest_row(const GoldenArch& g, const std::string& key, ref::Dtype d, const ref::RowFn& row, bool progress) {
+VerdictRow digest_row(const GoldenArch& g, const std::string& key, ref::Dtype d, const RowFn& row, bool progress) {
   const std::string label = key + " whole-domain digest vs " + g.arch();
   const auto tree_want = g.digest(key + "_tree", d);
   const auto flat_want = tree_want ? std::nullopt : g.digest(key, d);
@@ -159,7 +160,7 @@ VerdictRow digest_row(const GoldenArch& g, const std::string& key, ref::Dtype d,
   } else {
     Sha256 h;
     ProgressLine line(stderr, key + " " + ref::dtype_name(d) + " rows", 65536, progress);
-    ref::sweep_domain(row, [&](uint32_t b0, uint32_t n, const uint16_t* out) {
+    sweep_domain(row, [&](uint32_t b0, uint32_t n, const uint16_t* out) {
       h.update(out, size_t(n) * 65536 * 2);
       line.update(b0 + n);
     });

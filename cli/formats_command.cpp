@@ -85,7 +85,7 @@ int run(const FormatsArgs& a) {
   if (!a.out.empty() && casts.size() != 1)
     fail_with("formats: --out needs exactly one cast (--format e2m1, or e4m3 with --overflow), got " +
               std::to_string(casts.size()));
-  ref::SweepOptions options;
+  SweepOptions options;
   options.threads = a.threads;
   options.bias_first = rows.first;
   options.bias_count = rows.end - rows.first;

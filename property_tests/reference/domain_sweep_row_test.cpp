@@ -9,7 +9,7 @@
 #include "property_tests/support/bit_patterns.h"
 #include "property_tests/support/golden_paths.h"
 #include "property_tests/support/mismatch_log.h"
-#include "reference/domain_sweep.h"
+#include "reference/sweep_row.h"
 #include "reference/activation_table.h"
 
 namespace fuseproof::ref {

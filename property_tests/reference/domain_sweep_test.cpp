@@ -1,5 +1,6 @@
-// domain_sweep_test.cpp: tests reference/domain_sweep.h: every op, contract and dtype's whole 2^32 domain digest
-// equals the one captured from eager PyTorch on the device (golden/<arch>/digests.json).
+// domain_sweep_test.cpp: tests common/domain_sweep.h (the driver) and common/tree_digest.h over the oracle's rows
+// (reference/sweep_row.h, OpPlan::row): every op, contract and dtype's whole 2^32 domain digest equals the one
+// captured from eager PyTorch on the device (golden/<arch>/digests.json).
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -13,12 +14,13 @@
 
 #include "common/golden_library.h"
 #include "common/sha256.h"
+#include "common/domain_sweep.h"
 #include "common/tree_digest.h"
 #include "property_tests/support/bit_patterns.h"
 #include "property_tests/support/golden_paths.h"
 #include "reference/activation_table.h"
 #include "reference/add_round.h"
-#include "reference/domain_sweep.h"
+#include "reference/sweep_row.h"
 #include "reference/format_cast.h"
 #include "reference/op_plan.h"
 
