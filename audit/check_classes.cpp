@@ -42,11 +42,13 @@ CallSpec grid_call(const CheckContext& ctx, int64_t rows, const std::vector<uint
   const InputView a = s.inputs[0], b = s.inputs[1];
   uint16_t* pa = s.buffers[size_t(a.buffer)].data() + a.offset;
   uint16_t* pb = s.buffers[size_t(b.buffer)].data() + b.offset;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < width; ++c) {
-      pa[r * a.stride[0] + c * a.stride[1]] = in0(r, c);
-      pb[r * b.stride[0] + c * b.stride[1]] = cols[size_t(c) % cols.size()];
-    }
+  parallel_for(size_t(rows), [&](unsigned, size_t lo, size_t hi) {
+    for (int64_t r = int64_t(lo); r < int64_t(hi); ++r)
+      for (int64_t c = 0; c < width; ++c) {
+        pa[r * a.stride[0] + c * a.stride[1]] = in0(r, c);
+        pb[r * b.stride[0] + c * b.stride[1]] = cols[size_t(c) % cols.size()];
+      }
+  }, std::max<size_t>(1, kParallelGrain / size_t(width)));
   return s;
 }
 
@@ -294,18 +296,37 @@ void check_property(const CheckContext& ctx, CheckResult& r) {
 void check_widths(const CheckContext& ctx, CheckResult& r) {
   const int64_t v = ctx.info.vector_elems();
   Tally t(ctx, r);
-  std::mt19937_64 rng(class_seed(ctx, CheckClass::kWidths));
+  const uint64_t seed = class_seed(ctx, CheckClass::kWidths);
   const bool groups = ctx.model.op->has_groups();
-  for (int64_t w = v; w <= ctx.max_width; w += v) {
-    // Group-broadcast inputs: group_rows 1 and 3 (one row shared by the 3) by turns.
-    std::optional<PhaseClock> inputs(std::in_place, "inputs");
-    CallSpec s = make_spec(ctx, 3, w, groups && (w / v) % 2 == 0 ? 3 : 1);
-    fill_random(ctx, s, rng);
-    inputs.reset();
-    if (!run_valid(ctx, t, s, "width " + std::to_string(w))) break;
+  // The calls are many and small (3 rows each): a batch of them gets its inputs and expected outputs on every core, a
+  // call per worker at a time, then the subject is called on them one after another, in width order. Each call's
+  // inputs come from the counter-based generator seeded by (seed, width index), so a batch is any set of widths.
+  constexpr int64_t kBatch = 64;
+  const int64_t count = ctx.max_width / v;
+  bool go = true;
+  for (int64_t k0 = 0; k0 < count && go; k0 += kBatch) {
+    const size_t kn = size_t(std::min(kBatch, count - k0));
+    std::vector<CallSpec> specs(kn);
+    std::vector<Expected> expected(kn);
+    {
+      const PhaseClock inputs("inputs");
+      parallel_items(kn, [&](unsigned, size_t j) {
+        const int64_t k = k0 + int64_t(j), w = (k + 1) * v;
+        // Group-broadcast inputs: group_rows 1 and 3 (one row shared by the 3) by turns.
+        specs[j] = make_spec(ctx, 3, w, groups && (w / v) % 2 == 0 ? 3 : 1);
+        fill_counter_random(ctx, specs[j], counter_hash(seed, uint64_t(k)), 1);
+      });
+    }
+    {
+      const PhaseClock reference("reference values");
+      parallel_items(kn, [&](unsigned, size_t j) { expected[j] = expected_values(ctx, specs[j], 1); });
+    }
+    for (size_t j = 0; j < kn && go; ++j)
+      go = run_valid(ctx, t, specs[j], "width " + std::to_string(specs[j].width), std::nullopt, "", &expected[j]);
   }
   r.scope = "every valid width " + std::to_string(v) + ".." + std::to_string(ctx.max_width) + " (" +
-            std::to_string(ctx.max_width / v) + " widths), 3 rows each, random patterns";
+            std::to_string(ctx.max_width / v) + " widths), 3 rows each, random patterns (SplitMix64 of --seed, the "
+            "width and the element)";
   if (groups)
     r.scope += "; group_rows 1 (per element) at odd multiples of " + std::to_string(v) +
                ", 3 (one row shared by the 3 rows) at even ones";

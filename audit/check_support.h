@@ -244,6 +244,21 @@ inline void fill_random(const CheckContext& ctx, CallSpec& s, std::mt19937_64& r
     for (auto& v : b) v = random_pattern(ctx.model.dtype, rng);
 }
 
+/// fill_random's weights from the counter-based generator: element i of buffer k draws from its own stream,
+/// counter_hash(case_seed ^ kBiasSalt * k, i), so any case, and any element of it, is generated on its own (a batch
+/// of cases on every core). `workers` as parallel_for's.
+inline void fill_counter_random(const CheckContext& ctx, CallSpec& s, uint64_t case_seed, unsigned workers = 0) {
+  for (size_t k = 0; k < s.buffers.size(); ++k) {
+    uint16_t* p = s.buffers[k].data();
+    const uint64_t seed = case_seed ^ (kBiasSalt * uint64_t(k));
+    parallel_for(s.buffers[k].size(), [&](unsigned, size_t lo, size_t hi) {
+      for (size_t i = lo; i < hi; ++i) {
+        CounterRng rng{counter_hash(seed, i)};
+        p[i] = random_pattern(ctx.model.dtype, rng);
+      }
+    }, kParallelGrain, workers);
+  }
+}
 
 inline uint64_t class_seed(const CheckContext& ctx, CheckClass c) {
   return ctx.options.seed * 0x9E3779B97F4A7C15ull + uint64_t(c) * 1000003u + uint64_t(ctx.model.dtype) * 7919u;

@@ -48,7 +48,7 @@ std::vector<uint8_t*> CallImages::buffer_data() {
 
 void CallImages::finish(const CallSpec& s, CallOutcome& o) const {
   o.out.resize(s.out_elems);
-  if (s.out_elems) std::memcpy(o.out.data(), out.elems(), s.out_elems * 2);
+  if (s.out_elems) copy_bytes(o.out.data(), out.elems(), s.out_elems * 2);
   o.guard_writes = out.guard_writes();
   o.inputs_intact = true;
   o.modified.clear();
