@@ -33,22 +33,28 @@ int64_t pad_to(int64_t n, int64_t v) { return (n + v - 1) / v * v; }
 
 /// A call whose input 0 at (r, c) is rows_of(r, c) and input 1 is cols[c % cols.size()] (second inputs across the
 /// columns, the same down each column, so that a broadcast input is expressible). 2-input ops only: the grid of the
-/// extreme pairs, the tie columns and the domain (ops of more inputs: tuple_call).
+/// extreme pairs, the tie columns and the domain (ops of more inputs: tuple_call). fill_grid writes the grid into a
+/// call of that shape, input 0 too unless `keep_first` (a call reused for other columns).
 template <class In0>
-CallSpec grid_call(const CheckContext& ctx, int64_t rows, const std::vector<uint16_t>& cols, const In0& in0) {
-  const int64_t v = ctx.info.vector_elems();
-  const int64_t width = pad_to(int64_t(cols.size()), v);
-  CallSpec s = make_spec(ctx, rows, width);
+void fill_grid(CallSpec& s, const std::vector<uint16_t>& cols, const In0& in0, bool keep_first) {
   const InputView a = s.inputs[0], b = s.inputs[1];
   uint16_t* pa = s.buffers[size_t(a.buffer)].data() + a.offset;
   uint16_t* pb = s.buffers[size_t(b.buffer)].data() + b.offset;
-  parallel_for(size_t(rows), [&](unsigned, size_t lo, size_t hi) {
+  const int64_t width = s.width;
+  parallel_for(size_t(s.rows), [&](unsigned, size_t lo, size_t hi) {
     for (int64_t r = int64_t(lo); r < int64_t(hi); ++r)
       for (int64_t c = 0; c < width; ++c) {
-        pa[r * a.stride[0] + c * a.stride[1]] = in0(r, c);
+        if (!keep_first) pa[r * a.stride[0] + c * a.stride[1]] = in0(r, c);
         pb[r * b.stride[0] + c * b.stride[1]] = cols[size_t(c) % cols.size()];
       }
   }, std::max<size_t>(1, kParallelGrain / size_t(width)));
+}
+
+template <class In0>
+CallSpec grid_call(const CheckContext& ctx, int64_t rows, const std::vector<uint16_t>& cols, const In0& in0) {
+  const int64_t v = ctx.info.vector_elems();
+  CallSpec s = make_spec(ctx, rows, pad_to(int64_t(cols.size()), v));
+  fill_grid(s, cols, in0, false);
   return s;
 }
 
@@ -498,6 +504,7 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
   bool stopped = false;            // ended by a fault or --stop-after: no digest
   std::atomic<bool> end{false};    // no more blocks (stopped, or a call whose outcome fails)
   std::vector<uint16_t> canon, eager;
+  CallSpec spec;  // the grid of the previous block
   // The one domain driver computes the reference rows of the next blocks on its workers (row i is the second input
   // seconds[i]) while this thread calls the subject on a block, reorders, hashes and compares it, in canonical order.
   SweepOptions so;
@@ -511,7 +518,10 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
     while (int64_t(cols.size()) % v) cols.push_back(cols[cols.size() % n]);  // pad to the vector; padding not compared
     const std::string label = "domain block of second inputs " + std::to_string(b0) + ".." + std::to_string(b0 + n - 1);
     std::optional<PhaseClock> inputs(std::in_place, "inputs");
-    CallSpec spec = grid_call(ctx, 65536, cols, [](int64_t row, int64_t) { return uint16_t(row); });
+    // Every block has the same first inputs down the rows: a call of the same width keeps them, new columns only.
+    const auto row_index = [](int64_t row, int64_t) { return uint16_t(row); };
+    if (spec.width == int64_t(cols.size())) fill_grid(spec, cols, row_index, true);
+    else spec = grid_call(ctx, 65536, cols, row_index);
     watch_label(label);
     inputs.reset();
     std::optional<PhaseClock> calling(std::in_place, "subject calls");
