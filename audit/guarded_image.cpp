@@ -3,8 +3,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <utility>
+#include <vector>
 
 #include "common/parallel_for.h"
 
@@ -22,7 +26,55 @@ void byte_ranges(size_t bytes, Fn&& fn) {
   parallel_for(words, [&](unsigned, size_t lo, size_t hi) { fn(lo * 2, std::min(bytes, hi * 2)); }, kGrainBytes / 2);
 }
 
+/// Freed images kept for the next image of the same size. A class that calls the subject on blocks of one shape (the
+/// domain's 32 MB grids, 256 of them) would otherwise map fresh memory for every call, which the kernel zeroes page
+/// by page: on a 2-core VM half of the images' time. Every byte of a reused image is written again (fill or data).
+class ImageCache {
+ public:
+  uint8_t* take(size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (size_t i = 0; i < kept_.size(); ++i)
+        if (kept_[i].first == bytes) {
+          uint8_t* p = kept_[i].second;
+          held_ -= bytes;
+          kept_.erase(kept_.begin() + long(i));
+          return p;
+        }
+    }
+    return static_cast<uint8_t*>(std::aligned_alloc(256, bytes));
+  }
+  void give(uint8_t* p, size_t bytes) {
+    if (!p) return;
+    if (bytes >= kMinBytes) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (kept_.size() < kMaxKept && held_ + bytes <= kMaxHeld) {
+        kept_.emplace_back(bytes, p);
+        held_ += bytes;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  static constexpr size_t kMinBytes = size_t(1) << 20;   // small images come from malloc's own free lists
+  static constexpr size_t kMaxHeld = size_t(512) << 20;  // what the cache may hold at once
+  static constexpr size_t kMaxKept = 8;
+  std::mutex mu_;
+  std::vector<std::pair<size_t, uint8_t*>> kept_;
+  size_t held_ = 0;
+};
+
+/// Never destroyed: an image destroyed during static destruction still finds it.
+ImageCache& image_cache() {
+  static ImageCache* cache = new ImageCache;
+  return *cache;
+}
+
 }  // namespace
+
+void GuardedImage::Free::operator()(uint8_t* p) const { image_cache().give(p, bytes); }
 
 GuardedImage::GuardedImage(size_t elems, uint16_t fill, uint32_t misalign)
     : GuardedImage(nullptr, elems, fill, misalign) {}
@@ -30,7 +82,7 @@ GuardedImage::GuardedImage(size_t elems, uint16_t fill, uint32_t misalign)
 GuardedImage::GuardedImage(const uint16_t* data, size_t elems, uint16_t fill, uint32_t misalign)
     : elems_(elems), fill_(fill), misalign_(misalign) {
   size_ = ((2 * kGuardElems + elems) * 2 + misalign + 255) / 256 * 256;
-  base_.reset(static_cast<uint8_t*>(std::aligned_alloc(256, size_)));
+  base_ = std::unique_ptr<uint8_t, Free>(image_cache().take(size_), Free{size_});
   if (!base_) throw std::bad_alloc();
   // The fill pattern as little-endian uint16 words (the image is 256-byte aligned, its size even); where data is
   // copied in, only the guards around it.

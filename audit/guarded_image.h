@@ -45,8 +45,10 @@ class GuardedImage {
   bool equals(const std::vector<uint8_t>& snap) const;
 
  private:
+  /// Hands the allocation back to the image cache (guarded_image.cpp), which keeps a few for images of the same size.
   struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
+    size_t bytes;  // set with the pointer (a null pointer is never freed)
+    void operator()(uint8_t* p) const;
   };
   std::unique_ptr<uint8_t, Free> base_;
   size_t size_ = 0, elems_ = 0;
