@@ -10,7 +10,6 @@
 #include <future>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +19,7 @@
 #include "audit/op_model.h"
 #include "common/exit_status.h"
 #include "common/golden_library.h"
+#include "common/parallel_for.h"
 #include "common/remove_tree.h"
 
 namespace fuseproof::audit {
@@ -499,51 +499,49 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   const bool side_by_side = opt.isolate && !opt.first_fail && opt.dtypes.size() == 2 &&
                             (opt.lanes ? opt.lanes : (desc.backend == "cuda" ? 2u : 1u)) == 2;
   std::vector<std::future<CheckResult>> ahead(order.size());
-  std::vector<std::thread> lanes;
+  std::vector<std::vector<std::pair<size_t, std::promise<CheckResult>>>> lane_work;
   if (side_by_side) {
     for (const ref::Dtype lane_dtype : opt.dtypes) {
-      std::vector<std::pair<size_t, std::promise<CheckResult>>> work;
+      auto& work = lane_work.emplace_back();
       for (size_t i = 0; i < order.size(); ++i)
         if (order[i].first == lane_dtype && !check_class_mixes_dtypes(order[i].second)) {
           work.emplace_back(i, std::promise<CheckResult>());
           ahead[i] = work.back().second.get_future();
         }
-      lanes.emplace_back([&run_one, &order, work = std::move(work)]() mutable {
-        for (auto& [i, promise] : work) {
-          try {
-            promise.set_value(run_one(order[i].first, order[i].second));
-          } catch (...) {
-            promise.set_exception(std::current_exception());
-          }
-        }
-      });
     }
   }
-  struct JoinLanes {
-    std::vector<std::thread>* t;
-    ~JoinLanes() {
-      for (auto& th : *t) th.join();
+  // Worker 0 (this thread) prints the results in order; workers 1.. are the lanes. No lane outlives the call.
+  const auto print_in_order = [&] {
+    for (size_t i = 0; i < order.size(); ++i) {
+      const ref::Dtype d = order[i].first;
+      const CheckClass c = order[i].second;
+      CheckResult r;
+      if (ahead[i].valid()) {
+        r = ahead[i].get();
+      } else if (opt.first_fail && !res.passed) {
+        r.cls = c;
+        r.dtype = d;
+        r.status = CheckStatus::kSkipped;
+        r.note = "not run: after the first failure (--first-fail)";
+      } else {
+        r = run_one(d, c);
+      }
+      if (r.status == CheckStatus::kFail) res.passed = false;
+      if (r.status == CheckStatus::kIncomplete) res.complete = false;
+      print_check(opt, r);
+      res.checks.push_back(std::move(r));
     }
-  } join_lanes{&lanes};
-  for (size_t i = 0; i < order.size(); ++i) {
-    const ref::Dtype d = order[i].first;
-    const CheckClass c = order[i].second;
-    CheckResult r;
-    if (ahead[i].valid()) {
-      r = ahead[i].get();
-    } else if (opt.first_fail && !res.passed) {
-      r.cls = c;
-      r.dtype = d;
-      r.status = CheckStatus::kSkipped;
-      r.note = "not run: after the first failure (--first-fail)";
-    } else {
-      r = run_one(d, c);
+  };
+  run_workers(unsigned(lane_work.size()) + 1, [&](unsigned w) {
+    if (w == 0) return print_in_order();
+    for (auto& [i, promise] : lane_work[w - 1]) {
+      try {
+        promise.set_value(run_one(order[i].first, order[i].second));
+      } catch (...) {
+        promise.set_exception(std::current_exception());
+      }
     }
-    if (r.status == CheckStatus::kFail) res.passed = false;
-    if (r.status == CheckStatus::kIncomplete) res.complete = false;
-    print_check(opt, r);
-    res.checks.push_back(std::move(r));
-  }
+  });
   res.seconds = seconds_since(t0);
   // Every class skipped (--only pdl or graph on the host): nothing was judged, so it is not a pass.
   if (std::none_of(res.checks.begin(), res.checks.end(),

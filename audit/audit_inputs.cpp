@@ -62,7 +62,10 @@ std::vector<uint16_t> binade_patterns(ref::Dtype d, int e) {
   return p;
 }
 
-uint16_t random_pattern(ref::Dtype d, std::mt19937_64& rng) {
+namespace {
+
+template <class Rng>
+uint16_t weighted_pattern(ref::Dtype d, Rng& rng) {
   const uint32_t pick = uint32_t(rng() % 100);
   const uint16_t sign = (rng() & 1) ? 0x8000 : 0;
   const uint16_t m = uint16_t((1u << mant_bits(d)) - 1);
@@ -72,8 +75,8 @@ uint16_t random_pattern(ref::Dtype d, std::mt19937_64& rng) {
   }
   if (pick < 60) return uint16_t(rng());
   if (pick < 75) {
-    static thread_local std::vector<uint16_t> bf_special = extreme_patterns(ref::Dtype::kBf16);
-    static thread_local std::vector<uint16_t> fp_special = extreme_patterns(ref::Dtype::kFp16);
+    static const std::vector<uint16_t> bf_special = extreme_patterns(ref::Dtype::kBf16);
+    static const std::vector<uint16_t> fp_special = extreme_patterns(ref::Dtype::kFp16);
     const auto& s = bf(d) ? bf_special : fp_special;
     return s[rng() % s.size()];
   }
@@ -81,6 +84,11 @@ uint16_t random_pattern(ref::Dtype d, std::mt19937_64& rng) {
   const uint32_t e = 1 + uint32_t(rng() % ((exp_mask(d) >> mant_bits(d)) - 1));
   return uint16_t(sign | (e << mant_bits(d)) | (rng() & m));
 }
+
+}  // namespace
+
+uint16_t random_pattern(ref::Dtype d, std::mt19937_64& rng) { return weighted_pattern(d, rng); }
+uint16_t random_pattern(ref::Dtype d, CounterRng& rng) { return weighted_pattern(d, rng); }
 
 std::vector<uint16_t> domain_subset_biases(ref::Dtype d, uint32_t count, uint64_t seed) {
   std::mt19937_64 rng(seed);

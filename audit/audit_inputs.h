@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "audit/counter_patterns.h"
 #include "reference/dtype.h"
 #include "reference/op_plan.h"
 
@@ -26,6 +27,8 @@ int max_exponent(ref::Dtype d);
 /// A weighted random pattern: 40% finite with |v| in [2^-8, 16) (where the activations bend), 20% any bits, 15% a
 /// special, 10% subnormal, 15% any finite normal.
 uint16_t random_pattern(ref::Dtype d, std::mt19937_64& rng);
+/// The same weights drawn from a counter-based generator (audit/counter_patterns.h): one element's own stream.
+uint16_t random_pattern(ref::Dtype d, CounterRng& rng);
 
 /// The second inputs the CPU domain subset covers, sorted and distinct: every extreme pattern, one pattern from each
 /// binade and sign (both zeros and the subnormal range included), then uniform random patterns up to `count`.

@@ -2,6 +2,7 @@
 #include "audit/check_classes.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -9,7 +10,6 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
-#include <thread>
 
 #include "audit/audit_inputs.h"
 #include "audit/call_watch.h"
@@ -17,7 +17,9 @@
 #include "audit/correct_rounding.h"
 #include "audit/counter_patterns.h"
 #include "common/exit_status.h"
-#include "common/sha256.h"
+#include "common/domain_sweep.h"
+#include "common/parallel_for.h"
+#include "common/tree_digest.h"
 #include "common/testfloat_record.h"
 
 namespace fuseproof::audit {
@@ -31,20 +33,28 @@ int64_t pad_to(int64_t n, int64_t v) { return (n + v - 1) / v * v; }
 
 /// A call whose input 0 at (r, c) is rows_of(r, c) and input 1 is cols[c % cols.size()] (second inputs across the
 /// columns, the same down each column, so that a broadcast input is expressible). 2-input ops only: the grid of the
-/// extreme pairs, the tie columns and the domain (ops of more inputs: tuple_call).
+/// extreme pairs, the tie columns and the domain (ops of more inputs: tuple_call). fill_grid writes the grid into a
+/// call of that shape, input 0 too unless `keep_first` (a call reused for other columns).
 template <class In0>
-CallSpec grid_call(const CheckContext& ctx, int64_t rows, const std::vector<uint16_t>& cols, const In0& in0) {
-  const int64_t v = ctx.info.vector_elems();
-  const int64_t width = pad_to(int64_t(cols.size()), v);
-  CallSpec s = make_spec(ctx, rows, width);
+void fill_grid(CallSpec& s, const std::vector<uint16_t>& cols, const In0& in0, bool keep_first) {
   const InputView a = s.inputs[0], b = s.inputs[1];
   uint16_t* pa = s.buffers[size_t(a.buffer)].data() + a.offset;
   uint16_t* pb = s.buffers[size_t(b.buffer)].data() + b.offset;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < width; ++c) {
-      pa[r * a.stride[0] + c * a.stride[1]] = in0(r, c);
-      pb[r * b.stride[0] + c * b.stride[1]] = cols[size_t(c) % cols.size()];
-    }
+  const int64_t width = s.width;
+  parallel_for(size_t(s.rows), [&](unsigned, size_t lo, size_t hi) {
+    for (int64_t r = int64_t(lo); r < int64_t(hi); ++r)
+      for (int64_t c = 0; c < width; ++c) {
+        if (!keep_first) pa[r * a.stride[0] + c * a.stride[1]] = in0(r, c);
+        pb[r * b.stride[0] + c * b.stride[1]] = cols[size_t(c) % cols.size()];
+      }
+  }, std::max<size_t>(1, kParallelGrain / size_t(width)));
+}
+
+template <class In0>
+CallSpec grid_call(const CheckContext& ctx, int64_t rows, const std::vector<uint16_t>& cols, const In0& in0) {
+  const int64_t v = ctx.info.vector_elems();
+  CallSpec s = make_spec(ctx, rows, pad_to(int64_t(cols.size()), v));
+  fill_grid(s, cols, in0, false);
   return s;
 }
 
@@ -292,18 +302,37 @@ void check_property(const CheckContext& ctx, CheckResult& r) {
 void check_widths(const CheckContext& ctx, CheckResult& r) {
   const int64_t v = ctx.info.vector_elems();
   Tally t(ctx, r);
-  std::mt19937_64 rng(class_seed(ctx, CheckClass::kWidths));
+  const uint64_t seed = class_seed(ctx, CheckClass::kWidths);
   const bool groups = ctx.model.op->has_groups();
-  for (int64_t w = v; w <= ctx.max_width; w += v) {
-    // Group-broadcast inputs: group_rows 1 and 3 (one row shared by the 3) by turns.
-    std::optional<PhaseClock> inputs(std::in_place, "inputs");
-    CallSpec s = make_spec(ctx, 3, w, groups && (w / v) % 2 == 0 ? 3 : 1);
-    fill_random(ctx, s, rng);
-    inputs.reset();
-    if (!run_valid(ctx, t, s, "width " + std::to_string(w))) break;
+  // The calls are many and small (3 rows each): a batch of them gets its inputs and expected outputs on every core, a
+  // call per worker at a time, then the subject is called on them one after another, in width order. Each call's
+  // inputs come from the counter-based generator seeded by (seed, width index), so a batch is any set of widths.
+  constexpr int64_t kBatch = 64;
+  const int64_t count = ctx.max_width / v;
+  bool go = true;
+  for (int64_t k0 = 0; k0 < count && go; k0 += kBatch) {
+    const size_t kn = size_t(std::min(kBatch, count - k0));
+    std::vector<CallSpec> specs(kn);
+    std::vector<Expected> expected(kn);
+    {
+      const PhaseClock inputs("inputs");
+      parallel_items(kn, [&](unsigned, size_t j) {
+        const int64_t k = k0 + int64_t(j), w = (k + 1) * v;
+        // Group-broadcast inputs: group_rows 1 and 3 (one row shared by the 3) by turns.
+        specs[j] = make_spec(ctx, 3, w, groups && (w / v) % 2 == 0 ? 3 : 1);
+        fill_counter_random(ctx, specs[j], counter_hash(seed, uint64_t(k)), 1);
+      });
+    }
+    {
+      const PhaseClock reference("reference values");
+      parallel_items(kn, [&](unsigned, size_t j) { expected[j] = expected_values(ctx, specs[j], 1); });
+    }
+    for (size_t j = 0; j < kn && go; ++j)
+      go = run_valid(ctx, t, specs[j], "width " + std::to_string(specs[j].width), std::nullopt, "", &expected[j]);
   }
   r.scope = "every valid width " + std::to_string(v) + ".." + std::to_string(ctx.max_width) + " (" +
-            std::to_string(ctx.max_width / v) + " widths), 3 rows each, random patterns";
+            std::to_string(ctx.max_width / v) + " widths), 3 rows each, random patterns (SplitMix64 of --seed, the "
+            "width and the element)";
   if (groups)
     r.scope += "; group_rows 1 (per element) at odd multiples of " + std::to_string(v) +
                ", 3 (one row shared by the 3 rows) at even ones";
@@ -340,7 +369,6 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
   }
   shapes.insert(shapes.end(), ctx.options.extra_shapes.begin(), ctx.options.extra_shapes.end());
   Tally t(ctx, r);
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::string> ran, not_ran;
   uint64_t biggest = 0;
   for (size_t k = 0; k < shapes.size() && !t.stop() && r.fault.empty(); ++k) {
@@ -374,19 +402,15 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
       expected.resize(n);
       const bool vs_eager = ctx.model.eager_plan != nullptr;
       eager.resize(vs_eager ? n : 0);
-      std::vector<std::thread> pool;
-      for (unsigned w = 0; w < threads; ++w)
-        pool.emplace_back([&, w] {
-          const size_t lo = n * w / threads, hi = n * (w + 1) / threads;
-          uint16_t in[ref::kMaxOpInputs];
-          for (size_t i = lo; i < hi; ++i) {
-            const int64_t row = row0 + int64_t(i / size_t(sh.width)), col = int64_t(i % size_t(sh.width));
-            spec.inputs(row, col, in);
-            expected[i] = ctx.model.expected(in);
-            if (vs_eager) eager[i] = ctx.model.eager(in);
-          }
-        });
-      for (auto& th : pool) th.join();
+      parallel_for(n, [&](unsigned, size_t lo, size_t hi) {
+        uint16_t in[ref::kMaxOpInputs];
+        for (size_t i = lo; i < hi; ++i) {
+          const int64_t row = row0 + int64_t(i / size_t(sh.width)), col = int64_t(i % size_t(sh.width));
+          spec.inputs(row, col, in);
+          expected[i] = ctx.model.expected(in);
+          if (vs_eager) eager[i] = ctx.model.eager(in);
+        }
+      }, kParallelGrain);
       if (vs_eager) t.versus_eager(expected, eager);
       reference.reset();
       const PhaseClock comparison("comparison");
@@ -452,7 +476,7 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
   }
   Tally t(ctx, r);
   const CorrectRounding cr(op, d);
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = worker_count();
   // The correctly rounded values cost more than the rest of the class together (binary64 with bounds per pair), and
   // a subject that equals the contract everywhere is exactly as far from them as the contract. So they are computed
   // from the first block with a mismatch on, and then, once, for the blocks before it (the subject equals the
@@ -461,34 +485,43 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
   std::vector<size_t> clean_blocks;  // first index into `seconds` of each block compared before with_cr
   const auto add_cr = [&](const uint16_t* cols, size_t n, const uint16_t* subject, const uint16_t* contract) {
     std::vector<UlpHistogram> vs_cr(threads), eager_cr(threads);
-    std::vector<std::thread> pool;
-    for (unsigned k = 0; k < threads; ++k)
-      pool.emplace_back([&, k] {
-        for (size_t c = k; c < n; c += threads)
-          for (uint32_t x = 0; x < 65536; ++x) {
-            const uint16_t cv = cr.value(uint16_t(x), cols[c]);
-            vs_cr[k].add(d, subject[c * 65536 + x], cv);
-            eager_cr[k].add(d, contract[c * 65536 + x], cv);
-          }
-        CorrectRounding::release_thread_caches();
-      });
-    for (auto& th : pool) th.join();
+    run_workers(threads, [&](unsigned k) {
+      for (size_t c = k; c < n; c += threads)
+        for (uint32_t x = 0; x < 65536; ++x) {
+          const uint16_t cv = cr.value(uint16_t(x), cols[c]);
+          vs_cr[k].add(d, subject[c * 65536 + x], cv);
+          eager_cr[k].add(d, contract[c * 65536 + x], cv);
+        }
+      CorrectRounding::release_thread_caches();
+    });
     for (unsigned k = 0; k < threads; ++k) {
       r.vs_correct.merge(vs_cr[k]);
       r.contract_vs_correct.merge(eager_cr[k]);
     }
   };
   const size_t block = full ? 256 : 128;
-  std::vector<uint16_t> expected;
-  Sha256 flat, tree;
-  bool stopped = false;
-  for (size_t b0 = 0; b0 < seconds.size() && !stopped; b0 += block) {
-    const size_t n = std::min(block, seconds.size() - b0);
+  DomainDigests digests(full, full);
+  bool stopped = false;            // ended by a fault or --stop-after: no digest
+  std::atomic<bool> end{false};    // no more blocks (stopped, or a call whose outcome fails)
+  std::vector<uint16_t> canon, eager;
+  CallSpec spec;  // the grid of the previous block
+  // The one domain driver computes the reference rows of the next blocks on its workers (row i is the second input
+  // seconds[i]) while this thread calls the subject on a block, reorders, hashes and compares it, in canonical order.
+  SweepOptions so;
+  so.biases_per_block = uint32_t(block);
+  so.bias_count = uint32_t(seconds.size());
+  so.stop = &end;
+  const RowFn expected_row = [&](uint16_t i, uint16_t* out) { ctx.model.plan->row(seconds[i], out); };
+  const SweepConsumer consume = [&](uint32_t first, uint32_t count, const uint16_t* expected) {
+    const size_t b0 = first, n = count;
     std::vector<uint16_t> cols(seconds.begin() + long(b0), seconds.begin() + long(b0 + n));
     while (int64_t(cols.size()) % v) cols.push_back(cols[cols.size() % n]);  // pad to the vector; padding not compared
     const std::string label = "domain block of second inputs " + std::to_string(b0) + ".." + std::to_string(b0 + n - 1);
     std::optional<PhaseClock> inputs(std::in_place, "inputs");
-    CallSpec spec = grid_call(ctx, 65536, cols, [](int64_t row, int64_t) { return uint16_t(row); });
+    // Every block has the same first inputs down the rows: a call of the same width keeps them, new columns only.
+    const auto row_index = [](int64_t row, int64_t) { return uint16_t(row); };
+    if (spec.width == int64_t(cols.size())) fill_grid(spec, cols, row_index, true);
+    else spec = grid_call(ctx, 65536, cols, row_index);
     watch_label(label);
     inputs.reset();
     std::optional<PhaseClock> calling(std::in_place, "subject calls");
@@ -498,40 +531,32 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
       if (!got.subject_fault) throw std::runtime_error("audit: backend failure in the domain class: " + got.fault);
       t.fault("CUDA error in " + label + " [rows=65536,width=" + std::to_string(cols.size()) + "]: " + got.fault);
       stopped = true;
-      break;
+      end = true;
+      return;
     }
-    if (!outcome_ok(ctx, t, spec, got)) break;
-    // The reference rows computed in parallel; then compared (and hashed) in canonical order: out[r, c] is element
-    // r of row c.
+    if (!outcome_ok(ctx, t, spec, got)) {
+      end = true;
+      return;
+    }
+    // The subject's columns reordered to canonical rows: out[r, c] is element r of row c.
     std::optional<PhaseClock> reference(std::in_place, "reference values and reordering");
-    expected.resize(n * 65536);
-    std::vector<uint16_t> canon(n * 65536);
+    canon.resize(n * 65536);
     // A contract other than eager: eager's rows too, for the contract's own distance from eager.
-    std::vector<uint16_t> eager(ctx.model.eager_plan ? n * 65536 : 0);
-    std::vector<std::thread> pool;
-    for (unsigned k = 0; k < threads; ++k)
-      pool.emplace_back([&, k] {
-        for (size_t c = k; c < n; c += threads) {
-          ctx.model.plan->row(cols[c], expected.data() + c * 65536);
-          if (!eager.empty()) ctx.model.eager_plan->row(cols[c], eager.data() + c * 65536);
-          for (uint32_t x = 0; x < 65536; ++x) canon[c * 65536 + x] = got.out[size_t(x) * cols.size() + c];
-        }
-      });
-    for (auto& th : pool) th.join();
-    if (!eager.empty()) t.versus_eager(expected, eager);
+    eager.resize(ctx.model.eager_plan ? n * 65536 : 0);
+    parallel_items(n, [&](unsigned, size_t c) {
+      if (!eager.empty()) ctx.model.eager_plan->row(cols[c], eager.data() + c * 65536);
+      for (uint32_t x = 0; x < 65536; ++x) canon[c * 65536 + x] = got.out[size_t(x) * cols.size() + c];
+    });
+    if (!eager.empty()) t.versus_eager(expected, eager.data(), n * 65536);
     reference.reset();
     if (full) {
-      const PhaseClock digests("SHA-256 digests");
-      flat.update(canon.data(), n * 65536 * 2);  // little-endian host
-      for (size_t c = 0; c < n; ++c) {
-        const std::string row = Sha256::of(canon.data() + c * 65536, 65536 * 2);
-        tree.update(row.data(), row.size());
-      }
+      const PhaseClock digesting("SHA-256 digests");
+      digests.update(canon.data(), uint32_t(n));
     }
     const uint64_t mismatches_before = r.mismatches;
     std::optional<PhaseClock> comparison(std::in_place, "comparison");
     for (size_t c = 0; c < n && !stopped; ++c) {
-      const uint16_t* e = expected.data() + c * 65536;
+      const uint16_t* e = expected + c * 65536;
       const uint16_t* g = canon.data() + c * 65536;
       if (std::memcmp(e, g, 65536 * 2) == 0) {
         t.equal(65536);
@@ -543,6 +568,7 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
         const uint16_t in[2] = {uint16_t(x), cols[c]};
         if (!t.element([&] { return "c=" + std::to_string(b0 + c); }, in, g[x], e[x])) {
           stopped = true;
+          end = true;
           break;
         }
       }
@@ -559,17 +585,18 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
       }
     }
     if (with_cr)
-      add_cr(cols.data(), n, canon.data(), expected.data());
+      add_cr(cols.data(), n, canon.data(), expected);
     else
       clean_blocks.push_back(b0);
-  }
+  };
+  sweep_domain(expected_row, consume, so);
   const std::string names = op.inputs[0].name + ", " + op.inputs[1].name;
   if (full) {
     const std::string key = ctx.model.digest_key + "." + ref::dtype_name(d);
     if (stopped) {
       r.note = "digests not computed (stopped early)";
     } else if (ctx.model.digest_applies()) {
-      const std::string hf = flat.hex(), ht = tree.hex();
+      const std::string hf = digests.flat_hex(), ht = digests.tree_hex();
       r.note = "SHA-256 of all 2^32 outputs " + hf;
       if (ctx.model.golden_flat) {
         const bool ok = hf == *ctx.model.golden_flat;
@@ -583,7 +610,7 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
         if (!ok) t.failed_check(op.name + " " + ref::dtype_name(d) + " 2^32-domain tree digest " + ht + " expected " + *ctx.model.golden_tree);
       }
     } else {
-      r.note = "SHA-256 of all 2^32 outputs " + flat.hex() + " (the golden digests are of the cuda math model; not compared)";
+      r.note = "SHA-256 of all 2^32 outputs " + digests.flat_hex() + " (the golden digests are of the cuda math model; not compared)";
     }
     r.scope = "the whole 2^32 (" + names + ") domain, canonical order (" + op.inputs[1].name + " outer, " +
               op.inputs[0].name + " inner)";

@@ -10,13 +10,13 @@
 #include <numeric>
 #include <set>
 #include <stdexcept>
-#include <thread>
 
 #include "audit/audit_inputs.h"
 #include "audit/call_watch.h"
 #include "audit/check_support.h"
 #include "common/golden_library.h"
 #include "common/number_text.h"
+#include "common/parallel_for.h"
 #include "common/sha256.h"
 
 namespace fuseproof::audit {
@@ -117,26 +117,11 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
     const uint64_t pairs = uint64_t(bs.size()) * na;
     const size_t b_per_call = std::max<size_t>(1, size_t(call_cap / na));
     Sha256 subject_digest, reference_digest;
-    // Two sets of expected and returned outputs: a block's digests are hashed on two threads while the next block is
-    // built, called and compared (they only read), and joined before the next block's are.
-    std::vector<uint16_t> wants[2];
-    CallOutcome outs[2];
-    std::vector<std::thread> hashers;
-    const auto join_hashers = [&] {
-      for (auto& h : hashers) h.join();
-      hashers.clear();
-    };
-    struct Joiner {  // an exception leaves no thread running
-      std::vector<std::thread>& threads;
-      ~Joiner() {
-        for (auto& h : threads) h.join();
-      }
-    } joiner{hashers};
+    std::vector<uint16_t> want;
     CallSpec spec;  // the buffers of one shape, every element rewritten for each call
-    for (size_t j0 = 0, blk = 0; j0 < bs.size() && !stopped; j0 += b_per_call, ++blk) {
+    for (size_t j0 = 0; j0 < bs.size() && !stopped; j0 += b_per_call) {
       const size_t nbj = std::min(b_per_call, bs.size() - j0);
       const size_t n = nbj * na;
-      std::vector<uint16_t>& want = wants[blk & 1];
       // Pairs in canonical order, flat: a row per b value when a's count fits the vector, else rows of up to 65,536
       // elements; the padding repeats the first pairs and is not compared. Every input is per element (group_rows 1),
       // so any combination of witnesses is one element.
@@ -152,25 +137,24 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
           throw std::logic_error("audit: stages: input " + op.inputs[size_t(q)].name + " is not per element");
         data[size_t(q)] = spec.buffers[size_t(iv.buffer)].data() + iv.offset;
       }
-      parallel_ranges(size_t(rows * width), [&](size_t lo, size_t hi) {
+      parallel_for(size_t(rows * width), [&](unsigned, size_t lo, size_t hi) {
         for (size_t i = lo; i < hi; ++i) {
           const size_t p = i < n ? i : i % n;
           const auto in = st.inputs(p % na, bs[j0 + p / na]);
           for (int q = 0; q < n_in; ++q) data[size_t(q)][i] = in[size_t(q)];
         }
-      });
+      }, kParallelGrain);
       // The expected outputs, a row of pairs per b value: the step's own rounding, which the stage's neutral inputs
       // pass to the output unchanged (verified bitwise in the stage analysis; stage_row equals eval on the pair's inputs,
       // property_tests/reference/op_stages_test.cpp). 1.9 ns a pair against eval's 9.5-24 for a 3-input composition,
       // which made the class CPU-bound on an H200 (docs/OPS.md, Stages: each rounding boundary, exhaustively).
-      parallel_ranges(n, [&](size_t lo, size_t hi) {  // whole rows: those that start in [lo, hi)
+      parallel_for(n, [&](unsigned, size_t lo, size_t hi) {  // whole rows: those that start in [lo, hi)
         for (size_t jb = (lo + na - 1) / na; jb * na < hi; ++jb) plan.stage_row(st, bs[j0 + jb], want.data() + jb * na);
-      });
+      }, kParallelGrain);
       const std::string label = name + ", " + st.b.text + " values " + std::to_string(j0) + ".." +
                                 std::to_string(j0 + nbj - 1) + " of " + std::to_string(bs.size());
       watch_label(label);
-      CallOutcome& got = outs[blk & 1];
-      got = ctx.runner.call(spec);
+      const CallOutcome got = ctx.runner.call(spec);
       if (!got.fault.empty()) {
         if (!got.subject_fault) throw std::runtime_error("audit: backend failure in the stages class: " + got.fault);
         t.fault("CUDA error in " + label + " [" + describe_call(spec) + "]: " + got.fault);
@@ -181,36 +165,35 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
         stopped = true;
         break;
       }
-      join_hashers();
-      if (full) {
-        const uint16_t* subject = got.out.data();
-        const uint16_t* reference = want.data();
-        hashers.emplace_back([&subject_digest, subject, n] { subject_digest.update(subject, n * 2); });  // little-endian
-        hashers.emplace_back([&reference_digest, reference, n] { reference_digest.update(reference, n * 2); });
-      }
-      const size_t stride = n > (size_t(1) << 22) ? 61 : 1;  // the distinct-output guard needs no more
-      for (size_t i = 0; i < n; i += stride) t.seen(want[i]);
-      for (size_t jb = 0; jb < nbj && !stopped; ++jb) {
-        const uint16_t* g = got.out.data() + jb * na;
-        const uint16_t* e = want.data() + jb * na;
-        if (std::memcmp(g, e, na * 2) == 0) {
-          t.equal(na);
-          continue;
-        }
-        const size_t ib = bs[j0 + jb];
-        for (size_t ia = 0; ia < na; ++ia) {
-          const auto in = st.inputs(ia, ib);
-          const auto where = [&] {
-            return "stage=" + std::to_string(k) + ",a=" + hex4(st.a.values[ia]) + ",b=" + hex4(st.b.values[ib]);
-          };
-          if (!t.element(where, in.data(), g[ia], e[ia])) {
-            stopped = true;
-            break;
+      // The block's digests are hashed by two workers while this one compares (they only read).
+      const uint16_t* subject = got.out.data();
+      const uint16_t* reference = want.data();
+      run_workers(full ? 3 : 1, [&](unsigned w) {
+        if (w == 1) return subject_digest.update(subject, n * 2);  // little-endian
+        if (w == 2) return reference_digest.update(reference, n * 2);
+        const size_t stride = n > (size_t(1) << 22) ? 61 : 1;  // the distinct-output guard needs no more
+        for (size_t i = 0; i < n; i += stride) t.seen(want[i]);
+        for (size_t jb = 0; jb < nbj && !stopped; ++jb) {
+          const uint16_t* g = got.out.data() + jb * na;
+          const uint16_t* e = want.data() + jb * na;
+          if (std::memcmp(g, e, na * 2) == 0) {
+            t.equal(na);
+            continue;
+          }
+          const size_t ib = bs[j0 + jb];
+          for (size_t ia = 0; ia < na; ++ia) {
+            const auto in = st.inputs(ia, ib);
+            const auto where = [&] {
+              return "stage=" + std::to_string(k) + ",a=" + hex4(st.a.values[ia]) + ",b=" + hex4(st.b.values[ib]);
+            };
+            if (!t.element(where, in.data(), g[ia], e[ia])) {
+              stopped = true;
+              break;
+            }
           }
         }
-      }
+      });
     }
-    join_hashers();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::string scope = name + ": " + operand_words(st.a, na, false) + " for " +
                         operand_words(st.b, bs.size(), !full) + " = " + grouped(pairs) + " pairs";

@@ -11,12 +11,12 @@
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "audit/audit_inputs.h"
 #include "audit/call_watch.h"
 #include "audit/check_classes.h"
+#include "common/parallel_for.h"
 #include "common/phase_clock.h"
 #include "common/testfloat_record.h"
 
@@ -49,8 +49,11 @@ class Tally {
   }
   /// A contract other than eager: the contract's outputs `want` against eager's `eager` for the same inputs.
   void versus_eager(const std::vector<uint16_t>& want, const std::vector<uint16_t>& eager) {
+    versus_eager(want.data(), eager.data(), want.size());
+  }
+  void versus_eager(const uint16_t* want, const uint16_t* eager, size_t n) {
     r_.has_contract_vs_eager = true;
-    for (size_t i = 0; i < want.size(); ++i)
+    for (size_t i = 0; i < n; ++i)
       if (want[i] == eager[i]) r_.contract_vs_eager.add_exact(1);
       else r_.contract_vs_eager.add(ctx_.model.dtype, want[i], eager[i]);
   }
@@ -119,22 +122,39 @@ inline bool outcome_ok(const CheckContext& ctx, Tally& t, const CallSpec& spec, 
   return true;
 }
 
-/// fn(lo, hi) over [0, n) on every hardware thread when n is large, else on this one.
-template <class Fn>
-void parallel_ranges(size_t n, Fn fn) {
-  const size_t threads = n < (size_t(1) << 18) ? 1 : std::max(1u, std::thread::hardware_concurrency());
-  if (threads == 1) return fn(size_t(0), n);
-  std::vector<std::thread> pool;
-  for (size_t w = 0; w < threads; ++w) pool.emplace_back([&, w] { fn(n * w / threads, n * (w + 1) / threads); });
-  for (auto& t : pool) t.join();
+/// Elements of reference values (or inputs) below which a loop stays on one thread: 16,384 values cost 0.1-1 ms, a
+/// thread's start about 20 us.
+inline constexpr size_t kParallelGrain = size_t(1) << 14;
+
+/// A valid call's expected outputs: the contract's, and eager's for a contract other than eager (else empty).
+struct Expected {
+  std::vector<uint16_t> want, eager;
+};
+
+/// The expected outputs of every element of `spec`, on `workers` threads (0: worker_count()) above kParallelGrain.
+inline Expected expected_values(const CheckContext& ctx, const CallSpec& spec, unsigned workers = 0) {
+  const size_t w = size_t(spec.width), n = size_t(spec.rows) * w;
+  const bool vs_eager = ctx.model.eager_plan != nullptr;
+  Expected e{std::vector<uint16_t>(n), std::vector<uint16_t>(vs_eager ? n : 0)};
+  parallel_for(n, [&](unsigned, size_t lo, size_t hi) {
+    uint16_t in[ref::kMaxOpInputs];
+    for (size_t i = lo; i < hi; ++i) {
+      inputs_at(spec, int64_t(i / w), int64_t(i % w), in);
+      e.want[i] = ctx.model.expected(in);
+      if (vs_eager) e.eager[i] = ctx.model.eager(in);
+    }
+  }, kParallelGrain, workers);
+  return e;
 }
 
 /// Runs a valid call and compares every element; checks the return code, the guards and the inputs. The expected
-/// outputs are computed first (in parallel for large calls) and compared row by row; a row that differs is compared
-/// element by element for the records. False once the check should stop (or the subject faulted).
+/// outputs are `pre_expected` (computed ahead by the caller, e.g. for a batch of calls at once) or computed here (in
+/// parallel above kParallelGrain elements) and compared row by row; a row that differs is compared element by
+/// element for the records. False once the check should stop (or the subject faulted).
 /// `where` is put before "r=..,c=.." in the records (a call's place in a sequence: "call=7,").
 inline bool run_valid(const CheckContext& ctx, Tally& t, const CallSpec& spec, const std::string& label,
-                      std::optional<CallOutcome> pre_run = std::nullopt, const std::string& where = "") {
+                      std::optional<CallOutcome> pre_run = std::nullopt, const std::string& where = "",
+                      const Expected* pre_expected = nullptr) {
   watch_label(label);
   const CallOutcome o = pre_run ? std::move(*pre_run) : ctx.runner.call(spec);
   if (!o.fault.empty()) {
@@ -144,19 +164,14 @@ inline bool run_valid(const CheckContext& ctx, Tally& t, const CallSpec& spec, c
   }
   if (!outcome_ok(ctx, t, spec, o)) return !t.stop();
   const size_t w = size_t(spec.width), n = size_t(spec.rows) * w;
-  const bool vs_eager = ctx.model.eager_plan != nullptr;
-  std::optional<PhaseClock> reference(std::in_place, "reference values");
-  std::vector<uint16_t> want(n), eager(vs_eager ? n : 0);
-  parallel_ranges(n, [&](size_t lo, size_t hi) {
-    uint16_t in[ref::kMaxOpInputs];
-    for (size_t i = lo; i < hi; ++i) {
-      inputs_at(spec, int64_t(i / w), int64_t(i % w), in);
-      want[i] = ctx.model.expected(in);
-      if (vs_eager) eager[i] = ctx.model.eager(in);
-    }
-  });
-  if (vs_eager) t.versus_eager(want, eager);
-  reference.reset();
+  Expected computed;
+  if (!pre_expected) {
+    const PhaseClock reference("reference values");
+    computed = expected_values(ctx, spec);
+  }
+  const Expected& e = pre_expected ? *pre_expected : computed;
+  const std::vector<uint16_t>& want = e.want;
+  if (ctx.model.eager_plan) t.versus_eager(want, e.eager);
   const PhaseClock comparison("comparison");
   const std::string at = where + groups_of(spec);
   const size_t stride = n > (size_t(1) << 22) ? 61 : 1;  // the distinct-output guard needs no more
@@ -227,6 +242,22 @@ inline CallSpec tuple_call(const CheckContext& ctx, const std::vector<std::array
 inline void fill_random(const CheckContext& ctx, CallSpec& s, std::mt19937_64& rng) {
   for (auto& b : s.buffers)
     for (auto& v : b) v = random_pattern(ctx.model.dtype, rng);
+}
+
+/// fill_random's weights from the counter-based generator: element i of buffer k draws from its own stream,
+/// counter_hash(case_seed ^ kBiasSalt * k, i), so any case, and any element of it, is generated on its own (a batch
+/// of cases on every core). `workers` as parallel_for's.
+inline void fill_counter_random(const CheckContext& ctx, CallSpec& s, uint64_t case_seed, unsigned workers = 0) {
+  for (size_t k = 0; k < s.buffers.size(); ++k) {
+    uint16_t* p = s.buffers[k].data();
+    const uint64_t seed = case_seed ^ (kBiasSalt * uint64_t(k));
+    parallel_for(s.buffers[k].size(), [&](unsigned, size_t lo, size_t hi) {
+      for (size_t i = lo; i < hi; ++i) {
+        CounterRng rng{counter_hash(seed, i)};
+        p[i] = random_pattern(ctx.model.dtype, rng);
+      }
+    }, kParallelGrain, workers);
+  }
 }
 
 inline uint64_t class_seed(const CheckContext& ctx, CheckClass c) {

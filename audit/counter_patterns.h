@@ -23,6 +23,18 @@ FUSEPROOF_HD inline uint64_t counter_hash(uint64_t seed, uint64_t i) {
   return z ^ (z >> 31);
 }
 
+/// SplitMix64 as a generator (std::uniform_random_bit_generator): draw k is counter_hash(seed, k). Seeded per element
+/// (counter_hash of a case's seed and the element's index), every element of every case is drawn on its own, on
+/// any thread, in any order.
+struct CounterRng {
+  using result_type = uint64_t;
+  uint64_t seed;
+  uint64_t next = 0;
+  static constexpr uint64_t min() { return 0; }
+  static constexpr uint64_t max() { return ~uint64_t(0); }
+  FUSEPROOF_HD uint64_t operator()() { return counter_hash(seed, next++); }
+};
+
 /// Pattern i of a stream: 1/2 activation-like (|v| in [2^-6, 8), both signs), 1/4 any 16 bits (NaN, Inf and
 /// subnormals included), 1/8 small (|v| < 2^-6, zeros and subnormals included), 1/8 any finite normal.
 ///   bf16 | S |EEEEEEEE|MMMMMMM|   fp16 | S |EEEEE|MMMMMMMMMM|

@@ -1,5 +1,6 @@
 // guarded_image.h: the one guarded buffer of every runner: a host image of guard + data + guard, the guards filled
-// with a pattern no correct kernel writes, and the count of guard bytes a call changed.
+// with a pattern no correct kernel writes, and the count of guard bytes a call changed. Large images are filled,
+// copied and compared on every core (common/parallel_for.h).
 #pragma once
 
 #include <cstdint>
@@ -40,17 +41,23 @@ class GuardedImage {
   /// Bytes outside the data that are no longer the fill pattern.
   uint64_t guard_writes() const;
   /// A copy of every byte (to compare an input image before and after a call).
-  std::vector<uint8_t> snapshot() const { return std::vector<uint8_t>(bytes(), bytes() + size_); }
+  std::vector<uint8_t> snapshot() const;
   bool equals(const std::vector<uint8_t>& snap) const;
 
  private:
+  /// Hands the allocation back to the image cache (guarded_image.cpp), which keeps a few for images of the same size.
   struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
+    size_t bytes;  // set with the pointer (a null pointer is never freed)
+    void operator()(uint8_t* p) const;
   };
   std::unique_ptr<uint8_t, Free> base_;
   size_t size_ = 0, elems_ = 0;
   uint16_t fill_ = 0;
   uint32_t misalign_ = 0;
 };
+
+/// memcpy and memcmp == 0 of large host buffers (an image, its snapshot, a call's output), on every core above 1 MiB.
+void copy_bytes(void* dst, const void* src, size_t bytes);
+bool same_bytes(const void* a, const void* b, size_t bytes);
 
 }  // namespace fuseproof::audit

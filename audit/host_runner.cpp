@@ -8,6 +8,7 @@
 
 #include "audit/call_watch.h"
 #include "audit/kernel_runner.h"
+#include "common/parallel_for.h"
 #include "common/phase_clock.h"
 
 namespace fuseproof::audit {
@@ -72,21 +73,18 @@ class HostRunner final : public ImageRunner {
     std::atomic<int> ready{0};
     clock::time_point origin;
     watch_begin(std::to_string(n) + " calls on " + co.lanes);
-    std::vector<std::thread> pool;
-    for (int lane = 0; lane < lanes; ++lane)
-      pool.emplace_back([&, lane] {
-        if (ready.fetch_add(1) + 1 == lanes) origin = clock::now(), ready.fetch_add(1);
-        while (ready.load() <= lanes) std::this_thread::yield();
-        for (size_t i = size_t(lane); i < n; i += size_t(lanes)) {
-          const auto t0 = clock::now();
-          const fuseproof_call_t c = abi_call(specs[i], images[i].buffer_data(), images[i].out.aligned_data(), nullptr);
-          co.calls[i].rc = plugin_.call(c, &co.calls[i].message);
-          const auto t1 = clock::now();
-          co.spans[i] = {std::chrono::duration<double, std::micro>(t0 - origin).count(),
-                         std::chrono::duration<double, std::micro>(t1 - origin).count()};
-        }
-      });
-    for (auto& t : pool) t.join();
+    run_workers(unsigned(lanes), [&](unsigned lane) {
+      if (ready.fetch_add(1) + 1 == lanes) origin = clock::now(), ready.fetch_add(1);
+      while (ready.load() <= lanes) std::this_thread::yield();
+      for (size_t i = size_t(lane); i < n; i += size_t(lanes)) {
+        const auto t0 = clock::now();
+        const fuseproof_call_t c = abi_call(specs[i], images[i].buffer_data(), images[i].out.aligned_data(), nullptr);
+        co.calls[i].rc = plugin_.call(c, &co.calls[i].message);
+        const auto t1 = clock::now();
+        co.spans[i] = {std::chrono::duration<double, std::micro>(t0 - origin).count(),
+                       std::chrono::duration<double, std::micro>(t1 - origin).count()};
+      }
+    });
     watch_end();
     for (size_t i = 0; i < n; ++i) images[i].finish(specs[i], co.calls[i]);
     return co;

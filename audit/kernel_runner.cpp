@@ -8,23 +8,12 @@
 #include <thread>
 
 #include "audit/counter_patterns.h"
+#include "common/parallel_for.h"
 #include "common/phase_clock.h"
 #include "common/sha256.h"
 #include "kernels/fuseproof_kernel_abi.h"
 
 namespace fuseproof::audit {
-
-namespace {
-
-template <class Fn>
-void parallel_for(size_t n, Fn fn) {
-  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (size_t w = 0; w < threads; ++w) pool.emplace_back([&, w] { fn(w, n * w / threads, n * (w + 1) / threads); });
-  for (auto& t : pool) t.join();
-}
-
-}  // namespace
 
 uint64_t LargeSpec::buffer_seed(int k) const { return k == 0 ? seed : seed ^ (kBiasSalt * uint64_t(k)); }
 
@@ -59,7 +48,7 @@ std::vector<uint8_t*> CallImages::buffer_data() {
 
 void CallImages::finish(const CallSpec& s, CallOutcome& o) const {
   o.out.resize(s.out_elems);
-  if (s.out_elems) std::memcpy(o.out.data(), out.elems(), s.out_elems * 2);
+  if (s.out_elems) copy_bytes(o.out.data(), out.elems(), s.out_elems * 2);
   o.guard_writes = out.guard_writes();
   o.inputs_intact = true;
   o.modified.clear();
@@ -98,9 +87,9 @@ void fill_counter_buffers(const LargeSpec& s, std::vector<uint16_t*>& buffers) {
   for (size_t k = 0; k < buffers.size(); ++k) {
     uint16_t* p = buffers[k];
     const uint64_t seed = s.buffer_seed(int(k));
-    parallel_for(s.buffer_elems(int(k)), [&](size_t, size_t lo, size_t hi) {
+    parallel_for(s.buffer_elems(int(k)), [&](unsigned, size_t lo, size_t hi) {
       for (size_t i = lo; i < hi; ++i) p[i] = counter_pattern(bf16, seed, i);
-    });
+    }, size_t(1) << 16);
   }
 }
 
@@ -110,10 +99,11 @@ uint64_t count_counter_changes(const LargeSpec& s, const std::vector<const uint1
   for (size_t k = 0; k < buffers.size(); ++k) {
     const uint16_t* p = buffers[k];
     const uint64_t seed = s.buffer_seed(int(k));
-    std::vector<uint64_t> changed(std::max(1u, std::thread::hardware_concurrency()), 0);
-    parallel_for(s.buffer_elems(int(k)), [&](size_t w, size_t lo, size_t hi) {
+    const unsigned workers = worker_count();
+    std::vector<uint64_t> changed(workers, 0);
+    parallel_for(s.buffer_elems(int(k)), [&](unsigned w, size_t lo, size_t hi) {
       for (size_t i = lo; i < hi; ++i) changed[w] += p[i] != counter_pattern(bf16, seed, i);
-    });
+    }, size_t(1) << 16, workers);
     for (uint64_t c : changed) total += c;
   }
   return total;
@@ -136,12 +126,10 @@ std::vector<Throughput> hash_throughput() {
   const std::vector<uint8_t> data(kBytes, 0xA5);
   const auto rate = [&](unsigned threads) {
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<std::thread> pool;
-    for (unsigned k = 0; k < threads; ++k) pool.emplace_back([&] { (void)Sha256::of(data.data(), data.size()); });
-    for (auto& t : pool) t.join();
+    run_workers(threads, [&](unsigned) { (void)Sha256::of(data.data(), data.size()); });
     return double(kBytes) * threads / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 1e9;
   };
-  const unsigned all = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned all = worker_count();
   return {{"SHA-256, one thread", rate(1)}, {"SHA-256, " + std::to_string(all) + " threads", rate(all)}};
 }
 

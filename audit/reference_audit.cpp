@@ -18,14 +18,14 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/op_model.h"
+#include "common/domain_sweep.h"
 #include "common/golden_library.h"
 #include "common/progress_line.h"
-#include "common/sha256.h"
 #include "common/tree_digest.h"
 #include "reference/activation_table.h"
-#include "reference/domain_sweep.h"
 #include "reference/half_codec.h"
 #include "reference/op_plan.h"
+#include "reference/sweep_row.h"
 
 namespace fuseproof::audit {
 
@@ -146,7 +146,7 @@ void activation_rows(const GoldenArch& g, const ref::MufuModel* mufu, std::vecto
 
 /// The whole-domain digest of `row` against golden: the tree digest where golden has one (hashed in parallel),
 /// else the flat stream.
-VerdictRow digest_row(const GoldenArch& g, const std::string& key, ref::Dtype d, const ref::RowFn& row, bool progress) {
+VerdictRow digest_row(const GoldenArch& g, const std::string& key, ref::Dtype d, const RowFn& row, bool progress) {
   const std::string label = key + " whole-domain digest vs " + g.arch();
   const auto tree_want = g.digest(key + "_tree", d);
   const auto flat_want = tree_want ? std::nullopt : g.digest(key, d);
@@ -157,14 +157,14 @@ VerdictRow digest_row(const GoldenArch& g, const std::string& key, ref::Dtype d,
   if (tree_want) {
     got = sweep_tree_digest(row);
   } else {
-    Sha256 h;
+    DomainDigests flat(true, false);
     ProgressLine line(stderr, key + " " + ref::dtype_name(d) + " rows", 65536, progress);
-    ref::sweep_domain(row, [&](uint32_t b0, uint32_t n, const uint16_t* out) {
-      h.update(out, size_t(n) * 65536 * 2);
+    sweep_domain(row, [&](uint32_t b0, uint32_t n, const uint16_t* out) {
+      flat.update(out, n);
       line.update(b0 + n);
     });
     line.finish();
-    got = h.hex();
+    got = flat.flat_hex();
   }
   const std::string& want = tree_want ? *tree_want : *flat_want;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

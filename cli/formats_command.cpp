@@ -137,7 +137,7 @@ int run(const FormatsArgs& a) {
   if (!a.out.empty() && (digests.size() != 1 || !not_computable.empty()))
     fail_with("formats: --out needs exactly one cast (--format e2m1, rcp-approx-ftz, or e4m3 with --overflow), got " +
               std::to_string(digests.size() + !not_computable.empty()));
-  ref::SweepOptions options;
+  SweepOptions options;
   options.threads = a.threads;
   options.bias_first = rows.first;
   options.bias_count = rows.end - rows.first;

@@ -14,15 +14,16 @@
 #include "cli/torch_cpu_backend.h"
 #include "common/atomic_file.h"
 #include "common/cli_exit.h"
+#include "common/domain_sweep.h"
 #include "common/exit_status.h"
-#include "common/parse_integer.h"
 #include "common/golden_library.h"
+#include "common/parallel_for.h"
+#include "common/parse_integer.h"
 #include "common/progress_line.h"
-#include "common/sha256.h"
 #include "common/tree_digest.h"
-#include "reference/domain_sweep.h"
 #include "reference/op_plan.h"
 #include "reference/op_spec.h"
+#include "reference/sweep_row.h"
 
 namespace fuseproof::cli {
 
@@ -110,29 +111,37 @@ int run_dtype(SweepArgs& a, ref::Dtype d) {
       throw MissingDataError(std::string("sweep: ") + e.what());
     }
   }
-  const ref::RowFn reference_row = [&](uint16_t b, uint16_t* row) {
+  const RowFn reference_row = [&](uint16_t b, uint16_t* row) {
     if (plan) plan->row(b, row);
     else ref::sweep_row(d, nullptr, cfg.nan, b, row);
   };
-  Sha256 flat;
-  TreeDigestStream tree;
+  DomainDigests digests(kind == DigestKind::kFlat, kind == DigestKind::kTree);
   ProgressLine progress(stdout, "rows", a.bias_count);
   std::vector<uint16_t> other;
   uint64_t mismatches = 0;
   std::vector<std::string> records;
   const std::string in0 = op ? op->inputs[0].name : "x", in1 = op ? op->inputs[1].name : "bias";
-  auto consume = [&](uint32_t b0, uint32_t n, const uint16_t* rows, const uint16_t* other_rows) {
-    if (kind == DigestKind::kTree) tree.update(rows, n);
-    else flat.update(rows, n * kRowBytes);
+  const bool other_is_backend = !a.against.empty() && !against_golden;
+  const bool torch_backend = a.backend != "reference";
+  // The rows of the other backend for a block, beside the driver's: torch's block at once, the reference's rows on
+  // every worker.
+  const auto other_rows = [&](uint32_t b0, uint32_t n) {
+    other.resize(size_t(n) * 65536);
+    if (!torch_backend) return torch_cpu_rows(op, contract, d, b0, n, other.data());
+    parallel_items(n, [&](unsigned, size_t r) { reference_row(uint16_t(b0 + r), other.data() + r * 65536); });
+  };
+  const SweepConsumer consume = [&](uint32_t b0, uint32_t n, const uint16_t* rows) {
+    digests.update(rows, n);
     if (out) out->write(rows, size_t(n) * kRowBytes);
-    if (other_rows) {
+    if (other_is_backend) {
+      other_rows(b0, n);
       for (size_t i = 0; i < size_t(n) * 65536; ++i) {
-        if (rows[i] == other_rows[i]) continue;
+        if (rows[i] == other[i]) continue;
         if (++mismatches <= a.max_records) {
           char line[240];
           std::snprintf(line, sizeof line, "%s %s %s=0x%04X %s=0x%04X => 0x%04X (%s) expected 0x%04X (%s)",
                         key.c_str(), dtype, in0.c_str(), unsigned(i % 65536), in1.c_str(), unsigned(b0 + i / 65536),
-                        rows[i], a.backend.c_str(), other_rows[i], a.against.c_str());
+                        rows[i], a.backend.c_str(), other[i], a.against.c_str());
           records.push_back(line);
         }
       }
@@ -140,41 +149,26 @@ int run_dtype(SweepArgs& a, ref::Dtype d) {
     progress.update(b0 + n - a.bias_first);
   };
   const auto t0 = std::chrono::steady_clock::now();
-  const bool other_is_backend = !a.against.empty() && !against_golden;
-  ref::SweepOptions so;
+  SweepOptions so;
   so.threads = a.threads;
   so.bias_first = a.bias_first;
   so.bias_count = a.bias_count;
   std::string digest;
-  if (a.backend == "reference" && kind == DigestKind::kTree && !other_is_backend && !out) {
+  if (!torch_backend && kind == DigestKind::kTree && !other_is_backend && !out) {
     // Nothing needs the ordered stream: rows are computed and hashed by every worker, in any order.
     digest = sweep_tree_digest(reference_row, so);
-  } else if (a.backend == "reference") {
-    ref::sweep_domain(reference_row, [&](uint32_t b0, uint32_t n, const uint16_t* rows) {
-      if (other_is_backend) {
-        other.resize(size_t(n) * 65536);
-        torch_cpu_rows(op, contract, d, b0, n, other.data());
-      }
-      consume(b0, n, rows, other_is_backend ? other.data() : nullptr);
-    }, so);
+  } else if (!torch_backend) {
+    sweep_domain(reference_row, consume, so);
   } else {
-    constexpr uint32_t kBlock = 256;
-    std::vector<uint16_t> rows;
-    for (uint32_t b0 = a.bias_first; b0 < a.bias_first + a.bias_count; b0 += kBlock) {
-      const uint32_t n = std::min(kBlock, a.bias_first + a.bias_count - b0);
-      rows.resize(size_t(n) * 65536);
-      torch_cpu_rows(op, contract, d, b0, n, rows.data());
-      if (other_is_backend) {
-        other.resize(size_t(n) * 65536);
-        for (uint32_t r = 0; r < n; ++r) reference_row(uint16_t(b0 + r), other.data() + size_t(r) * 65536);
-      }
-      consume(b0, n, rows.data(), other_is_backend ? other.data() : nullptr);
-    }
+    // libtorch computes a block at once on its own threads: one producer ahead of the consumer.
+    so.threads = 1;
+    sweep_blocks([&](uint32_t b0, uint32_t n, uint16_t* rows) { torch_cpu_rows(op, contract, d, b0, n, rows); },
+                 consume, so);
   }
   progress.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const uint64_t cases = uint64_t(a.bias_count) * 65536;
-  if (digest.empty()) digest = kind == DigestKind::kTree ? tree.hex() : flat.hex();
+  if (digest.empty()) digest = kind == DigestKind::kTree ? digests.tree_hex() : digests.flat_hex();
   const char* kind_name = kind == DigestKind::kTree ? "tree digest" : "sha256";
   std::printf("%s %s backend=%s%s: %llu cases in %.2f s, %s %s\n", key.c_str(), dtype, a.backend.c_str(),
               a.backend == "reference" ? (" " + a.ref_opts.describe()).c_str() : "", (unsigned long long)cases, secs,

@@ -7,18 +7,16 @@ namespace fuseproof {
 
 namespace {
 
-/// r(b): the lower-case hex SHA-256 of one row's 65,536 outputs (little-endian uint16, as the flat stream).
-std::string row_digest(const uint16_t* row) { return Sha256::of(row, 65536 * 2); }
+constexpr size_t kRowBytes = 65536 * 2;
 
 /// The tree over rows of `row_bytes` bytes each, each row written by `row` into sweep_domain's row buffer.
-std::string tree_of(const ref::RowFn& row, ref::SweepOptions options, size_t row_bytes) {
+std::string tree_of(const RowFn& row, SweepOptions options, size_t row_bytes) {
   const uint32_t first = options.bias_first;
   std::vector<std::string> rows(options.bias_count);
   options.in_order = false;
   options.biases_per_block = 1;
-  ref::sweep_domain(
-      row, [&](uint32_t b0, uint32_t, const uint16_t* out) { rows[b0 - first] = Sha256::of(out, row_bytes); },
-      options);
+  sweep_domain(row, [&](uint32_t b0, uint32_t, const uint16_t* out) { rows[b0 - first] = Sha256::of(out, row_bytes); },
+               options);
   Sha256 tree;
   for (const std::string& r : rows) tree.update(r.data(), r.size());
   return tree.hex();
@@ -26,11 +24,9 @@ std::string tree_of(const ref::RowFn& row, ref::SweepOptions options, size_t row
 
 }  // namespace
 
-std::string sweep_tree_digest(const ref::RowFn& row, ref::SweepOptions options) {
-  return tree_of(row, options, 65536 * 2);
-}
+std::string sweep_tree_digest(const RowFn& row, SweepOptions options) { return tree_of(row, options, kRowBytes); }
 
-std::string sweep_tree_digest_bytes(const ByteRowFn& row, ref::SweepOptions options, size_t bytes_per_output) {
+std::string sweep_tree_digest_bytes(const ByteRowFn& row, SweepOptions options, size_t bytes_per_output) {
   const size_t row_bytes = size_t(65536) * bytes_per_output;
   const unsigned workers = options.threads ? options.threads : worker_count();
   std::vector<std::vector<uint8_t>> scratch(workers);
@@ -50,11 +46,16 @@ std::string sweep_tree_digest_bytes(const ByteRowFn& row, ref::SweepOptions opti
   return tree.hex();
 }
 
-void TreeDigestStream::update(const uint16_t* rows, uint32_t n) {
-  for (uint32_t r = 0; r < n; ++r) {
-    const std::string row = row_digest(rows + size_t(r) * 65536);
-    tree_.update(row.data(), row.size());
-  }
+void DomainDigests::update(const uint16_t* rows, uint32_t n) {
+  if (want_tree_) rows_.assign(n, std::string());
+  // Item 0 is the whole block's flat stream (claimed first, the longest), items 1..n the row digests.
+  const size_t flat_items = want_flat_ ? 1 : 0;
+  parallel_items((want_tree_ ? n : 0) + flat_items, [&](unsigned, size_t i) {
+    if (i < flat_items) flat_.update(rows, size_t(n) * kRowBytes);
+    else rows_[i - flat_items] = Sha256::of(rows + (i - flat_items) * 65536, kRowBytes);
+  });
+  for (const std::string& r : rows_) tree_.update(r.data(), r.size());
+  rows_.clear();
 }
 
 }  // namespace fuseproof

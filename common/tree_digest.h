@@ -1,5 +1,5 @@
-// tree_digest.h: the whole 2^32 (x, bias) domain's tree digest: SHA-256 over the 65,536 per-bias row digests,
-// computed in parallel (the flat digest of golden/<arch>/digests.json is one sequential SHA-256 stream).
+// tree_digest.h: the whole 2^32 (x, bias) domain's digests: the tree digest (SHA-256 over the 65,536 per-bias row
+// digests, computed in parallel) and the flat one of golden/<arch>/digests.json (one sequential SHA-256 stream).
 #pragma once
 
 #include <cstdint>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/domain_sweep.h"
 #include "common/sha256.h"
-#include "reference/domain_sweep.h"
 
 namespace fuseproof {
 
@@ -16,8 +16,8 @@ namespace fuseproof {
 /// row digest r(b) = lower-case hex SHA-256 of the 65,536 outputs at second input b (first input 0x0000..0xFFFF,
 /// little-endian uint16, as the flat stream), tree = hex SHA-256 of r(first) || r(first+1) || ... (64 ASCII
 /// characters each). scripts/capture_golden.py computes the same from eager on the GPU (the `<key>_tree` entries of
-/// digests.json). options.threads workers (0 = hardware threads) compute and hash rows in any order.
-std::string sweep_tree_digest(const ref::RowFn& row, ref::SweepOptions options = {});
+/// digests.json). options.threads workers (0 = worker_count()) compute and hash rows in any order.
+std::string sweep_tree_digest(const RowFn& row, SweepOptions options = {});
 
 /// One row of 65,536 outputs at row index r, each a fixed number of bytes (the narrow-format casts,
 /// reference/format_cast.h: one; rcp.approx.ftz, reference/rcp_approx_model.h: four, little-endian).
@@ -26,19 +26,25 @@ using ByteRowFn = std::function<void(uint16_t r, uint8_t* out)>;
 /// The same tree over rows of 65,536 * bytes_per_output bytes: r(i) = hex SHA-256 of row i's bytes, tree = hex
 /// SHA-256 of r(first) || r(first+1) || ... (rows options.bias_first .. + bias_count); options.threads workers (0 =
 /// worker_count(), common/parallel_for.h) compute and hash rows in any order.
-std::string sweep_tree_digest_bytes(const ByteRowFn& row, ref::SweepOptions options = {}, size_t bytes_per_output = 1);
+std::string sweep_tree_digest_bytes(const ByteRowFn& row, SweepOptions options = {}, size_t bytes_per_output = 1);
 
-/// The same tree digest from rows handed over in bias order, for callers that hold the ordered stream anyway (an
-/// --out file, a second backend): one thread, so no faster than the flat digest.
-class TreeDigestStream {
+/// The flat and the tree digest of rows handed over in bias order, for callers that hold the ordered stream anyway
+/// (the domain class, an --out file, a second backend). Each update hashes its rows on every worker while one of
+/// them carries the flat stream on, so the flat digest alone sets the pace (one thread's SHA-256 rate).
+class DomainDigests {
  public:
-  /// Adds n consecutive rows of 65,536 outputs each.
+  /// Which of the two digests to compute (a digest not computed has no hex).
+  DomainDigests(bool flat, bool tree) : want_flat_(flat), want_tree_(tree) {}
+  /// Adds n consecutive rows of 65,536 outputs each (little-endian uint16).
   void update(const uint16_t* rows, uint32_t n);
-  /// The tree digest of the rows added so far; finalises (as Sha256::hex).
-  std::string hex() { return tree_.hex(); }
+  /// The digests of the rows added so far; each finalises (as Sha256::hex).
+  std::string flat_hex() { return flat_.hex(); }
+  std::string tree_hex() { return tree_.hex(); }
 
  private:
-  Sha256 tree_;
+  bool want_flat_, want_tree_;
+  Sha256 flat_, tree_;
+  std::vector<std::string> rows_;
 };
 
 }  // namespace fuseproof

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "domain_sweep.h"
+#include "sweep_row.h"
 #include "half_codec.h"
 
 namespace fuseproof::ref {

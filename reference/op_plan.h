@@ -115,7 +115,7 @@ class OpPlan {
     return p_.empty() ? r : p_[r];
   }
   /// out[i0] = eval(i0, in1) for all 65,536 first-input patterns: one row of the domain in canonical order (the
-  /// second input outer). Rows of an add of two widened inputs take domain_sweep.h's proven shortcuts.
+  /// second input outer). Rows of an add of two widened inputs take sweep_row.h's proven shortcuts.
   void row(uint16_t in1, uint16_t* out) const;
 
   /// The pieces of the tabulated form, for the input generators.

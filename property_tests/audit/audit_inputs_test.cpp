@@ -2,10 +2,12 @@
 // rounding node of each op's plan, distance classes.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
 #include "audit/audit_inputs.h"
+#include "audit/counter_patterns.h"
 #include "audit/ulp_histogram.h"
 #include "reference/dtype.h"
 #include "reference/half_codec.h"
@@ -73,6 +75,37 @@ TEST(Audit_Inputs_both, RandomTuplesSeeded) {
     EXPECT_EQ(t[3], 0u);
   }
   EXPECT_GT(slot2.size(), 500u);
+}
+
+// The widths class's generator: one element's pattern depends only on (case seed, element), and the weights reach
+// every kind of pattern the mt19937_64 draws do (specials, NaN, Inf, subnormals, the activation range).
+TEST(Audit_Inputs_both, CounterRandomPatternsPerElementWithEveryKind) {
+  for (const ref::Dtype d : {ref::Dtype::kBf16, ref::Dtype::kFp16}) {
+    const auto draw = [d](uint64_t seed, uint64_t i) {
+      CounterRng rng{counter_hash(seed, i)};
+      return random_pattern(d, rng);
+    };
+    std::vector<uint16_t> a, c;
+    for (uint64_t i = 0; i < 20000; ++i) a.push_back(draw(7, i)), c.push_back(draw(8, i));
+    EXPECT_EQ(draw(7, 12345), a[12345]);  // any element on its own, in any order
+    EXPECT_NE(a, c);                      // negative control: another case seed, other patterns
+    const std::vector<uint16_t> specials = extreme_patterns(d);
+    const std::set<uint16_t> special_set(specials.begin(), specials.end());
+    size_t nan = 0, inf = 0, sub = 0, special = 0, mid = 0;
+    for (uint16_t v : a) {
+      const float f = ref::half_to_f32(d, v);
+      nan += std::isnan(f);
+      inf += std::isinf(f);
+      sub += f != 0.0f && std::fabs(f) < (d == ref::Dtype::kBf16 ? 0x1p-126f : 0x1p-14f);
+      special += special_set.count(v);
+      mid += std::fabs(f) >= 0x1p-8f && std::fabs(f) < 16.0f;
+    }
+    EXPECT_GT(nan, 0u);
+    EXPECT_GT(inf, 0u);
+    EXPECT_GT(sub, 1000u);      // 10% subnormal draws
+    EXPECT_GT(special, 2000u);  // 15% specials
+    EXPECT_GT(mid, 7000u);      // 40% in [2^-8, 16)
+  }
 }
 
 TEST(Audit_Inputs_both, TupleTiesAtEveryRoundingNodeOfThreeInputOps) {

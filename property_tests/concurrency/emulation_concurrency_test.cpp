@@ -12,7 +12,8 @@
 #include "common/sha256.h"
 #include "kernels/bias_gelu_tanh_emulation.h"
 #include "property_tests/kernels/bias_gelu_tanh_testbed.h"
-#include "reference/domain_sweep.h"
+#include "common/domain_sweep.h"
+#include "reference/sweep_row.h"
 #include "reference/activation_table.h"
 
 namespace fuseproof::test {
@@ -99,13 +100,13 @@ ref::MathConfig libm_config() {
 
 /// SHA-256 of the canonical rows [b0, b0 + n) of bias_gelu(d), computed with `workers` sweep threads.
 std::string sweep_digest(ref::Dtype d, const std::vector<uint16_t>& table, uint32_t b0, uint32_t n, unsigned workers) {
-  ref::SweepOptions so;
+  SweepOptions so;
   so.threads = workers;
   so.bias_first = b0;
   so.bias_count = n;
   so.biases_per_block = 8;
   Sha256 h;
-  ref::sweep_domain([&](uint16_t b, uint16_t* row) { ref::sweep_row(d, table.data(), ref::NanPolicy::kCudaCvtRn, b, row); },
+  sweep_domain([&](uint16_t b, uint16_t* row) { ref::sweep_row(d, table.data(), ref::NanPolicy::kCudaCvtRn, b, row); },
                     [&h](uint32_t, uint32_t rows, const uint16_t* out) { h.update(out, size_t(rows) * 65536 * 2); }, so);
   return h.hex();
 }

@@ -16,7 +16,7 @@
 #include "property_tests/kernels/bias_gelu_tanh_testbed.h"
 #include "property_tests/kernels/cuda_test_kernels.h"
 #include "property_tests/support/golden_paths.h"
-#include "reference/domain_sweep.h"
+#include "reference/sweep_row.h"
 
 namespace fuseproof::test {
 namespace {

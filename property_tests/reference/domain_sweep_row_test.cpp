@@ -1,4 +1,4 @@
-// domain_sweep_row_test.cpp: tests reference/domain_sweep.h's row shortcuts: sweep_row equals sweep_row_plain.
+// domain_sweep_row_test.cpp: tests reference/sweep_row.h's row shortcuts: sweep_row equals sweep_row_plain.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -9,7 +9,7 @@
 #include "property_tests/support/bit_patterns.h"
 #include "property_tests/support/golden_paths.h"
 #include "property_tests/support/mismatch_log.h"
-#include "reference/domain_sweep.h"
+#include "reference/sweep_row.h"
 #include "reference/activation_table.h"
 
 namespace fuseproof::ref {
@@ -104,7 +104,7 @@ TEST(Reference_DomainSweepRow_bf16, ShortcutRowEqualsPlainRow) { test_all_fast_r
 
 TEST(Reference_DomainSweepRow_fp16, ShortcutRowEqualsPlainRow) { test_all_fast_rows_equal_plain(Dtype::kFp16); }
 
-// The margin of the thresholds (domain_sweep.cpp) is one binade: widened by one they are still exact (the one tie
+// The margin of the thresholds (sweep_row.cpp) is one binade: widened by one they are still exact (the one tie
 // they then meet, below a power of two, goes to the bias's even mantissa); widened by two they are wrong, and the
 // comparison must say so. Over the special biases (the powers of two and their neighbours among them), add_round.
 TEST(Reference_DomainSweepRow_both, NegativeControlThresholdsTwoBinadesTooGenerousMismatch) {

@@ -1,5 +1,7 @@
-// domain_sweep_test.cpp: tests reference/domain_sweep.h: every op, contract and dtype's whole 2^32 domain digest
-// equals the one captured from eager PyTorch on the device (golden/<arch>/digests.json).
+// domain_sweep_test.cpp: tests common/domain_sweep.h (the driver) and common/tree_digest.h over the oracle's rows
+// (reference/sweep_row.h, OpPlan::row): every op, contract and dtype's whole 2^32 domain digest equals the one
+// captured from eager PyTorch on the device (golden/<arch>/digests.json).
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -13,12 +15,13 @@
 
 #include "common/golden_library.h"
 #include "common/sha256.h"
+#include "common/domain_sweep.h"
 #include "common/tree_digest.h"
 #include "property_tests/support/bit_patterns.h"
 #include "property_tests/support/golden_paths.h"
 #include "reference/activation_table.h"
 #include "reference/add_round.h"
-#include "reference/domain_sweep.h"
+#include "reference/sweep_row.h"
 #include "reference/format_cast.h"
 #include "reference/op_plan.h"
 
@@ -206,6 +209,78 @@ TEST(Reference_DomainSweep_both, AWorkerExceptionReachesTheCaller) {
   };
   EXPECT_THROW(sweep_tree_digest(throwing, part), std::runtime_error);
   EXPECT_THROW(flat_digest(throwing, part), std::runtime_error);
+}
+
+TEST(Reference_DomainSweep_both, AConsumerExceptionReachesTheCaller) {
+  SweepOptions part;
+  part.bias_count = 64;
+  part.biases_per_block = 4;
+  part.threads = 3;
+  const RowFn row = add_round_row(Dtype::kBf16);
+  EXPECT_THROW(sweep_domain(row, [](uint32_t b0, uint32_t, const uint16_t*) {
+    if (b0 == 20) throw std::runtime_error("block at 20");
+  }, part), std::runtime_error);
+}
+
+// The stop flag ends an ordered sweep after the block that set it: the blocks before it, in order, and none after.
+TEST(Reference_DomainSweep_both, StopEndsTheSweepAfterTheBlockThatSetIt) {
+  std::atomic<bool> stop{false};
+  SweepOptions part;
+  part.bias_first = 100;
+  part.bias_count = 64;
+  part.biases_per_block = 4;
+  part.threads = 3;
+  part.stop = &stop;
+  std::vector<uint32_t> seen;
+  sweep_domain(add_round_row(Dtype::kFp16), [&](uint32_t b0, uint32_t, const uint16_t*) {
+    seen.push_back(b0);
+    if (b0 == 120) stop = true;
+  }, part);
+  EXPECT_EQ(seen, (std::vector<uint32_t>{100, 104, 108, 112, 116, 120}));
+  // Control: without the flag set, every block.
+  stop = false;
+  seen.clear();
+  sweep_domain(add_round_row(Dtype::kFp16), [&](uint32_t b0, uint32_t, const uint16_t*) { seen.push_back(b0); }, part);
+  EXPECT_EQ(seen.size(), 16u);
+}
+
+// A block function (a backend computing several rows at once) gives the stream its rows give.
+TEST(Reference_DomainSweep_both, BlockFunctionGivesTheRowFunctionsStream) {
+  const RowFn row = plan_row(plan("silu_and_mul", Contract::kEager, Dtype::kBf16));
+  SweepOptions part;
+  part.bias_first = 0x7F70;
+  part.bias_count = 40;
+  part.biases_per_block = 16;
+  Sha256 h;
+  sweep_blocks([&](uint32_t first, uint32_t count, uint16_t* out) {
+    for (uint32_t i = 0; i < count; ++i) row(uint16_t(first + i), out + size_t(i) * 65536);
+  }, [&](uint32_t, uint32_t n, const uint16_t* out) { h.update(out, size_t(n) * 65536 * 2); }, part);
+  EXPECT_EQ(h.hex(), flat_digest(row, part));
+}
+
+// DomainDigests over the ordered stream equals the flat stream and sweep_tree_digest, whatever the thread count and
+// the block sizes handed to it; one wrong element changes both (negative control).
+TEST(Reference_DomainSweep_both, DomainDigestsEqualTheFlatAndTreeDigests) {
+  const OpPlan& p = plan("bias_gelu_tanh", Contract::kEager, Dtype::kFp16);
+  SweepOptions part;
+  part.bias_first = 0x3C00;
+  part.bias_count = 100;
+  part.biases_per_block = 9;
+  const auto both = [&](const RowFn& row) {
+    DomainDigests d(true, true);
+    sweep_domain(row, [&](uint32_t, uint32_t n, const uint16_t* out) { d.update(out, n); }, part);
+    return std::pair(d.flat_hex(), d.tree_hex());
+  };
+  const auto [flat, tree] = both(plan_row(p));
+  EXPECT_EQ(flat, flat_digest(plan_row(p), part));
+  EXPECT_EQ(tree, sweep_tree_digest(plan_row(p), part));
+  const RowFn spoiled = [&](uint16_t b, uint16_t* out) {
+    p.row(b, out);
+    if (b == 0x3C10) out[7] ^= 0x8000;
+  };
+  const auto [flat2, tree2] = both(spoiled);
+  EXPECT_NE(flat2, flat);
+  EXPECT_NE(tree2, tree);
 }
 
 RC_GTEST_PROP(Reference_DomainSweep_both, AddRowEqualsAddRoundThenTable, ()) {

@@ -1,12 +1,8 @@
-// domain_sweep.cpp: parallel, order-preserving sweep of the 2^32 domain.
-#include "domain_sweep.h"
+// sweep_row.cpp: the rows of eager's add over the 2^32 domain, and the proof of their shortcuts.
+#include "sweep_row.h"
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <exception>
-#include <mutex>
-#include <thread>
+#include <vector>
 
 #include "half_codec.h"
 
@@ -147,37 +143,6 @@ void row(Dtype d, const uint16_t* table, NanPolicy nan, uint16_t bias, uint16_t*
                     : row_dispatch<Dtype::kFp16>(table, nan, bias, out, widen, plain);
 }
 
-/// Blocks taken one at a time by each worker, which computes and consumes them: rows differ in cost (the add
-/// shortcuts cover more of some rows, none of a NaN bias's), so a static split would idle a thread.
-void sweep_unordered(const RowFn& row, const SweepConsumer& consume, const SweepOptions& options) {
-  const uint32_t per_block = std::max<uint32_t>(1, options.biases_per_block);
-  const uint32_t end = options.bias_first + options.bias_count;
-  const uint32_t blocks = (options.bias_count + per_block - 1) / per_block;
-  std::atomic<uint32_t> next{0};
-  std::mutex mu;
-  std::exception_ptr error;
-  auto work = [&] {
-    std::vector<uint16_t> out(size_t(per_block) * 65536);
-    for (uint32_t k = next++; k < blocks; k = next++) {
-      const uint32_t b0 = options.bias_first + k * per_block, n = std::min(per_block, end - b0);
-      try {
-        for (uint32_t i = 0; i < n; ++i) row(uint16_t(b0 + i), out.data() + size_t(i) * 65536);
-        consume(b0, n, out.data());
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!error) error = std::current_exception();
-        next = blocks;
-      }
-    }
-  };
-  const unsigned workers = std::max(1u, options.threads ? options.threads : std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < workers; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
-}
-
 }  // namespace
 
 RowShortcuts row_shortcuts(Dtype d, uint16_t bias, int widen) {
@@ -194,88 +159,6 @@ void sweep_row_plain(Dtype d, const uint16_t* gelu_table, NanPolicy nan, uint16_
 
 void sweep_row_widened(Dtype d, const uint16_t* gelu_table, NanPolicy nan, uint16_t bias, uint16_t* out, int widen) {
   row(d, gelu_table, nan, bias, out, widen, false);
-}
-
-void sweep_domain(const RowFn& row, const SweepConsumer& consume, const SweepOptions& options) {
-  if (!options.in_order) return sweep_unordered(row, consume, options);
-  const uint32_t per_block = std::max<uint32_t>(1, options.biases_per_block);
-  const uint32_t end = options.bias_first + options.bias_count;
-  const uint32_t blocks = (options.bias_count + per_block - 1) / per_block;
-  unsigned workers = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  workers = std::min<unsigned>(workers, std::max<uint32_t>(1, blocks));
-  // A ring of 2 * workers buffers: workers fill blocks ahead while the caller consumes them in order.
-  const uint32_t ring = 2 * workers;
-  std::vector<std::vector<uint16_t>> buffers(ring, std::vector<uint16_t>(size_t(per_block) * 65536));
-  std::vector<int64_t> ready(ring, -1);  // block index held by each slot, -1 when free
-  std::mutex mu;
-  std::condition_variable cv;
-  std::atomic<uint32_t> next{0};
-  uint32_t consumed = 0;
-  bool failed = false;
-  std::exception_ptr worker_error;
-
-  auto work = [&] {
-    for (;;) {
-      const uint32_t k = next.fetch_add(1);
-      if (k >= blocks) return;
-      const uint32_t slot = k % ring;
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return failed || (ready[slot] == -1 && k < consumed + ring); });
-        if (failed) return;
-      }
-      const uint32_t b0 = options.bias_first + k * per_block;
-      const uint32_t n = std::min(per_block, end - b0);
-      try {
-        for (uint32_t i = 0; i < n; ++i) row(uint16_t(b0 + i), buffers[slot].data() + size_t(i) * 65536);
-      } catch (...) {  // the row function failed: the consumer rethrows it
-        std::lock_guard<std::mutex> lock(mu);
-        if (!worker_error) worker_error = std::current_exception();
-        failed = true;
-        cv.notify_all();
-        return;
-      }
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        ready[slot] = k;
-      }
-      cv.notify_all();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned i = 0; i < workers; ++i) pool.emplace_back(work);
-  std::exception_ptr error;
-  for (uint32_t k = 0; k < blocks; ++k) {
-    const uint32_t slot = k % ring;
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return ready[slot] == int64_t(k) || worker_error; });
-      if (worker_error) break;
-    }
-    const uint32_t b0 = options.bias_first + k * per_block;
-    try {
-      consume(b0, std::min(per_block, end - b0), buffers[slot].data());
-    } catch (...) {
-      error = std::current_exception();
-      std::lock_guard<std::mutex> lock(mu);
-      failed = true;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      ready[slot] = -1;
-      ++consumed;
-    }
-    cv.notify_all();
-    if (error) break;
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    failed = true;  // the workers still waiting for a free slot stop
-  }
-  cv.notify_all();
-  for (auto& t : pool) t.join();
-  if (worker_error) std::rethrow_exception(worker_error);
-  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace fuseproof::ref
