@@ -362,13 +362,15 @@ def write_gz(path, data):
 
 def rne_e2m1_codes(x):
     """An E2M1 rounding independent of every reference (numpy, binary64 distances): the nearest magnitude, ties to
-    the even code, |x| > 6 saturating; bit 3 the input's sign bit."""
+    the even code, |x| > 6 saturating; bit 3 set for a negative value. The table references take the sign as
+    torch.sign(x), which is +0 for -0.0: a -0.0 member codes 0x0 there (a negative value rounded to zero, -0.0 * -1,
+    still codes 0x8)."""
     mags = np.array((0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0))
     x = np.asarray(x, dtype=np.float64)
     d = np.abs(np.minimum(np.abs(x), 6.0)[..., None] - mags)
     cand = d == d.min(-1, keepdims=True)
     idx = np.where(cand.sum(-1) > 1, np.argmax(cand & (np.arange(8) % 2 == 0), -1), np.argmax(cand, -1))
-    return (idx | (np.signbit(x) << 3)).astype(np.uint8)
+    return (idx | ((x < 0) << 3)).astype(np.uint8)
 
 
 # The table references whose e2m1-midpoint blocks have an exact block scale 2^k and exact scaled values (the
