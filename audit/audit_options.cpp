@@ -212,7 +212,10 @@ void apply_scope(AuditOptions& o, const std::vector<std::string>& given) {
   const auto scope = std::find_if(scopes.begin(), scopes.end(), [&](const ScopeDef& d) { return d.name == o.scope; });
   if (scope == scopes.end()) throw UsageError("audit: unknown --scope " + o.scope + " (" + scope_list() + ")");
   const auto& table = option_table();
-  for (const auto& [key, text] : scope->settings) {
+  for (const auto& setting : scope->settings) {
+    // (not a structured binding: clang 14 cannot capture one)
+    const std::string& key = setting.first;
+    const std::string& text = setting.second;
     if (std::find(given.begin(), given.end(), key) != given.end()) continue;
     const auto d = std::find_if(table.begin(), table.end(), [&](const OptionDef& e) { return e.key == key; });
     if (d == table.end()) throw std::logic_error("scope " + scope->name + " names no option " + key);
