@@ -33,9 +33,9 @@ MufuModel MufuModel::load(const std::string& dir) {
   MufuModel m;
   m.dir_ = dir;
   m.ex2_ = read_u32_file(dir + "/mufu_ex2_approx_ftz.bin", kEntries, "2^23 little-endian uint32 entries");
-  m.rcp_ = read_u32_file(dir + "/mufu_rcp_approx_ftz.bin", kEntries, "2^23 little-endian uint32 entries");
   std::string why;
-  auto table = RcpApproxTable::from_results(m.rcp_, &why);
+  auto table = RcpApproxTable::from_results(
+      read_u32_file(dir + "/mufu_rcp_approx_ftz.bin", kEntries, "2^23 little-endian uint32 entries"), &why);
   if (!table) throw std::runtime_error("mufu model: " + dir + "/mufu_rcp_approx_ftz.bin: " + why);
   m.rcp_table_ = std::make_shared<const RcpApproxTable>(std::move(*table));
   std::error_code ec;
@@ -87,10 +87,7 @@ float MufuModel::ex2_approx_ftz(float x) const {
 
 float MufuModel::rcp_approx_ftz(float d) const {
   if (!(d >= 1.0f && d < 134217728.0f)) throw std::domain_error("mufu model: rcp input outside [1, 2^27)");
-  const uint32_t u = f32_bits(d);
-  const uint32_t k = (u >> 23) - 127u;
-  const uint32_t out = rcp_[u & 0x7FFFFFu];
-  return f32_from_bits(out - (k << 23));  // times 2^-k
+  return ref::rcp_approx_ftz(d, *rcp_table_);  // the table's result for the mantissa, times 2^-exponent
 }
 
 const std::vector<std::pair<uint32_t, uint32_t>>& MufuModel::ex2_points(const std::string& name) const {

@@ -50,7 +50,6 @@ class MufuModel {
   std::string dir_;
   std::shared_ptr<const RcpApproxTable> rcp_table_;
   std::vector<uint32_t> ex2_;  // ex2_[i] = bits of ex2(f32_from_bits(0x3F800000 + i))
-  std::vector<uint32_t> rcp_;  // rcp_[i] = bits of rcp(f32_from_bits(0x3F800000 + i))
   std::vector<std::pair<std::string, std::vector<std::pair<uint32_t, uint32_t>>>> point_sets_;
   std::vector<std::pair<uint32_t, uint32_t>> points_;  // every captured (argument, result), sorted by argument
 };

@@ -193,11 +193,11 @@ OpSpec modulate() {
 
 std::vector<OpSpec> build() {
   return {
-      bias_act("bias_gelu_tanh", Activation::kGeluTanh, "out = gelu_tanh(round_T(x + bias))",
+      bias_act(kOpBiasGeluTanh, Activation::kGeluTanh, "out = gelu_tanh(round_T(x + bias))",
                "Wan2.2 NVFP4 FFN (the seed kernel)"),
       bias_act("bias_gelu_erf", Activation::kGeluErf, "out = gelu_erf(round_T(x + bias))  (F.gelu(x + bias))",
                "DiT and ViT FFNs with exact GELU"),
-      act_and_mul("silu_and_mul", Activation::kSilu, "out = silu(gate) * up; gate = x[:, :d], up = x[:, d:]",
+      act_and_mul(kOpSiluAndMul, Activation::kSilu, "out = silu(gate) * up; gate = x[:, :d], up = x[:, d:]",
                   "vLLM, FlashInfer, sgl-kernel, sglang diffusion, Liger (SwiGLU)"),
       act_and_mul("gelu_tanh_and_mul", Activation::kGeluTanh,
                   "out = gelu_tanh(gate) * up; gate = x[:, :d], up = x[:, d:]",

@@ -110,6 +110,11 @@ struct OpSpec {
   int64_t bytes_per_element() const;
 };
 
+/// The family ops other entries of the spec build on (the quantization ops' activation stages,
+/// reference/quant_registry.cpp): op_registry() declares each with its constant, and the others find it through it.
+inline constexpr const char* kOpBiasGeluTanh = "bias_gelu_tanh";
+inline constexpr const char* kOpSiluAndMul = "silu_and_mul";
+
 /// Every op, in the order `fuseproof ops` lists them.
 const std::vector<OpSpec>& op_registry();
 /// The seed op (the registry's first: bias_gelu_tanh): the default of every --op, the only op of plugin ABI v1 and

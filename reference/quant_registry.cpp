@@ -359,7 +359,7 @@ std::vector<QuantContractSpec> nvfp4_contracts() {
   return {with_vllm_global(vllm_ref(true)), with_vllm_global(rcp_approx()), with_te_global(te()), flashinfer};
 }
 
-QuantOpSpec quant_op(const char* name, const char* formula, const char* family, int block, ElementFormat f,
+QuantOpSpec quant_op(const std::string& name, const char* formula, const char* family, int block, ElementFormat f,
                      std::vector<QuantContractSpec> contracts, const char* users) {
   QuantOpSpec op;
   op.name = name;
@@ -389,16 +389,16 @@ std::vector<QuantOpSpec> build() {
       quant_op("nvfp4_quant", "codes, scales = nvfp4(x, global); blocks of 16 along a row", "", 16,
                ElementFormat::kE2m1, nvfp4_contracts(),
                "vLLM scaled_fp4_quant, TensorRT-LLM, FlashInfer fp4_quantize, TransformerEngine"),
-      quant_op("silu_and_mul_fp8_group_quant", "fp8_group(round_T(silu(gate) * up)) (silu_and_mul eager, then "
+      quant_op(std::string(kOpSiluAndMul) + "_fp8_group_quant", "fp8_group(round_T(silu(gate) * up)) (silu_and_mul eager, then "
                                                "quantized)",
-               "silu_and_mul", 128, ElementFormat::kE4m3, fp8, "vLLM and sglang fused SwiGLU + FP8 group quant"),
-      quant_op("silu_and_mul_nvfp4_quant", "nvfp4(round_T(silu(gate) * up), global) (silu_and_mul eager, then "
+               kOpSiluAndMul, 128, ElementFormat::kE4m3, fp8, "vLLM and sglang fused SwiGLU + FP8 group quant"),
+      quant_op(std::string(kOpSiluAndMul) + "_nvfp4_quant", "nvfp4(round_T(silu(gate) * up), global) (silu_and_mul eager, then "
                                            "quantized)",
-               "silu_and_mul", 16, ElementFormat::kE2m1, nvfp4_contracts(),
+               kOpSiluAndMul, 16, ElementFormat::kE2m1, nvfp4_contracts(),
                "vLLM silu_and_mul_nvfp4_quant, FlashInfer"),
-      quant_op("bias_gelu_tanh_nvfp4_quant", "nvfp4(gelu_tanh(round_T(x + bias)), global) (the seed op, then "
+      quant_op(std::string(kOpBiasGeluTanh) + "_nvfp4_quant", "nvfp4(gelu_tanh(round_T(x + bias)), global) (the seed op, then "
                                              "quantized for fc_out)",
-               "bias_gelu_tanh", 16, ElementFormat::kE2m1, nvfp4_contracts(), "Wan2.2 NVFP4 FFN fc_out input"),
+               kOpBiasGeluTanh, 16, ElementFormat::kE2m1, nvfp4_contracts(), "Wan2.2 NVFP4 FFN fc_out input"),
   };
 }
 
