@@ -76,7 +76,8 @@ Plugin Plugin::load(const std::string& path, const std::string& expected_op) {
   std::memcpy(&h, raw, sizeof h);
   p.info_.path = abs;
   p.info_.abi_version = h.abi_version;
-  if (h.abi_version == FUSEPROOF_KERNEL_ABI_VERSION || h.abi_version == FUSEPROOF_KERNEL_ABI_VERSION_2) {
+  if (h.abi_version == FUSEPROOF_KERNEL_ABI_VERSION || h.abi_version == FUSEPROOF_KERNEL_ABI_VERSION_3 ||
+      h.abi_version == FUSEPROOF_KERNEL_ABI_VERSION_2) {
     if (h.struct_size != sizeof(fuseproof_kernel_descriptor_t))
       throw PluginError("audit: plugin " + shown + " descriptor size must be " +
                         std::to_string(sizeof(fuseproof_kernel_descriptor_t)) + " for ABI version " +
@@ -106,10 +107,10 @@ Plugin Plugin::load(const std::string& path, const std::string& expected_op) {
     p.info_.vector_bytes = d->vector_bytes;
   } else {
     throw PluginError("audit: plugin " + shown + " speaks kernel ABI version " + std::to_string(h.abi_version) +
-                      ", this audit speaks versions 1, 2 and 3");
+                      ", this audit speaks versions 1 to 4");
   }
   const ref::OpSpec* spec = ref::find_op(p.info_.op);
-  if (spec->has_groups() && h.abi_version != FUSEPROOF_KERNEL_ABI_VERSION)
+  if (spec->has_groups() && h.abi_version < FUSEPROOF_KERNEL_ABI_VERSION_3)
     throw PluginError("audit: plugin " + shown + " speaks ABI version " + std::to_string(h.abi_version) + ", but op " +
                       p.info_.op + " has group-broadcast inputs, which need version 3 (the call's group_rows)");
   const auto contract = ref::parse_contract(p.info_.contract);
@@ -137,7 +138,9 @@ Plugin::~Plugin() {
 int Plugin::call(fuseproof_call_t c, std::string* message) const {
   char error[512];
   error[0] = '\0';
-  c.struct_size = info_.abi_version == FUSEPROOF_KERNEL_ABI_VERSION_2 ? FUSEPROOF_CALL_V2_SIZE : uint32_t(sizeof c);
+  c.struct_size = info_.abi_version == FUSEPROOF_KERNEL_ABI_VERSION_2   ? FUSEPROOF_CALL_V2_SIZE
+                  : info_.abi_version == FUSEPROOF_KERNEL_ABI_VERSION_3 ? FUSEPROOF_CALL_V3_SIZE
+                                                                        : uint32_t(sizeof c);
   c.error = error;
   c.error_size = sizeof error;
   int rc;

@@ -6,14 +6,34 @@
  *     fuseproof audit --plugin ./libmy_kernel.so            (the op and the contract come from the descriptor)
  *
  * The suite dlopen()s the library, calls fuseproof_kernel_descriptor(), reads abi_version and struct_size first and
- * refuses the library unless they name a version it knows (1, 2 or 3) and that version's struct, then calls the kernel
+ * refuses the library unless they name a version it knows (1 to 4) and that version's struct, then calls the kernel
  * many times. `fuseproof ops` lists every op with its inputs, layouts and contracts (reference/op_registry.cpp is the
  * one description). Worked examples built in this tree: kernels/plugins/ (the built-in kernels and their CPU
  * emulations) and kernels/mutants/ (deliberately broken kernels the audit must reject).
  *
  * This header is C (C99 and C++); it includes only <stddef.h> and <stdint.h>. Nothing is allocated or freed across it.
  *
- * ABI version 3 (this header): version 2's call with one field more, group_rows, for the ops whose inputs are
+ * ABI version 4 (this header): version 3's call with the fields of the quantization ops (`fuseproof ops`, section
+ *   "quantization ops": fp8_group_quant, nvfp4_quant and the fused ones), whose outputs are several tensors of
+ *   several dtypes. For such an op `out` is the CODES tensor and `scales` the SCALES tensor:
+ *       codes, E4M3 elements (fp8_group_quant, silu_and_mul_fp8_group_quant): [rows, width] bytes, row-major
+ *       codes, E2M1 elements (the *nvfp4_quant ops): [rows, width / 2] bytes, element 2j of a row in the low nibble of
+ *           byte j and element 2j + 1 in the high nibble; a nibble is | S | E E | M | (bit 3 the sign)
+ *       scales, one per block of block_size elements of a row (16 for NVFP4, 128 for the FP8 groups), block k of row r:
+ *           FUSEPROOF_SCALE_LINEAR:          at r * (width / block_size) + k
+ *           FUSEPROOF_SCALE_SWIZZLED_128X4:  the 128x4 tiles of cuBLAS / tcgen05 block scaling, a tensor of
+ *               ceil(rows / 128) * 128 * ceil(blocks / 4) * 4 cells; block k of row r at
+ *               ((r / 128) * ceil(blocks / 4) + k / 4) * 512 + (r % 32) * 16 + ((r / 32) % 4) * 4 + k % 4
+ *               A PADDING cell (row >= rows or block >= blocks of a tile) must be written 0x00: a GEMM reads it.
+ *           E4M3 scales (NVFP4) are one byte per cell; fp32 and UE8M0 scales (the FP8 groups) are binary32 values,
+ *           four bytes per cell (UE8M0 scales as the power of two the reference returns), linear layout only.
+ *   scalars[0 .. n_scalars-1] are the contract's binary32 scalar inputs in the order `fuseproof ops` lists them (the
+ *   NVFP4 contracts: global_scale; the FP8 group contracts: none). Every binary32 value is a valid scalar: the kernel
+ *   computes what its contract computes with it (an Inf global scale included).
+ *   For every other op, scales is NULL, scale_layout 0, n_scalars 0, and the kernel ignores them.
+ *   A version-3 plugin is still loaded for the ops it could serve before: it is called with struct_size
+ *   FUSEPROOF_CALL_V3_SIZE and never reads the fields after group_rows. A quantization op needs version 4.
+ * ABI version 3: version 2's call with one field more, group_rows, for the ops whose inputs are
  *   group-broadcast (gated_residual's gate, modulate's scale and shift: a DiT's [batch, 1, d] over each batch's
  *   tokens). Element (r, c) of a group-broadcast input is
  *       inputs[i].data[(r / group_rows) * inputs[i].stride[0] + c * inputs[i].stride[1]]
@@ -37,9 +57,12 @@
  * ABI version 1 (kept through a shim): the entry `(out, x, bias, rows, width, dtype, stream, error, error_size)` of
  *   op bias_gelu_tanh only; its contract is eager.
  *
- * A call is VALID when all of these hold, and must then return 0 and write exactly rows * width elements of out:
+ * A call is VALID when all of these hold, and must then return 0 and write exactly rows * width elements of out (a
+ * quantization op: every byte of codes and every cell of scales, padding included, and nothing else):
  *   - dtype is FUSEPROOF_DTYPE_BF16 or FUSEPROOF_DTYPE_FP16; n_inputs and the strides are the op's
  *   - rows >= 1, width >= 1, width is a multiple of vector_bytes / 2
+ *   - for a quantization op: width is a multiple of the op's block_size; scales is non-null and aligned to 4 bytes;
+ *     scale_layout is one of the op's layouts; n_scalars is the contract's count
  *   - for an op with group-broadcast inputs: group_rows >= 1 and rows is a multiple of group_rows
  *   - every buffer's size in bytes fits in int64_t (the audit's overflow probes overflow int64_t)
  *   - out and every input pointer are non-null and aligned to vector_bytes
@@ -47,7 +70,9 @@
  * the rule and the value into `error` (e.g. "silu_and_mul: width must be a multiple of 8, got 12"), and touch no
  * memory: not out, not beyond any buffer. The audit poisons out and guard bytes around every buffer and checks.
  *
- * Contracts (descriptor field `contract`, "eager" when NULL; `fuseproof audit --contract` overrides):
+ * Contracts (descriptor field `contract`, "eager" when NULL; `fuseproof audit --contract` overrides). A quantization
+ * op's contracts are named as `fuseproof ops` lists them ("vllm-ref", "rcp-approx", "te", "flashinfer-exact",
+ * "fp8-group", "fp8-group-ue8m0"; docs/OPS.md, Quantization ops and contracts); NULL is the op's first. The others:
  *   "eager"  bit-exact with eager PyTorch's composition on the device, every intermediate tensor rounded to T
  *   "fp32"   (the *_and_mul ops) to_T(act(f32(gate)) * f32(up)) as PyTorch's float32 kernels compute it
  *   "fma"    (gated_residual, modulate) one binary32 fmaf rounded once to T: fmaf(gate, y, x), fmaf(x, 1 + scale,
@@ -80,7 +105,9 @@ extern "C" {
 #endif
 
 /** The version this header defines; bumped on any change to the structs, the call or the op contracts above. */
-#define FUSEPROOF_KERNEL_ABI_VERSION 3u
+#define FUSEPROOF_KERNEL_ABI_VERSION 4u
+/** Version 3: the same descriptor, the call up to group_rows. */
+#define FUSEPROOF_KERNEL_ABI_VERSION_3 3u
 /** Version 2: the same descriptor, the call without group_rows. */
 #define FUSEPROOF_KERNEL_ABI_VERSION_2 2u
 /** The first version, still loaded (bias_gelu_tanh, one entry with raw pointers). */
@@ -102,6 +129,11 @@ enum { FUSEPROOF_MEMORY_HOST = 0, FUSEPROOF_MEMORY_CUDA = 1 };
 
 /** Most inputs an op of this ABI has. */
 #define FUSEPROOF_MAX_INPUTS 4
+/** Most binary32 scalar inputs of a quantization contract (version 4). */
+#define FUSEPROOF_MAX_SCALARS 4
+
+/** Where a quantization op's scales go (version 4; see the header comment). */
+enum { FUSEPROOF_SCALE_LINEAR = 0, FUSEPROOF_SCALE_SWIZZLED_128X4 = 1 };
 
 /** One input: a strided view of the output's logical shape (see the header comment). */
 typedef struct fuseproof_input_t {
@@ -121,12 +153,18 @@ typedef struct fuseproof_call_t {
   char* error;           /**< a rejection's one-line message goes here (NUL-terminated); NULL when error_size is 0 */
   size_t error_size;
   int64_t group_rows;    /**< version 3: output rows per row of a group-broadcast input (>= 1, divides shape[0]) */
+  void* scales;          /**< version 4, quantization ops: the block scales (out holds the codes); NULL otherwise */
+  int32_t scale_layout;  /**< version 4: FUSEPROOF_SCALE_* of scales */
+  int32_t n_scalars;     /**< version 4: the contract's scalar inputs in scalars[] */
+  float scalars[FUSEPROOF_MAX_SCALARS]; /**< version 4: binary32 scalars ("global_scale"), declared order */
 } fuseproof_call_t;
 
 /** struct_size of a call made to a version-2 plugin: the struct up to group_rows. */
 #define FUSEPROOF_CALL_V2_SIZE ((uint32_t)offsetof(fuseproof_call_t, group_rows))
+/** struct_size of a call made to a version-3 plugin: the struct up to scales. */
+#define FUSEPROOF_CALL_V3_SIZE ((uint32_t)offsetof(fuseproof_call_t, scales))
 
-/** Versions 2 and 3: runs the op once; 0 on success, non-zero on rejection with the message in call->error. */
+/** Versions 2 to 4: runs the op once; 0 on success, non-zero on rejection with the message in call->error. */
 typedef int (*fuseproof_kernel_call_fn)(const fuseproof_call_t* call);
 
 /** Version 1: bias_gelu_tanh's entry. */
@@ -139,7 +177,8 @@ typedef struct fuseproof_kernel_descriptor_t {
   uint32_t struct_size;           /**< sizeof(fuseproof_kernel_descriptor_t), a second guard against mismatches */
   const char* kernel_name;        /**< e.g. "fuseproof built-in silu_and_mul (CUDA)"; shown in reports */
   const char* op;                 /**< an op of `fuseproof ops`: "silu_and_mul" */
-  const char* contract;           /**< the contract the kernel claims: "eager" (also when NULL), "fp32" or "fma" */
+  const char* contract;           /**< the contract the kernel claims: "eager" (also when NULL), "fp32", "fma", or a
+                                       quantization contract ("vllm-ref", ...; NULL: the op's first) */
   int32_t memory;                 /**< FUSEPROOF_MEMORY_HOST or FUSEPROOF_MEMORY_CUDA */
   int32_t vector_bytes;           /**< bytes per vector load/store (2, 16 or 32); widths are multiples of this / 2 */
   fuseproof_kernel_call_fn call;  /**< the op */

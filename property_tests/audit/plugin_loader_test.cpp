@@ -39,12 +39,12 @@ TEST(Audit_PluginLoader, RefusesMissingDescriptorSymbol) {
 }
 
 TEST(Audit_PluginLoader, RefusesWrongAbiVersion) {
-  expect_refused(lib("bad_abi_version"), "speaks kernel ABI version 99, this audit speaks versions 1, 2 and 3");
+  expect_refused(lib("bad_abi_version"), "speaks kernel ABI version 99, this audit speaks versions 1 to 4");
 }
 
 TEST(Audit_PluginLoader, RefusesWrongDescriptorSize) {
   expect_refused(lib("bad_struct_size"), "descriptor size must be " + std::to_string(sizeof(fuseproof_kernel_descriptor_t)) +
-                                             " for ABI version 3, got " +
+                                             " for ABI version 4, got " +
                                              std::to_string(sizeof(fuseproof_kernel_descriptor_t) - 8));
 }
 
