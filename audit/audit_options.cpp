@@ -173,6 +173,8 @@ const char* check_class_name(CheckClass c) {
     case CheckClass::kHistory: return "history";
     case CheckClass::kStreams: return "streams";
     case CheckClass::kGraph: return "graph";
+    case CheckClass::kBlocks: return "blocks";
+    case CheckClass::kLayout: return "layout";
   }
   return "?";
 }
@@ -182,12 +184,15 @@ bool check_class_mixes_dtypes(CheckClass c) { return c == CheckClass::kHistory; 
 std::optional<CheckClass> parse_check_class(const std::string& s) {
   for (CheckClass c : kAllCheckClasses)
     if (s == check_class_name(c)) return c;
+  for (CheckClass c : kQuantOnlyCheckClasses)
+    if (s == check_class_name(c)) return c;
   return std::nullopt;
 }
 
 std::string check_class_list() {
   std::string s;
   for (CheckClass c : kAllCheckClasses) s += (s.empty() ? "" : ", ") + std::string(check_class_name(c));
+  for (CheckClass c : kQuantOnlyCheckClasses) s += ", " + std::string(check_class_name(c));
   return s;
 }
 

@@ -25,14 +25,18 @@ namespace fuseproof::audit {
 /// interleaving both dtypes and many shapes).
 enum class CheckClass : int {
   kRejection, kExtreme, kProperty, kWidths, kShapes, kDomain, kStages, kPdl, kBatch, kRepeat, kHistory, kStreams,
-  kGraph
+  kGraph,
+  kBlocks,  ///< quantization ops only: block-level classes (midpoints, zero and subnormal blocks, NaN/Inf, amax edges)
+  kLayout,  ///< quantization ops only: scale layouts, the swizzle and its padding cells, rows beyond one tile
 };
 inline constexpr CheckClass kAllCheckClasses[] = {
     CheckClass::kRejection, CheckClass::kExtreme, CheckClass::kProperty, CheckClass::kWidths, CheckClass::kShapes,
     CheckClass::kDomain,    CheckClass::kStages,  CheckClass::kPdl,      CheckClass::kBatch,  CheckClass::kRepeat,
     CheckClass::kStreams,   CheckClass::kGraph,   CheckClass::kHistory};
+/// The classes of the quantization ops (quant_check_classes() in audit/quant_classes.h) that no elementwise op runs.
+inline constexpr CheckClass kQuantOnlyCheckClasses[] = {CheckClass::kBlocks, CheckClass::kLayout};
 /// "rejection", "extreme", "property", "widths", "shapes", "domain", "stages", "pdl", "batch", "repeat", "streams",
-/// "graph", "history" (the order they run in).
+/// "graph", "history" (the order they run in), "blocks", "layout".
 const char* check_class_name(CheckClass c);
 /// Whether the class calls the subject at both dtypes in one process (history). The engine runs such classes after
 /// every dtype's single-dtype classes, so that a bug one dtype's own classes see is reported by them first.

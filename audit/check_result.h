@@ -28,6 +28,24 @@ std::optional<CheckStatus> parse_check_status(const std::string& s);
 /// "PASS", "FAIL", "SKIPPED", "INCOMPLETE".
 std::string check_status_upper(CheckStatus s);
 
+/// How far another contract of a quantization op lies from the subject's outputs over the cases a class enumerated
+/// (docs/AUDIT.md, Quantization classes). Steps count along the format's magnitude order (E2M1 0..7, E4M3 0..126).
+struct ContractDistance {
+  std::string contract;                  ///< the other contract ("rcp-approx")
+  uint64_t cases = 0;                    ///< elements compared
+  uint64_t codes_differ = 0;             ///< elements whose code byte differs
+  std::vector<std::pair<int, uint64_t>> code_steps;   ///< (|steps| between the two codes, elements), ascending
+  uint64_t blocks = 0;                   ///< blocks compared
+  uint64_t scales_differ = 0;            ///< blocks whose stored scale differs
+  std::vector<std::pair<int, uint64_t>> scale_steps;  ///< (|steps| between the scales, blocks), ascending
+  uint64_t nan_inf_differ = 0;           ///< codes or scales where one side is NaN/Inf (or no code) and the other not
+  uint64_t sign_of_zero_differ = 0;      ///< a code of +0 against one of -0
+  /// The inputs on which they differ, one TestFloat-style line each ("x=0x3F80 scale=0x7E => 0x5 other 0x6"), all of
+  /// them up to a cap; pairs_total counts every one.
+  std::vector<std::string> pairs;
+  uint64_t pairs_total = 0;
+};
+
 /// One check class on one dtype.
 struct CheckResult {
   CheckClass cls = CheckClass::kRejection;
@@ -59,6 +77,8 @@ struct CheckResult {
   UlpHistogram contract_vs_eager;
   bool has_contract_vs_eager = false;
   bool incomplete_when_passing = false;  ///< something asked for did not run (a shape too large): never a pass
+  /// Quantization ops: the subject's distance from every other contract of the op (JSON "contract_distances").
+  std::vector<ContractDistance> contract_distances;
 };
 
 /// Sets the status from what the class found: FAIL for a fault, a mismatch or another failed check; INCOMPLETE for a

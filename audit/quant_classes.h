@@ -1,0 +1,28 @@
+// quant_classes.h: the check classes of a quantization op (docs/AUDIT.md, Quantization classes), each filling one
+// CheckResult for one op, contract and dtype from the subject's codes and scales.
+#pragma once
+
+#include "audit/audit_options.h"
+#include "audit/check_result.h"
+#include "audit/quant_model.h"
+#include "audit/quant_runner.h"
+
+namespace fuseproof::audit {
+
+struct QuantContext {
+  const PluginInfo& info;
+  QuantRunner& runner;
+  const QuantModel& model;
+  const AuditOptions& options;
+  int32_t abi_dtype;  ///< FUSEPROOF_DTYPE_BF16 / _FP16
+};
+
+/// The classes a quantization op runs, in order: rejection, widths, stages, blocks, layout.
+const std::vector<CheckClass>& quant_check_classes();
+
+/// Runs class c (one of quant_check_classes()) on ctx: cases, mismatches, records, the scope in words, and for the
+/// stages class the distance of the subject's outputs from every other contract of the op (CheckResult::
+/// contract_distances).
+void run_quant_class(CheckClass c, const QuantContext& ctx, CheckResult& r);
+
+}  // namespace fuseproof::audit
