@@ -11,6 +11,7 @@
 #include "audit/check_result.h"
 #include "audit/kernel_runner.h"
 #include "audit/plugin_loader.h"
+#include "audit/quant_runner.h"
 
 namespace fuseproof::audit {
 
@@ -20,6 +21,8 @@ struct Subject {
   PluginInfo info;                                             ///< known up front, or filled by load_info
   std::function<PluginInfo()> load_info;                       ///< set when describing the subject means loading it
   std::function<std::unique_ptr<KernelRunner>()> make_runner;  ///< called in the process that runs the checks
+  /// The same for a quantization op's subject (info.op names a ref::QuantOpSpec); unset for elementwise subjects.
+  std::function<std::unique_ptr<QuantRunner>()> make_quant_runner;
   std::vector<std::string> child_command;
   std::string reproduce_prefix;  ///< e.g. "fuseproof audit --plugin P"; the engine appends the class's options
 };
