@@ -9,6 +9,7 @@
 
 #include "audit/call_spec.h"
 #include "kernels/fuseproof_kernel_abi.h"
+#include "reference/quant_block.h"
 #include "reference/quant_spec.h"
 
 namespace fuseproof::audit {
