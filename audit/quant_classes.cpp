@@ -29,6 +29,11 @@ namespace {
 using ref::QuantPlan;
 
 constexpr size_t kMaxDistancePairs = 64;  ///< (value, scale) lines kept per other contract
+// The host's default stage sweeps (a whole audit of one op, both dtypes, in about 30 s on 2 cores): tensor amaxes of
+// the scale step, global scales of the NVFP4 element step, block amaxes of the FP8 element step.
+constexpr uint32_t kHostScaleRows = 24;
+constexpr uint32_t kHostGlobalScales = 4;
+constexpr uint32_t kHostAmaxRows = 96;
 
 uint64_t quant_class_seed(const QuantContext& ctx, CheckClass c) {
   return ctx.options.seed * 0x9E3779B97F4A7C15ull + uint64_t(c) * 1000003u + uint64_t(ctx.model.dtype) * 7919u +
@@ -475,21 +480,34 @@ std::vector<uint16_t> values_up_to(const Driver& dr, ref::Dtype d, uint16_t a) {
   return v;
 }
 
-/// `count` rows of 0..65535 (all when count >= 65536): the specials first, then every stride-th pattern.
-std::vector<uint16_t> strided_rows(uint32_t count, const std::vector<uint16_t>& specials) {
+/// `count` rows of 0..65535 (all when count >= 65536): the specials first, then every stride-th pattern; `words`
+/// says which.
+std::vector<uint16_t> strided_rows(uint32_t count, const std::vector<uint16_t>& specials, std::string* words = nullptr) {
   std::vector<uint16_t> rows;
   std::vector<bool> have(65536, false);
   if (count >= 65536) {
     for (uint32_t p = 0; p < 65536; ++p) rows.push_back(uint16_t(p));
+    if (words) *words = "every T pattern";
     return rows;
   }
   for (uint16_t s : specials)
     if (!have[s] && rows.size() < count) have[s] = true, rows.push_back(s);
+  const size_t first = rows.size();
   const uint32_t rest = count > rows.size() ? count - uint32_t(rows.size()) : 0;
+  uint32_t stride = 0;
   if (rest) {
-    const uint32_t stride = std::max<uint32_t>(1, 65536 / rest);
+    stride = std::max<uint32_t>(1, 65536 / rest);
     for (uint32_t p = stride / 2; p < 65536 && rows.size() < count; p += stride)
       if (!have[p]) have[p] = true, rows.push_back(uint16_t(p));
+  }
+  if (words) {
+    std::string list;
+    for (size_t i = 0; i < first; ++i) list += (i ? " " : "") + hex(rows[i], 4);
+    *words = std::to_string(first) + " specials (" + list + ")";
+    if (stride)
+      *words += " and " + std::to_string(rows.size() - first) + " patterns " + hex(stride / 2, 4) + " + " +
+                std::to_string(stride) + " k";
+    *words += "; a stated subset of the 65536 patterns (QuantContext::stage_rows sets the count)";
   }
   return rows;
 }
@@ -733,7 +751,7 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
   for (size_t m = 0; m < dist.size(); ++m) dist[m].contract = ref::quant_contract_name(ctx.model.others[m]->contract().contract);
   const bool full = ctx.info.cuda();
   // Rows of the sweeps: all 65,536 on CUDA (or stage_rows), a strided subset plus the specials on the host.
-  const uint32_t scale_rows = ctx.stage_rows ? ctx.stage_rows : full ? 65536u : 12u;
+  const uint32_t scale_rows = ctx.stage_rows ? ctx.stage_rows : full ? 65536u : kHostScaleRows;
   const bool scalars = plan.scalars() > 0 && !plan.contract().global_steps.empty();
   std::vector<float> sc(size_t(plan.scalars()), 1.0f);
   std::string scope;
@@ -748,7 +766,9 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
   if (!dr.reach[zero]) throw std::logic_error("audit: " + op.name + ": 0 is not reachable through the activation");
   std::vector<uint16_t> block_list(bvals.size() * size_t(n), 0);
   for (size_t j = 0; j < bvals.size(); ++j) block_list[j * size_t(n) + j % size_t(n)] = bvals[j];
-  const std::vector<uint16_t> amax_rows = scalars ? strided_rows(scale_rows, special_amaxes(d)) : std::vector<uint16_t>{0};
+  std::string rows_words;
+  const std::vector<uint16_t> amax_rows =
+      scalars ? strided_rows(scale_rows, special_amaxes(d), &rows_words) : std::vector<uint16_t>{0};
   uint64_t stage1_blocks = 0;
   for (size_t i = 0; i < amax_rows.size() && go; ++i) {
     if (scalars) plan.scalars_from_tensor_amax(amax_rows[i], sc.data());
@@ -759,11 +779,7 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
                      &dist);
   }
   if (scalars)
-    scope = "scale step: " + std::to_string(amax_rows.size()) + " tensor amaxes" +
-            (amax_rows.size() >= 65536 ? std::string(" (every T pattern)")
-                                       : " (16 specials, then every " + std::to_string(65536 / std::max<size_t>(1, amax_rows.size() - std::min<size_t>(16, amax_rows.size()))) +
-                                             "th pattern; a stated subset: --stage-rows sets the count)") +
-            ", their scalars by the contract's global steps (" + plan.contract().global_source + "), x " +
+    scope = "scale step: " + std::to_string(amax_rows.size()) + " tensor amaxes (" + rows_words + "), their scalars by the contract's global steps (" + plan.contract().global_source + "), x " +
             std::to_string(bvals.size()) + " block amaxes: " + std::to_string(stage1_blocks) + " blocks";
   else
     scope = "scale step: every reachable block amax (" + std::to_string(bvals.size()) + " blocks, one member among zeros)";
@@ -781,7 +797,7 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
     const std::vector<uint16_t> typical = {t_of(d, 3.0f), t_of(d, 10.0f), t_of(d, 0.37f), t_of(d, 100.0f),
                                            t_of(d, 2688.0f), t_of(d, 1000.0f)};
     std::vector<uint16_t> g_rows;
-    const uint32_t want_g = ctx.stage_rows ? ctx.stage_rows : full ? 65536u : 2u;
+    const uint32_t want_g = ctx.stage_rows ? ctx.stage_rows : full ? 65536u : kHostGlobalScales;
     if (want_g >= tensor_amaxes.size() + typical.size()) {
       g_rows = tensor_amaxes;
       g_rows.insert(g_rows.end(), typical.begin(), typical.end());
@@ -821,15 +837,16 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
              (g_rows.size() >= tensor_amaxes.size() + typical.size()
                   ? "those of the tensor amaxes 2^" + std::to_string(kmin) + "..2^" + std::to_string(kmax) +
                         " and of 3, 10, 0.37, 100, 2688, 1000"
-                  : std::string("those of the tensor amaxes 1.0 and 2688, then every binade's by stride; a stated "
-                                "subset: --stage-rows sets the count")) +
+                  : std::string("those of the tensor amaxes 1.0 and 2688, then binades 2^k by a stride over k; a "
+                                "stated subset: QuantContext::stage_rows sets the count")) +
              "), each reachable scale code (" + std::to_string(codes_total) + " in all) with its largest amax, and " +
              "every value of magnitude at most that amax: " + std::to_string(stage2_values) + " (value, scale) pairs";
   } else if (go) {
     // A binary32 scale: every (value, block amax) pair with |value| <= amax, blocks of amax then block - 1 values.
-    const uint32_t want_a = ctx.stage_rows ? ctx.stage_rows : full ? 65536u : 12u;
+    const uint32_t want_a = ctx.stage_rows ? ctx.stage_rows : full ? 65536u : kHostAmaxRows;
     std::vector<uint16_t> amaxes;
-    for (uint16_t a : strided_rows(want_a >= 0x8000 ? 65536u : want_a, special_amaxes(d)))
+    std::string amax_words;
+    for (uint16_t a : strided_rows(want_a >= 0x8000 ? 65536u : want_a, special_amaxes(d), &amax_words))
       if (a < 0x8000 && dr.reach[a] && !ref::is_nan_bits(d, a)) amaxes.push_back(a);
     std::vector<uint16_t> blocks;
     std::vector<QuantCallSpec> specs;
@@ -849,7 +866,7 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
     }
     stage2 = "element step: " + std::to_string(amaxes.size()) + " block amaxes (" +
              (want_a >= 0x8000 ? std::string("every finite positive pattern")
-                               : "the specials, then a stride over the patterns; a stated subset: --stage-rows sets the count") +
+                               : "the positive finite ones of " + amax_words) +
              "), each with every value of magnitude at most it (blocks of the amax then " + std::to_string(n - 1) +
              " values): " + std::to_string(stage2_values) + " (value, amax) pairs";
   }
@@ -911,12 +928,19 @@ void quant_blocks(const QuantContext& ctx, CheckResult& r) {
     scalar_words.push_back("none");
   }
   std::map<std::string, uint64_t> kinds;  // what, blocks
+  uint16_t nan_any = nan_bits(d);  // a NaN the activation gives exactly
+  for (uint32_t p = 0x7FFF; p > 0x7C00 && !reach(nan_any); --p)
+    if (ref::is_nan_bits(d, uint16_t(p)) && reach(uint16_t(p))) nan_any = uint16_t(p);
   for (size_t si = 0; si < scalar_sets.size() && !t.stop(); ++si) {
     const std::vector<float>& sc = scalar_sets[si];
     std::vector<uint16_t> blocks;
-    auto add = [&](const char* what, const std::vector<uint16_t>& b) {
-      for (uint16_t v : b)
+    // A block whose values are not all reachable through the activation is left out (the scope counts what ran);
+    // a NaN member the activation cannot give exactly is replaced by a NaN it gives (its canonical NaN).
+    auto add = [&](const char* what, std::vector<uint16_t> b) {
+      for (uint16_t& v : b) {
+        if (ref::is_nan_bits(d, v) && !reach(v)) v = (v & 0x8000) && reach(uint16_t(nan_any | 0x8000)) ? uint16_t(nan_any | 0x8000) : nan_any;
         if (!reach(v)) return;
+      }
       blocks.insert(blocks.end(), b.begin(), b.end());
       ++kinds[what];
     };
@@ -935,7 +959,9 @@ void quant_blocks(const QuantContext& ctx, CheckResult& r) {
         if (c != prev)
           for (int dlt = -2; dlt <= 1; ++dlt) {
             const int q = int(p) + dlt;
-            if (q >= 0 && q <= abs_bits(a)) edge.push_back(uint16_t(q)), edge.push_back(uint16_t(q | 0x8000));
+            if (q >= 0 && q <= abs_bits(a))
+              for (uint16_t sign : {uint16_t(0), uint16_t(0x8000)})
+                if (reach(uint16_t(q | sign))) edge.push_back(uint16_t(q | sign));
           }
         prev = c;
       }
