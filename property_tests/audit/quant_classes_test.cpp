@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <memory>
 
@@ -30,6 +31,10 @@ enum class Bug {
   kNegZeroFlipped,     ///< a -0.0 input's code has its sign bit flipped
   kRejectsValid,       ///< a valid call of 5 blocks a row and 3 rows refused
   kAcceptsScalars,     ///< a wrong n_scalars accepted (and computed)
+  kSwizzleKTileOff,    ///< swizzled scales of k-tile t written to k-tile (t + 1) mod k_tiles
+  kAmaxShort,          ///< the block amax over all members but the last
+  kAmaxSigned,         ///< amax = max(x), not max(|x|)
+  kZeroBlockNoCode,    ///< an all-zero block's codes NaN (where(p == 0, 0, 1 / p) left out): nibble 0xF
 };
 
 /// A subject computed with the reference itself, on images poisoned as the runners poison them.
@@ -94,6 +99,25 @@ class FakeRunner : public QuantRunner {
         for (int e = 0; e < n; ++e) values[e] = plan_.activation(rows, e);
         uint8_t codes[128];
         ref::QuantScale sc = plan_.quantize(values, s.scalars.data(), codes);
+        if (bug_ == Bug::kAmaxShort || bug_ == Bug::kAmaxSigned) {
+          uint16_t amax = plan_.block_amax(values, bug_ == Bug::kAmaxShort ? n - 1 : n);
+          if (bug_ == Bug::kAmaxSigned) {
+            float best = -INFINITY;
+            for (int e = 0; e < n; ++e) {
+              const float f = ref::half_to_f32(plan_.dtype(), values[e]);
+              if (f > best) best = f, amax = values[e];
+            }
+          }
+          const ref::QuantBlockState st = plan_.scale_step(amax, s.scalars.data());
+          sc = st.scale;
+          for (int e = 0; e < n; ++e) codes[e] = plan_.element_step(values[e], st);
+        }
+        if (bug_ == Bug::kZeroBlockNoCode) {
+          bool zero = true;
+          for (int e = 0; e < n; ++e) zero &= (values[e] & 0x7FFF) == 0;
+          if (zero)
+            for (int e = 0; e < n; ++e) codes[e] = 0xFF;
+        }
         uint32_t bits = e4m3_scale ? sc.byte : ref::f32_bits(sc.value);
         if (bug_ == Bug::kScaleOffByOne &&
             plan_.block_amax(values, n) == ref::f32_to_half(plan_.dtype(), 3.0f, ref::NanPolicy::kCudaCvtRn))
@@ -107,6 +131,10 @@ class FakeRunner : public QuantRunner {
           const int64_t kt = (blocks + 3) / 4, rt = (s.rows + 127) / 128;
           cell = ((k >> 2) * rt + (r >> 7)) * 512 + (r & 31) * 16 + ((r >> 5) & 3) * 4 + (k & 3);
           (void)kt;
+        }
+        if (swz && bug_ == Bug::kSwizzleKTileOff && blocks > 4) {
+          const int64_t kt = (blocks + 3) / 4;
+          cell = ((r >> 7) * kt + ((k >> 2) + 1) % kt) * 512 + (r & 31) * 16 + ((r >> 5) & 3) * 4 + (k & 3);
         }
         if (e4m3_scale) {
           o.scales[size_t(cell)] = uint8_t(bits);
@@ -127,6 +155,15 @@ class FakeRunner : public QuantRunner {
   const ref::QuantPlan& plan_;
   Bug bug_;
 };
+
+/// rcp_inexact of the kernels' inexact-reciprocal mutant: the estimate 1/a truncated to 12 significant bits, then one
+/// Newton step in binary32; one ulp off on a fraction of the inputs (1/3 gives 0x3EAAAAAA).
+float rcp_inexact(float a) {
+  if (a == 0.0f || a != a || std::isinf(a)) return 1.0f / a;
+  const float est = ref::f32_from_bits(ref::f32_bits(float(1.0 / double(a))) & 0xFFFFF800u);
+  const float e = 2.0f - a * est;
+  return est * e;
+}
 
 /// The model of (op, contract, dtype) with the libm math model (the activation stage) and no rcp.approx table: the
 /// rcp-approx contract lands in others_missing.
@@ -160,9 +197,9 @@ struct ClassRun {
 
 /// Runs `classes` on a fake subject of (op, contract, dtype) at the host's default scope (stage_rows 0) or `rows`.
 ClassRun run_classes(const std::string& op, ref::QuantContract c, ref::Dtype d, Bug bug, std::vector<CheckClass> classes,
-                uint32_t stage_rows = 0, int64_t max_width = 0) {
+                uint32_t stage_rows = 0, int64_t max_width = 0, const ref::QuantPlan* subject = nullptr) {
   const QuantModel model = test_model(op, c, d);
-  FakeRunner runner(*model.plan, bug);
+  FakeRunner runner(subject ? *subject : *model.plan, bug);
   PluginInfo info;
   info.memory = FUSEPROOF_MEMORY_HOST;
   info.vector_bytes = 16;
@@ -287,6 +324,54 @@ TEST(Audit_QuantClasses, BrokenSubjectsFail) {
     EXPECT_EQ(r.status, CheckStatus::kFail) << summary(r);
     EXPECT_GT(r.mismatches, 0u);
     EXPECT_FALSE(r.records.empty());
+  }
+}
+
+// The kernels' mutant catalogue (kernels/mutants/quant_bugs.h), emulated on the fake subject: each FAILs in the class
+// the catalogue names, at the host's default scope (the stages sweep on two rows: the default's 24 + 4 rows find 92
+// mismatches of inexact_rcp in bf16, in 5 s).
+TEST(Audit_QuantClasses, MutantCatalogueFailsInItsClass) {
+  static const ref::MathConfig cfg;
+  const ref::Dtype d = ref::Dtype::kBf16;
+  const ref::QuantOpSpec& nvfp4 = *ref::find_quant_op("nvfp4_quant");
+  // scale_unsaturated: vllm-ref without the +-448 clamp is flashinfer-exact.
+  const ref::QuantPlan unsaturated(nvfp4, ref::QuantContract::kFlashinferExact, d, ref::QuantModels{}, cfg);
+  // inexact_rcp: vllm-ref's correctly rounded reciprocals replaced by rcp_inexact.
+  ref::QuantOpSpec inexact_op = nvfp4;
+  for (auto& c : inexact_op.contracts)
+    if (c.contract == ref::QuantContract::kVllmRef)
+      for (auto& st : c.scale_steps)
+        if (st.op == ref::QuantOp::kRcpExact) st.op = ref::QuantOp::kRcpApprox;
+  ref::QuantModels inexact_models;
+  inexact_models.rcp_approx = rcp_inexact;
+  const ref::QuantPlan inexact(inexact_op, ref::QuantContract::kVllmRef, d, inexact_models, cfg);
+  struct Mutant {
+    const char* name;
+    Bug bug;
+    const char* op;
+    ref::QuantContract contract;
+    CheckClass catches;
+    const ref::QuantPlan* subject;
+    uint32_t stage_rows = 0;  ///< 0: the host's default
+  };
+  const Mutant mutants[] = {
+      {"inexact_rcp", Bug::kNone, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kStages, &inexact, 2},
+      {"scale_unsaturated", Bug::kNone, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kBlocks, &unsaturated},
+      {"amax_short", Bug::kAmaxShort, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kBlocks, nullptr},
+      {"amax_short", Bug::kAmaxShort, "fp8_group_quant", ref::QuantContract::kFp8Group, CheckClass::kBlocks, nullptr},
+      {"amax_signed", Bug::kAmaxSigned, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kBlocks, nullptr},
+      {"amax_signed", Bug::kAmaxSigned, "fp8_group_quant", ref::QuantContract::kFp8Group, CheckClass::kBlocks, nullptr},
+      {"negzero_lost", Bug::kNegZeroFlipped, "fp8_group_quant", ref::QuantContract::kFp8Group, CheckClass::kBlocks, nullptr},
+      {"swizzle_tile_off", Bug::kSwizzleKTileOff, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kLayout, nullptr},
+      {"zero_block_inf_scale", Bug::kZeroBlockNoCode, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kBlocks,
+       nullptr},
+  };
+  for (const Mutant& m : mutants) {
+    const ClassRun run = run_classes(m.op, m.contract, d, m.bug, {m.catches}, m.stage_rows, 0, m.subject);
+    const CheckResult& r = run.results[0];
+    EXPECT_EQ(r.status, CheckStatus::kFail) << m.name << " " << m.op << ": " << summary(r);
+    std::printf("%s %s: %s %s, %llu mismatches in %llu cases, %.1f s\n", m.name, m.op, check_class_name(r.cls),
+                check_status_name(r.status), (unsigned long long)r.mismatches, (unsigned long long)r.cases, run.seconds);
   }
 }
 
