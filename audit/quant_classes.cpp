@@ -135,8 +135,20 @@ void block_values(const QuantPlan& plan, const QuantCallSpec& s, int64_t r, int6
   for (int e = 0; e < n; ++e) values[e] = plan.activation(rows, e);
 }
 
-/// The expected images of call s under `plan`, rows split over `workers` threads (1: the caller alone).
-Image expected_image(const QuantPlan& plan, const QuantCallSpec& s, unsigned workers) {
+/// The quantizer's T values of every element of call s, row-major (the activation stage once for every contract: the
+/// contracts of an op share it).
+std::vector<uint16_t> call_values(const QuantPlan& plan, const QuantCallSpec& s, unsigned workers) {
+  std::vector<uint16_t> v(size_t(s.rows * s.width));
+  const int n = plan.block_size();
+  parallel_for(size_t(s.rows), [&](unsigned, size_t lo, size_t hi) {
+    for (int64_t r = int64_t(lo); r < int64_t(hi); ++r)
+      for (int64_t k = 0; k < s.blocks_per_row(); ++k) block_values(plan, s, r, k, v.data() + r * s.width + k * n);
+  }, 8, workers);
+  return v;
+}
+
+/// The expected images of call s under `plan` from its T values, rows split over `workers` threads (1: the caller).
+Image expected_image(const QuantPlan& plan, const QuantCallSpec& s, const std::vector<uint16_t>& tv, unsigned workers) {
   const int n = plan.block_size();
   const int64_t blocks = s.blocks_per_row();
   const int cell = scale_cell_bytes(plan);
@@ -145,13 +157,23 @@ Image expected_image(const QuantPlan& plan, const QuantCallSpec& s, unsigned wor
   img.codes.assign(s.codes_bytes, 0);
   img.scales.assign(s.scale_bytes, 0);
   parallel_for(size_t(s.rows), [&](unsigned, size_t lo, size_t hi) {
-    uint16_t values[128];
     uint8_t codes[128];
     for (int64_t r = int64_t(lo); r < int64_t(hi); ++r)
       for (int64_t k = 0; k < blocks; ++k) {
-        block_values(plan, s, r, k, values);
-        const ref::QuantScale sc = plan.quantize(values, s.scalars.data(), codes);
         const int64_t base = r * s.width + k * n;
+        const uint16_t* values = tv.data() + base;
+        // QuantPlan::quantize, with the code of +0 computed once a block (the sweeps' blocks are mostly zeros).
+        const ref::QuantBlockState st = plan.scale_step(plan.block_amax(values, n), s.scalars.data());
+        const ref::QuantScale sc = st.scale;
+        int zero_code = -1;
+        for (int e = 0; e < n; ++e) {
+          if (values[e] != 0) {
+            codes[e] = plan.element_step(values[e], st);
+          } else {
+            if (zero_code < 0) zero_code = plan.element_step(0, st);
+            codes[e] = uint8_t(zero_code);
+          }
+        }
         for (int e = 0; e < n; ++e) {
           if (e2m1) {
             uint8_t& b = img.codes[size_t((base + e) / 2)];
@@ -172,14 +194,24 @@ Image expected_image(const QuantPlan& plan, const QuantCallSpec& s, unsigned wor
   return img;
 }
 
-/// The expected images of a batch: each call on one worker when there are several, one call on every core.
-std::vector<Image> expected_images(const QuantPlan& plan, const std::vector<QuantCallSpec>& specs) {
+Image expected_image(const QuantPlan& plan, const QuantCallSpec& s) {
+  return expected_image(plan, s, call_values(plan, s, 0), 0);
+}
+
+/// The T values of a batch, then its expected images under `plan`: each call on one worker when there are several,
+/// one call on every core.
+std::vector<std::vector<uint16_t>> batch_values(const QuantPlan& plan, const std::vector<QuantCallSpec>& specs) {
+  std::vector<std::vector<uint16_t>> out(specs.size());
+  if (specs.size() == 1) out[0] = call_values(plan, specs[0], 0);
+  else parallel_items(specs.size(), [&](unsigned, size_t i) { out[i] = call_values(plan, specs[i], 1); });
+  return out;
+}
+
+std::vector<Image> expected_images(const QuantPlan& plan, const std::vector<QuantCallSpec>& specs,
+                                   const std::vector<std::vector<uint16_t>>& values) {
   std::vector<Image> out(specs.size());
-  if (specs.size() == 1) {
-    out[0] = expected_image(plan, specs[0], 0);
-  } else {
-    parallel_items(specs.size(), [&](unsigned, size_t i) { out[i] = expected_image(plan, specs[i], 1); });
-  }
+  if (specs.size() == 1) out[0] = expected_image(plan, specs[0], values[0], 0);
+  else parallel_items(specs.size(), [&](unsigned, size_t i) { out[i] = expected_image(plan, specs[i], values[i], 1); });
   return out;
 }
 
@@ -425,9 +457,11 @@ bool run_batches(const QuantContext& ctx, QuantTally& t, std::vector<QuantCallSp
     std::vector<QuantCallSpec> part(std::make_move_iterator(specs.begin() + long(k0)),
                                     std::make_move_iterator(specs.begin() + long(k1)));
     std::vector<Image> want;
+    std::vector<std::vector<uint16_t>> values;
     {
       const PhaseClock reference("reference values");
-      want = expected_images(*ctx.model.plan, part);
+      values = batch_values(*ctx.model.plan, part);
+      want = expected_images(*ctx.model.plan, part, values);
     }
     watch_label(label + " (calls " + std::to_string(k0) + ".." + std::to_string(k1 - 1) + ")");
     std::vector<QuantOutcome> got;
@@ -444,7 +478,7 @@ bool run_batches(const QuantContext& ctx, QuantTally& t, std::vector<QuantCallSp
     if (distances) {
       const PhaseClock other("other contracts");
       for (size_t m = 0; m < ctx.model.others.size(); ++m) {
-        const std::vector<Image> theirs = expected_images(*ctx.model.others[m], part);
+        const std::vector<Image> theirs = expected_images(*ctx.model.others[m], part, values);
         for (size_t j = 0; j < part.size(); ++j) t.distance((*distances)[m], *ctx.model.others[m], part[j], got[j], theirs[j]);
       }
     }
@@ -656,7 +690,7 @@ void quant_rejection(const QuantContext& ctx, CheckResult& r) {
       continue;
     }
     if (p.valid) {
-      const Image want = expected_image(plan, p.spec, 0);
+      const Image want = expected_image(plan, p.spec);
       if (!t.compare(p.spec, o, want, "valid call")) break;
       continue;
     }

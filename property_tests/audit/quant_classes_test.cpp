@@ -328,7 +328,7 @@ TEST(Audit_QuantClasses, BrokenSubjectsFail) {
 }
 
 // The kernels' mutant catalogue (kernels/mutants/quant_bugs.h), emulated on the fake subject: each FAILs in the class
-// the catalogue names, at the host's default scope (the stages sweep on two rows: the default's 24 + 4 rows find 92
+// the catalogue names, at the host's default scope (the stages sweep on two rows: the default's 24 + 4 rows find more
 // mismatches of inexact_rcp in bf16, in 5 s).
 TEST(Audit_QuantClasses, MutantCatalogueFailsInItsClass) {
   static const ref::MathConfig cfg;
