@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -29,6 +30,7 @@ namespace {
 using ref::QuantPlan;
 
 constexpr size_t kMaxDistancePairs = 64;  ///< (value, scale) lines kept per other contract
+constexpr size_t kMaxDistinctPairs = size_t(1) << 21;  ///< differing inputs told apart per other contract
 // The host's default stage sweeps (a whole audit of one op, both dtypes, in about 30 s on 2 cores): tensor amaxes of
 // the scale step, global scales of the NVFP4 element step, block amaxes of the FP8 element step.
 constexpr uint32_t kHostScaleRows = 24;
@@ -384,56 +386,85 @@ class QuantTally {
     return !stop();
   }
 
-  /// Adds the distance of the subject's outputs from contract `other`'s images of the same call.
+  /// The lines kept for d: the finite differences first, then those where NaN or Inf is involved.
+  void finish_distance(ContractDistance& d) {
+    DistanceSide& side = sides_[d.contract];
+    d.pairs = side.finite;
+    d.pairs.insert(d.pairs.end(), side.special.begin(), side.special.end());
+  }
+
+  /// Adds the distance of the subject's outputs from contract `other`'s images of the same call (`tv`: its T values).
+  /// A differing input is a (value, subject's scale, scalars) triple, each counted and listed once: pairs_total
+  /// counts the distinct ones (past kMaxDistinctPairs, every further difference); the lines kept are the first
+  /// finite ones, then up to a quarter of them where NaN or Inf is involved.
   void distance(ContractDistance& d, const QuantPlan& other, const QuantCallSpec& s, const QuantOutcome& o,
-                const Image& theirs) {
+                const Image& theirs, const std::vector<uint16_t>& tv) {
     if (o.rc != 0 || !o.fault.empty() || o.not_applicable || o.codes.size() != theirs.codes.size() ||
         o.scales.size() != theirs.scales.size())
       return;
+    DistanceSide& side = sides_[d.contract];
+    const ref::Dtype dt = plan_.dtype();
     const int n = plan_.block_size();
     const int64_t blocks = s.blocks_per_row();
-    const bool e2m1 = plan_.op().element_format == ref::ElementFormat::kE2m1;
+    const uint32_t g = s.scalars.empty() ? 0 : ref::f32_bits(s.scalars[0]);
+    auto keep = [&](uint64_t key, bool special, const std::function<std::string()>& line) {
+      if (side.keys.size() >= kMaxDistinctPairs) {
+        ++d.pairs_total;
+      } else if (side.keys.insert(key).second) {
+        ++d.pairs_total;
+      } else {
+        return;
+      }
+      std::vector<std::string>& kept = special ? side.special : side.finite;
+      const size_t cap = special ? kMaxDistancePairs / 4 : kMaxDistancePairs - kMaxDistancePairs / 4;
+      if (kept.size() < cap) kept.push_back(line());
+    };
     for (int64_t r = 0; r < s.rows; ++r)
       for (int64_t k = 0; k < blocks; ++k) {
         ++d.blocks;
         d.cases += uint64_t(n);
         const int64_t off = ref::scale_offset(s.layout, r, k, s.rows, blocks);
         const uint32_t sg = scale_bits_at(plan_, o.scales, off), so = scale_bits_at(other, theirs.scales, off);
-        const bool scale_differs = sg != so;
-        if (scale_differs) {
+        const auto sgp = scale_position(plan_, sg), sop = scale_position(other, so);
+        const bool scale_special = !sgp || !sop;
+        const uint16_t* values = tv.data() + r * s.width + k * n;
+        if (sg != so) {
           ++d.scales_differ;
-          const auto pg = scale_position(plan_, sg), po = scale_position(other, so);
-          if (pg && po) add_step(d.scale_steps, std::abs(*pg - *po));
+          if (!scale_special) add_step(d.scale_steps, std::abs(*sgp - *sop));
           else ++d.nan_inf_differ;
+          const uint16_t amax = plan_.block_amax(values, n);
+          keep(uint64_t(1) << 63 | uint64_t(amax) << 32 | (g ^ sg * 0x9E3779B9u), scale_special, [&] {
+            return element_head(s, r, k, -1) + " => scale " + scale_text(plan_, sg) + ", " + d.contract + " scale " +
+                   scale_text(other, so);
+          });
         }
-        const int64_t base = r * s.width + k * n;
-        bool block_line = scale_differs;
         for (int e = 0; e < n; ++e) {
           const uint8_t cg = code_in(plan_, o.codes, s.width, r, k * n + e);
           const uint8_t co = code_in(other, theirs.codes, s.width, r, k * n + e);
           if (cg == co) continue;
           ++d.codes_differ;
+          const uint16_t v = values[e];
+          // A code byte with no number behind it (vLLM's table on a NaN product: 0xFF, the nibble 0xF, which also
+          // codes -6) is a NaN difference: the contracts' own codes tell which (the subject's by its claim's).
+          bool no_code = false;
+          if (!scale_special) {
+            const uint16_t amax = plan_.block_amax(values, n);
+            const uint8_t raw_other = other.element_step(v, other.scale_step(amax, s.scalars.data()));
+            const uint8_t raw_own = plan_.element_step(v, plan_.scale_step(amax, s.scalars.data()));
+            no_code = raw_other == ref::kQuantNoCode || (raw_own == ref::kQuantNoCode && cg == (raw_own & 0x0F));
+          }
+          const bool special = scale_special || no_code || ref::is_nan_bits(dt, v) || abs_bits(v) == inf_bits(dt);
           const auto pg = code_position(plan_, cg), po = code_position(other, co);
-          // An E2M1 nibble of 0xF stands for "no code" as well as -6: a difference involving it where the other
-          // side's value is NaN is not a number of steps.
-          if (pg && po && !(e2m1 && (cg == 0xF || co == 0xF) && (*pg == 0 || *po == 0))) {
+          if (!special && pg && po) {
             if (*pg == 0 && *po == 0) ++d.sign_of_zero_differ;
             add_step(d.code_steps, std::abs(*pg - *po));
           } else {
             ++d.nan_inf_differ;
           }
-          ++d.pairs_total;
-          block_line = false;
-          if (d.pairs.size() < kMaxDistancePairs)
-            d.pairs.push_back(element_head(s, r, k, e) + " => code " + hex(cg, 1) + " scale " + scale_text(plan_, sg) +
-                              ", " + d.contract + " code " + hex(co, 1) + " scale " + scale_text(other, so));
-        }
-        (void)base;
-        if (block_line) {  // the scale alone differs
-          ++d.pairs_total;
-          if (d.pairs.size() < kMaxDistancePairs)
-            d.pairs.push_back(element_head(s, r, k, -1) + " => scale " + scale_text(plan_, sg) + ", " + d.contract +
-                              " scale " + scale_text(other, so));
+          keep(uint64_t(v) << 32 | (uint64_t(sg) * 0x9E3779B97F4A7C15ull >> 32 ^ g), special || !pg || !po, [&] {
+            return element_head(s, r, k, e) + " => code " + hex(cg, 1) + " scale " + scale_text(plan_, sg) + ", " +
+                   d.contract + " code " + hex(co, 1) + " scale " + scale_text(other, so);
+          });
         }
       }
   }
@@ -445,6 +476,11 @@ class QuantTally {
   std::vector<std::string> names_;
   bool codes_seen_[256] = {};
   std::unordered_set<uint32_t> scales_seen_;
+  struct DistanceSide {
+    std::unordered_set<uint64_t> keys;
+    std::vector<std::string> finite, special;  ///< the lines kept, finite differences first
+  };
+  std::map<std::string, DistanceSide> sides_;  ///< per other contract
 };
 
 /// Runs the calls in batches of the runner's size: expected images on every core, the subject's batch, the
@@ -479,7 +515,8 @@ bool run_batches(const QuantContext& ctx, QuantTally& t, std::vector<QuantCallSp
       const PhaseClock other("other contracts");
       for (size_t m = 0; m < ctx.model.others.size(); ++m) {
         const std::vector<Image> theirs = expected_images(*ctx.model.others[m], part, values);
-        for (size_t j = 0; j < part.size(); ++j) t.distance((*distances)[m], *ctx.model.others[m], part[j], got[j], theirs[j]);
+        for (size_t j = 0; j < part.size(); ++j)
+          t.distance((*distances)[m], *ctx.model.others[m], part[j], got[j], theirs[j], values[j]);
       }
     }
   }
@@ -907,7 +944,10 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
   }
   r.scope = scope + "; " + stage2 + "; inputs: " + dr.words + "; every code and scale compared (cases: codes and "
             "scale cells)";
-  for (auto& x : dist) r.contract_distances.push_back(std::move(x));
+  for (auto& x : dist) {
+    t.finish_distance(x);
+    r.contract_distances.push_back(std::move(x));
+  }
   if (!ctx.model.others_missing.empty()) {
     std::string m;
     for (const auto& s : ctx.model.others_missing) m += (m.empty() ? "" : "; ") + s;

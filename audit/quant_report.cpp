@@ -29,9 +29,9 @@ std::string contract_distances_markdown(const CheckResult& c, const std::string&
        << d.nan_inf_differ << " | " << d.sign_of_zero_differ << " | " << d.pairs_total << " |\n";
   for (const ContractDistance& d : c.contract_distances) {
     if (d.pairs.empty()) continue;
-    md << "\nWhere `" << claimed << "`'s subject and `" << d.contract << "` differ (" << d.pairs_total
-       << " inputs";
-    if (d.pairs_total > d.pairs.size()) md << "; the first " << d.pairs.size() << " were kept";
+    md << "\nWhere the subject and `" << d.contract << "` differ (" << d.pairs_total
+       << " distinct (value, scale, scalars) inputs";
+    if (d.pairs_total > d.pairs.size()) md << "; " << d.pairs.size() << " kept, finite ones first";
     md << "):\n\n```\n";
     const size_t shown = std::min(max_pairs, d.pairs.size());
     for (size_t i = 0; i < shown; ++i) md << d.pairs[i] << "\n";

@@ -197,8 +197,9 @@ struct ClassRun {
 
 /// Runs `classes` on a fake subject of (op, contract, dtype) at the host's default scope (stage_rows 0) or `rows`.
 ClassRun run_classes(const std::string& op, ref::QuantContract c, ref::Dtype d, Bug bug, std::vector<CheckClass> classes,
-                uint32_t stage_rows = 0, int64_t max_width = 0, const ref::QuantPlan* subject = nullptr) {
-  const QuantModel model = test_model(op, c, d);
+                uint32_t stage_rows = 0, int64_t max_width = 0, const ref::QuantPlan* subject = nullptr,
+                const QuantModel* given = nullptr) {
+  const QuantModel model = given ? *given : test_model(op, c, d);
   FakeRunner runner(subject ? *subject : *model.plan, bug);
   PluginInfo info;
   info.memory = FUSEPROOF_MEMORY_HOST;
@@ -412,6 +413,24 @@ TEST(Audit_QuantModel, RcpApproxFromGoldenOrListedMissing) {
   const QuantModel fused = make_quant_model(*ref::find_quant_op("silu_and_mul_nvfp4_quant"),
                                             ref::QuantContract::kVllmRef, ref::Dtype::kFp16, test::golden());
   EXPECT_EQ(fused.others.size(), 3u);
+}
+
+// What the distances answer: a subject equal to vLLM's reference against the rcp.approx kernel's contract (the MUFU
+// capture's rcp.approx.ftz): on exactly which (value, scale) pairs they differ.
+TEST(Audit_QuantClasses, VllmRefAgainstRcpApproxPairs) {
+  if (!test::golden().has_mufu()) GTEST_SKIP() << "no unpacked MUFU tables in " << test::golden_build_dir();
+  const ref::QuantOpSpec& op = *ref::find_quant_op("nvfp4_quant");
+  const QuantModel m = make_quant_model(op, ref::QuantContract::kVllmRef, ref::Dtype::kBf16, test::golden());
+  const ClassRun run = run_classes("nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16, Bug::kNone,
+                                   {CheckClass::kStages}, 2, 0, nullptr, &m);
+  const CheckResult& r = run.results[0];
+  EXPECT_EQ(r.status, CheckStatus::kPass) << summary(r);
+  const ContractDistance* rcp = nullptr;
+  for (const ContractDistance& d : r.contract_distances)
+    if (d.contract == "rcp-approx") rcp = &d;
+  ASSERT_NE(rcp, nullptr);
+  EXPECT_GT(rcp->pairs_total, 0u);  // at least the -0 codes (0x0 against 0x8) and the NaN members
+  std::printf("%s", contract_distances_markdown(r, "vllm-ref", 6).c_str());
 }
 
 // The host's default scope (stage_rows 0): what a whole audit of one op runs per dtype, timed (the numbers of the
