@@ -252,6 +252,17 @@ std::optional<int64_t> scale_position(const QuantPlan& plan, uint32_t bits) {
   return bits & 0x80000000u ? -m : m;
 }
 
+/// The histogram bin of a mismatch: steps along the format's order as ulps, NaN (or no code) against a number, the
+/// sign of zero.
+Distance step_distance(std::optional<int64_t> got, std::optional<int64_t> want) {
+  if (!got && !want) return Distance::kNanPattern;
+  if (!got) return Distance::kNanForNumber;
+  if (!want) return Distance::kNumberForNan;
+  const int64_t d = std::abs(*got - *want);
+  return d == 0 ? Distance::kZeroSign : d == 1 ? Distance::kOne : d == 2 ? Distance::kTwo : d <= 10 ? Distance::kThreeToTen
+                                                                                                     : Distance::kMore;
+}
+
 void add_step(std::vector<std::pair<int, uint64_t>>& hist, int64_t steps) {
   const int s = int(std::min<int64_t>(steps, INT32_MAX));
   auto it = std::lower_bound(hist.begin(), hist.end(), s, [](const auto& p, int v) { return p.first < v; });
@@ -303,6 +314,24 @@ class QuantTally {
     return h;
   }
 
+  /// The distance of a code mismatch at (r, c): E2M1's nibble 0xF is vLLM's "no code" where the contract's own code
+  /// is 0xFF, and -6 elsewhere.
+  Distance code_distance(const QuantCallSpec& s, int64_t r, int64_t c, uint8_t got, uint8_t exp) const {
+    auto pos = [&](uint8_t code) -> std::optional<int64_t> {
+      const auto p = code_position(plan_, code);
+      return p ? std::optional<int64_t>(*p) : std::nullopt;
+    };
+    std::optional<int64_t> pe = pos(exp);
+    if (plan_.op().element_format == ref::ElementFormat::kE2m1 && exp == 0xF) {
+      const int n = plan_.block_size();
+      uint16_t values[128];
+      block_values(plan_, s, r, c / n, values);
+      const ref::QuantBlockState st = plan_.scale_step(plan_.block_amax(values, n), s.scalars.data());
+      if (plan_.element_step(values[c % n], st) == ref::kQuantNoCode) pe = std::nullopt;
+    }
+    return step_distance(pos(got), pe);
+  }
+
   /// Compares a valid call's outcome with the expected images; false once the class should stop.
   bool compare(const QuantCallSpec& s, const QuantOutcome& o, const Image& want, const std::string& label) {
     if (!o.fault.empty()) {
@@ -339,13 +368,18 @@ class QuantTally {
       const size_t at = size_t(r) * row_bytes;
       if (std::memcmp(want.codes.data() + at, o.codes.data() + at, row_bytes) == 0) {
         r_.cases += uint64_t(s.width);
+        r_.vs_contract.add_exact(uint64_t(s.width));
         continue;
       }
       for (int64_t c = 0; c < s.width; ++c) {
         ++r_.cases;
         const uint8_t got = code_in(plan_, o.codes, s.width, r, c), exp = code_in(plan_, want.codes, s.width, r, c);
-        if (got == exp) continue;
+        if (got == exp) {
+          r_.vs_contract.add_exact(1);
+          continue;
+        }
         ++r_.mismatches;
+        r_.vs_contract.add(code_distance(s, r, c, got, exp));
         if (r_.records.size() < ctx_.options.records) {
           const int64_t k = c / n;
           const int64_t off = ref::scale_offset(s.layout, r, k, s.rows, blocks);
@@ -364,8 +398,12 @@ class QuantTally {
       seen_scale(exp);
       ++r_.cases;
       const uint32_t got = scale_bits_at(plan_, o.scales, q);
-      if (got == exp) continue;
+      if (got == exp) {
+        r_.vs_contract.add_exact(1);
+        continue;
+      }
       ++r_.mismatches;
+      r_.vs_contract.add(step_distance(scale_position(plan_, got), scale_position(plan_, exp)));
       if (r_.records.size() < ctx_.options.records) {
         if (owner.empty()) {
           owner.assign(size_t(cells), -1);
@@ -578,7 +616,7 @@ std::vector<uint16_t> strided_rows(uint32_t count, const std::vector<uint16_t>& 
     if (stride)
       *words += " and " + std::to_string(rows.size() - first) + " patterns " + hex(stride / 2, 4) + " + " +
                 std::to_string(stride) + " k";
-    *words += "; a stated subset of the 65536 patterns (QuantContext::stage_rows sets the count)";
+    *words += "; a stated subset of the 65536 patterns, the host's default (CUDA: every pattern)";
   }
   return rows;
 }
@@ -909,8 +947,13 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
              (g_rows.size() >= tensor_amaxes.size() + typical.size()
                   ? "those of the tensor amaxes 2^" + std::to_string(kmin) + "..2^" + std::to_string(kmax) +
                         " and of 3, 10, 0.37, 100, 2688, 1000"
-                  : std::string("those of the tensor amaxes 1.0 and 2688, then binades 2^k by a stride over k; a "
-                                "stated subset: QuantContext::stage_rows sets the count")) +
+                  : "those of the tensor amaxes " + [&] {
+                      std::string l;
+                      for (uint16_t a : g_rows) l += (l.empty() ? "" : ", ") + hex(a, 4);
+                      return l;
+                    }() + ": 1.0 and 2688, then binades by a stride; a stated subset, the host's default (CUDA: the "
+                          "tensor amaxes 2^" + std::to_string(kmin) + "..2^" + std::to_string(kmax) +
+                          " and 3, 10, 0.37, 100, 2688, 1000)") +
              "), each reachable scale code (" + std::to_string(codes_total) + " in all) with its largest amax, and " +
              "every value of magnitude at most that amax: " + std::to_string(stage2_values) + " (value, scale) pairs";
   } else if (go) {
@@ -1043,7 +1086,9 @@ void quant_blocks(const QuantContext& ctx, CheckResult& r) {
       for (size_t j = 0; j < edge.size(); j += size_t(n - 1)) {
         std::vector<uint16_t> m = {a};
         for (size_t e = j; e < j + size_t(n - 1) && e < edge.size(); ++e) m.push_back(edge[e]);
-        add("midpoints and their neighbours", block_of(m, n));
+        add("midpoint blocks (every value where the contract's code changes between neighbouring patterns under the "
+            "block's own scale, i.e. x * output scale at an E2M1 or E4M3 midpoint, with the patterns 2 below and 1 "
+            "above, both signs)", block_of(m, n));
       }
     }
     // Zero, signed-zero and subnormal-only blocks.

@@ -325,6 +325,9 @@ TEST(Audit_QuantClasses, BrokenSubjectsFail) {
     EXPECT_EQ(r.status, CheckStatus::kFail) << summary(r);
     EXPECT_GT(r.mismatches, 0u);
     EXPECT_FALSE(r.records.empty());
+    // Every mismatching code or scale lands in the distance histogram (a refused call counts its elements only).
+    if (b.bug != Bug::kRejectsValid && b.bug != Bug::kAcceptsScalars)
+      EXPECT_EQ(r.vs_contract.total() - r.vs_contract.count(Distance::kExact), r.mismatches) << r.vs_contract.line();
   }
 }
 
