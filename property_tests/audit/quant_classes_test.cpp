@@ -213,7 +213,9 @@ ClassRun run_classes(const std::string& op, ref::QuantContract c, ref::Dtype d, 
   const auto t0 = std::chrono::steady_clock::now();
   for (CheckClass k : classes) {
     CheckResult r;
+    const auto c0 = std::chrono::steady_clock::now();
     run_quant_class(k, ctx, r);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
     settle_check(r);
     run.results.push_back(std::move(r));
   }
@@ -439,16 +441,19 @@ TEST(Audit_QuantClasses, VllmRefAgainstRcpApproxPairs) {
 // The host's default scope (stage_rows 0): what a whole audit of one op runs per dtype, timed (the numbers of the
 // report; run with --gtest_also_run_disabled_tests).
 TEST(Audit_QuantClasses, DISABLED_HostDefaultScopeTimed) {
-  for (const OpCase& oc : kOps) {
-    const ClassRun run = run_classes(oc.op, oc.contract, ref::Dtype::kBf16, Bug::kNone, quant_check_classes());
-    std::string line = std::string(oc.op) + " bf16 " + ref::quant_contract_name(oc.contract) + ": ";
-    for (const CheckResult& r : run.results) {
-      EXPECT_EQ(r.status, CheckStatus::kPass) << summary(r);
-      line += std::string(check_class_name(r.cls)) + " " + std::to_string(r.cases) + ", ";
+  for (const OpCase& oc : kOps)
+    for (ref::Dtype d : ref::kAllDtypes) {
+      const ClassRun run = run_classes(oc.op, oc.contract, d, Bug::kNone, quant_check_classes());
+      std::string line = std::string(oc.op) + " " + ref::dtype_name(d) + " " + ref::quant_contract_name(oc.contract) + ": ";
+      for (const CheckResult& r : run.results) {
+        EXPECT_EQ(r.status, CheckStatus::kPass) << summary(r);
+        line += std::string(check_class_name(r.cls)) + " " + std::to_string(r.cases) + " (" +
+                std::to_string(int(r.seconds * 10 + 0.5) / 10.0).substr(0, 4) + " s), ";
+      }
+      std::printf("%s%.1f s\n", line.c_str(), run.seconds);
+      if (d == ref::Dtype::kBf16)
+        for (const CheckResult& r : run.results) std::printf("  %s: %s\n", check_class_name(r.cls), r.scope.c_str());
     }
-    std::printf("%s%.1f s\n", line.c_str(), run.seconds);
-    for (const CheckResult& r : run.results) std::printf("  %s: %s\n", check_class_name(r.cls), r.scope.c_str());
-  }
 }
 
 }  // namespace
