@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -441,9 +442,12 @@ TEST(Audit_QuantClasses, VllmRefAgainstRcpApproxPairs) {
 // The host's default scope (stage_rows 0): what a whole audit of one op runs per dtype, timed (the numbers of the
 // report; run with --gtest_also_run_disabled_tests).
 TEST(Audit_QuantClasses, DISABLED_HostDefaultScopeTimed) {
+  // FUSEPROOF_QUANT_STAGE_ROWS: the stage sweeps' rows instead of the host's default (to time a larger scope).
+  const char* rows_env = std::getenv("FUSEPROOF_QUANT_STAGE_ROWS");
+  const uint32_t rows = rows_env ? uint32_t(std::strtoul(rows_env, nullptr, 10)) : 0;
   for (const OpCase& oc : kOps)
     for (ref::Dtype d : ref::kAllDtypes) {
-      const ClassRun run = run_classes(oc.op, oc.contract, d, Bug::kNone, quant_check_classes());
+      const ClassRun run = run_classes(oc.op, oc.contract, d, Bug::kNone, quant_check_classes(), rows);
       std::string line = std::string(oc.op) + " " + ref::dtype_name(d) + " " + ref::quant_contract_name(oc.contract) + ": ";
       for (const CheckResult& r : run.results) {
         EXPECT_EQ(r.status, CheckStatus::kPass) << summary(r);
