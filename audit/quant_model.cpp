@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "audit/op_model.h"
 #include "common/exit_status.h"
 #include "reference/math_model.h"
 #include "reference/rcp_approx_model.h"
@@ -75,8 +76,20 @@ QuantModel make_quant_model(const ref::QuantOpSpec& op, ref::QuantContract contr
   const ref::QuantContractSpec& cs = *op.contract(contract);
   m.description = op.formula + ", contract " + ref::quant_contract_name(contract) + " (" + cs.source + "; " +
                   cs.meaning + ")";
-  if (fused)
-    m.description += "; activation " + op.activation.family_op + " eager under the cuda math model of " + golden.label();
+  if (fused) {
+    // The activation stage's tables against the golden capture, as the family's model checks them: a cuda model that
+    // differs from the device is no oracle.
+    std::string words;
+    const ref::OpSpec& fam = *ref::find_op(op.activation.family_op);
+    for (const TableComparison& t : compare_activation_tables(fam, op.activation.contract, d, data->cfg, golden)) {
+      if (t.differ)
+        throw std::runtime_error("audit: the cuda math model differs from " + golden.label() + "/" + t.file + " at " +
+                                 std::to_string(t.differ) + " inputs (" + t.first + "); the oracle cannot be trusted");
+      words += (words.empty() ? "" : ", ") + t.file + " equal at all 65536 inputs";
+    }
+    m.description += "; activation " + op.activation.family_op + " eager under the cuda math model of " + golden.label() +
+                     (words.empty() ? std::string() : " (" + words + ")");
+  }
   if (ref::needs_rcp_approx(cs)) m.description += "; rcp.approx.ftz from " + golden.label() + "'s MUFU capture";
   m.keep = data;
   return m;

@@ -419,6 +419,7 @@ TEST(Audit_QuantModel, RcpApproxFromGoldenOrListedMissing) {
   const QuantModel fused = make_quant_model(*ref::find_quant_op("silu_and_mul_nvfp4_quant"),
                                             ref::QuantContract::kVllmRef, ref::Dtype::kFp16, test::golden());
   EXPECT_EQ(fused.others.size(), 3u);
+  EXPECT_NE(fused.description.find("equal at all 65536 inputs"), std::string::npos) << fused.description;
 }
 
 // What the distances answer: a subject equal to vLLM's reference against the rcp.approx kernel's contract (the MUFU
