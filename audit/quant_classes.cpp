@@ -906,13 +906,18 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
   const std::vector<uint16_t> amax_rows =
       scalars ? strided_rows(scale_rows, special_amaxes(d), &rows_words) : std::vector<uint16_t>{0};
   uint64_t stage1_blocks = 0;
+  // Several tensor amaxes' calls to a batch, so that the runner can overlap them.
+  const size_t batch = size_t(std::max(1, ctx.runner.preferred_batch()));
+  std::vector<QuantCallSpec> specs;
   for (size_t i = 0; i < amax_rows.size() && go; ++i) {
     if (scalars) plan.scalars_from_tensor_amax(amax_rows[i], sc.data());
-    std::vector<QuantCallSpec> specs;
     add_block_calls(ctx, dr, sc, block_list, specs);
     stage1_blocks += bvals.size();
-    go = run_batches(ctx, t, specs, "scale step" + (scalars ? " tensor amax " + hex(amax_rows[i], 4) : std::string()),
-                     &dist);
+    if (specs.size() >= batch || i + 1 == amax_rows.size()) {
+      go = run_batches(ctx, t, specs, "scale step" + (scalars ? " up to tensor amax " + hex(amax_rows[i], 4) : std::string()),
+                       &dist);
+      specs.clear();
+    }
   }
   if (scalars)
     scope = "scale step: " + std::to_string(amax_rows.size()) + " tensor amaxes (" + rows_words + "), their scalars by the contract's global steps (" + plan.contract().global_source + "), x " +

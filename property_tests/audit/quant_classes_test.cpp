@@ -128,10 +128,9 @@ class FakeRunner : public QuantRunner {
           codes_all[size_t(r * s.width + k * n + e)] = codes[e];
         }
         int64_t cell = ref::scale_offset(s.layout, r, k, s.rows, blocks);
-        if (swz && bug_ == Bug::kSwizzleTiles) {
-          const int64_t kt = (blocks + 3) / 4, rt = (s.rows + 127) / 128;
+        if (swz && bug_ == Bug::kSwizzleTiles) {  // tiles column-major: row tile fastest
+          const int64_t rt = (s.rows + 127) / 128;
           cell = ((k >> 2) * rt + (r >> 7)) * 512 + (r & 31) * 16 + ((r >> 5) & 3) * 4 + (k & 3);
-          (void)kt;
         }
         if (swz && bug_ == Bug::kSwizzleKTileOff && blocks > 4) {
           const int64_t kt = (blocks + 3) / 4;
