@@ -100,8 +100,8 @@ TEST(Emulation_Quant, BitExactVsQuantPlan_AllOpsContractsDtypesLayouts) {
 }
 
 /// The negative controls: each host mutant differs from its contract's reference on the testbed's blocks (the
-/// inexact reciprocal on a case built for it: a global scale whose reciprocal it rounds the other way, and elements
-/// on the E2M1 rounding ties).
+/// inexact reciprocal on a block built for it: a global scale whose reciprocal it rounds the other way, and elements
+/// on the E2M1 table's ends).
 TEST(Emulation_Quant, NegativeControl_MutantsDiffer) {
   struct Mutant {
     const char* name;
@@ -132,6 +132,22 @@ TEST(Emulation_Quant, NegativeControl_MutantsDiffer) {
       });
     }
     EXPECT_GT(bad, 0u) << m.name << " matches the reference on every block: the comparison cannot fail";
+  }
+  // The inexact reciprocal, on a block built for it: g = 1 and amax 1 give the scale 0.171875 (0x23, 11 * 2^-6), whose
+  // reciprocal 64 / 11 it rounds one ulp low (vllm-ref rounds it up), so x = 33 / 256 scales to just under 0.75 (code
+  // 0x1, 0.5) where vllm-ref's x * (1 / p) reaches 0.75 (code 0x2, 1.0).
+  {
+    const ref::QuantOpSpec& op = *ref::find_quant_op("nvfp4_quant");
+    const auto* plugin = load_quant_plugin(FUSEPROOF_MUTANT_DIR, "host_nvfp4_quant_inexact_rcp");
+    uint64_t bad = 0;
+    for (ref::Dtype d : ref::kAllDtypes) {
+      QuantCase q = make_quant_case(op, ref::QuantContract::kVllmRef, d, ref::ScaleLayout::kLinear, 1, 1, 1.0f, 1);
+      q.in0[0] = half_of(d, 1.0f);
+      for (int e = 1; e < 16; ++e) q.in0[size_t(e)] = half_of(d, e % 2 ? 33.0f / 256.0f : -33.0f / 256.0f);
+      std::vector<std::string> lines;
+      bad += run_case(plugin, q, ref::QuantPlan(op, ref::QuantContract::kVllmRef, d, {}, host_math()), lines);
+    }
+    EXPECT_GT(bad, 0u) << "host_nvfp4_quant_inexact_rcp matches vllm-ref on the block built for it";
   }
   // The control built from the same source with no fault passes.
   const ref::QuantOpSpec& op = *ref::find_quant_op("nvfp4_quant");
