@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "fuseproof_kernel_abi.h"
 #include "quant_ops.h"
 
 namespace fuseproof::detail {
@@ -20,7 +21,7 @@ void quant_emulate_op(const kernel::QuantArgs& a, int32_t dtype) {
   auto body = [&](int64_t t) {
     for (int64_t r = rows * t / threads; r < rows * (t + 1) / threads; ++r)
       for (int64_t k = 0; k < cols; ++k) {
-        if (dtype == 0) kernel::quant_cell<Op, kernel::Half::kBf16, C, F>(a, r, k);
+        if (dtype == FUSEPROOF_DTYPE_BF16) kernel::quant_cell<Op, kernel::Half::kBf16, C, F>(a, r, k);
         else kernel::quant_cell<Op, kernel::Half::kFp16, C, F>(a, r, k);
       }
   };
