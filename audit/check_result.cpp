@@ -53,6 +53,47 @@ void settle_check(CheckResult& r) {
   }
 }
 
+namespace {
+
+nlohmann::json steps_json(const std::vector<std::pair<int, uint64_t>>& steps) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& [k, n] : steps) a.push_back({k, n});
+  return a;
+}
+
+std::vector<std::pair<int, uint64_t>> steps_from_json(const nlohmann::json& a) {
+  std::vector<std::pair<int, uint64_t>> v;
+  for (const auto& p : a) v.emplace_back(p.at(0).get<int>(), p.at(1).get<uint64_t>());
+  return v;
+}
+
+}  // namespace
+
+nlohmann::json contract_distance_to_json(const ContractDistance& d) {
+  return {{"contract", d.contract},           {"cases", d.cases},
+          {"codes_differ", d.codes_differ},   {"code_steps", steps_json(d.code_steps)},
+          {"blocks", d.blocks},               {"scales_differ", d.scales_differ},
+          {"scale_steps", steps_json(d.scale_steps)}, {"nan_inf_differ", d.nan_inf_differ},
+          {"sign_of_zero_differ", d.sign_of_zero_differ}, {"pairs", d.pairs},
+          {"pairs_total", d.pairs_total}};
+}
+
+ContractDistance contract_distance_from_json(const nlohmann::json& j) {
+  ContractDistance d;
+  d.contract = j.at("contract");
+  d.cases = j.at("cases");
+  d.codes_differ = j.at("codes_differ");
+  d.code_steps = steps_from_json(j.at("code_steps"));
+  d.blocks = j.at("blocks");
+  d.scales_differ = j.at("scales_differ");
+  d.scale_steps = steps_from_json(j.at("scale_steps"));
+  d.nan_inf_differ = j.at("nan_inf_differ");
+  d.sign_of_zero_differ = j.at("sign_of_zero_differ");
+  d.pairs = j.at("pairs").get<std::vector<std::string>>();
+  d.pairs_total = j.at("pairs_total");
+  return d;
+}
+
 nlohmann::json check_to_json(const CheckResult& c) {
   nlohmann::json j = {{"class", check_class_name(c.cls)}, {"dtype", ref::dtype_name(c.dtype)},
                       {"status", check_status_name(c.status)}, {"cases", c.cases}, {"mismatches", c.mismatches},
@@ -68,6 +109,11 @@ nlohmann::json check_to_json(const CheckResult& c) {
   nlohmann::json phases = nlohmann::json::array();
   for (const auto& [name, s] : c.phases.phases) phases.push_back({name, s});
   j["phases"] = phases;
+  if (!c.contract_distances.empty()) {
+    nlohmann::json d = nlohmann::json::array();
+    for (const ContractDistance& x : c.contract_distances) d.push_back(contract_distance_to_json(x));
+    j["contract_distances"] = d;
+  }
   return j;
 }
 
@@ -124,6 +170,8 @@ CheckResult check_from_json(const nlohmann::json& j) {
   }
   if (j.contains("phases"))
     for (const auto& p : j.at("phases")) c.phases.add(p.at(0).get<std::string>(), p.at(1).get<double>());
+  if (j.contains("contract_distances"))
+    for (const auto& d : j.at("contract_distances")) c.contract_distances.push_back(contract_distance_from_json(d));
   return c;
 }
 

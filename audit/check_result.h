@@ -87,6 +87,9 @@ struct CheckResult {
 void settle_check(CheckResult& r);
 
 nlohmann::json check_to_json(const CheckResult& c);
+/// A ContractDistance as JSON ("contract_distances" entries of check_to_json), and back.
+nlohmann::json contract_distance_to_json(const ContractDistance& d);
+ContractDistance contract_distance_from_json(const nlohmann::json& j);
 /// "12.3 s, 4.2 M cases/s (8.4 MB/s of output): kernel 1.0 s, comparison 3.1 s, ..., other 0.4 s" (--profile).
 std::string profile_line(const CheckResult& c);
 /// "In 519664 cases, no errors found in bias_gelu_tanh bf16 (contract eager)." (the line a clean class prints).

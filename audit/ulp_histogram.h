@@ -35,6 +35,8 @@ class UlpHistogram {
  public:
   void add(ref::Dtype d, uint16_t got, uint16_t want) { ++bins_[size_t(distance_of(d, got, want))]; }
   void add_exact(uint64_t n) { bins_[0] += n; }
+  /// Counts n cases at a distance found elsewhere (quantization codes: steps along the format's magnitude order).
+  void add(Distance d, uint64_t n = 1) { bins_[size_t(d)] += n; }
   void merge(const UlpHistogram& o);
   uint64_t total() const;
   uint64_t count(Distance d) const { return bins_[size_t(d)]; }

@@ -1,0 +1,1247 @@
+// quant_classes.cpp: the check classes of a quantization op: rejection, widths, stages (the scale step over every
+// (tensor amax, block amax) pair and the element step over every (value, scale) pair), blocks and layout; every
+// comparison on the bytes of the codes and scales tensors against ref::QuantPlan.
+#include "audit/quant_classes.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "audit/call_watch.h"
+#include "audit/counter_patterns.h"
+#include "audit/guarded_image.h"
+#include "common/parallel_for.h"
+#include "common/phase_clock.h"
+#include "reference/half_codec.h"
+#include "reference/op_plan.h"
+
+namespace fuseproof::audit {
+
+namespace {
+
+using ref::QuantPlan;
+
+constexpr size_t kMaxDistancePairs = 64;  ///< (value, scale) lines kept per other contract
+constexpr size_t kMaxDistinctPairs = size_t(1) << 21;  ///< differing inputs told apart per other contract
+// The host's default stage sweeps (a whole audit of one op, both dtypes, in about 30 s on 2 cores): tensor amaxes of
+// the scale step, global scales of the NVFP4 element step, block amaxes of the FP8 element step.
+constexpr uint32_t kHostScaleRows = 24;
+constexpr uint32_t kHostGlobalScales = 4;
+constexpr uint32_t kHostAmaxRows = 96;
+
+uint64_t quant_class_seed(const QuantContext& ctx, CheckClass c) {
+  return ctx.options.seed * 0x9E3779B97F4A7C15ull + uint64_t(c) * 1000003u + uint64_t(ctx.model.dtype) * 7919u +
+         0x5155414E54ull;  // "QUANT": the quantization classes draw streams of their own
+}
+
+uint16_t abs_bits(uint16_t h) { return uint16_t(h & 0x7FFFu); }
+uint16_t inf_bits(ref::Dtype d) { return d == ref::Dtype::kBf16 ? 0x7F80 : 0x7C00; }
+uint16_t nan_bits(ref::Dtype d) { return d == ref::Dtype::kBf16 ? 0x7FC0 : 0x7E00; }
+uint16_t t_of(ref::Dtype d, float f) { return ref::f32_to_half(d, f, ref::NanPolicy::kCudaCvtRn); }
+
+std::string hex(uint32_t v, int digits) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%0*X", digits, v);
+  return b;
+}
+
+bool e4m3_scales(const QuantPlan& p) { return p.contract().scale_format == ref::ScaleFormat::kE4m3; }
+int scale_cell_bytes(const QuantPlan& p) { return e4m3_scales(p) ? 1 : 4; }
+
+std::string scale_text(const QuantPlan& p, uint32_t bits) { return hex(bits, e4m3_scales(p) ? 2 : 8); }
+
+/// How a wanted T value of the quantizer's input is reached through the op's activation stage: the identity for a
+/// quantizer alone; bias 0 and the x whose activation is the value (row-broadcast second input); a gate whose
+/// activation output is exactly 1.0 and up = the value (a packed pair). Every value is checked with
+/// QuantPlan::activation: `reach[v]` is false where no input gives exactly v.
+struct Driver {
+  int inputs = 1;
+  std::vector<std::array<uint16_t, 2>> in;  ///< per wanted T pattern: the op's inputs
+  std::vector<bool> reach;
+  uint32_t reachable = 0;
+  std::string words;  ///< how the values are reached, for the scope
+};
+
+Driver make_driver(const QuantPlan& plan) {
+  const ref::QuantOpSpec& op = plan.op();
+  const ref::Dtype d = plan.dtype();
+  Driver dr;
+  dr.inputs = plan.inputs();
+  dr.in.assign(65536, {0, 0});
+  dr.reach.assign(65536, false);
+  auto act = [&](uint16_t a, uint16_t b) {
+    const uint16_t va[1] = {a}, vb[1] = {b};
+    const uint16_t* in[2] = {va, vb};
+    return plan.activation(in, 0);
+  };
+  if (dr.inputs == 1) {
+    for (uint32_t v = 0; v < 65536; ++v) dr.in[v] = {uint16_t(v), 0}, dr.reach[v] = true;
+    dr.reachable = 65536;
+    dr.words = "the values fed to the quantizer directly";
+    return dr;
+  }
+  if (dr.inputs == 2 && op.inputs[1].layout == ref::Layout::kRowBroadcast) {
+    // Second input 0 (a bias): every first input's activation, the first x found for each value.
+    for (uint32_t x = 0; x < 65536; ++x) {
+      const uint16_t y = act(uint16_t(x), 0);
+      if (!dr.reach[y]) dr.reach[y] = true, dr.in[y] = {uint16_t(x), 0}, ++dr.reachable;
+    }
+    dr.words = op.inputs[1].name + " 0 and " + op.inputs[0].name + " enumerated: the " +
+               std::to_string(dr.reachable) + " of 65536 T values " + op.activation.family_op + " reaches";
+    return dr;
+  }
+  // A packed pair: a first input whose activation times 1.0 is exactly 1.0, then the second input is the value.
+  const uint16_t one = t_of(d, 1.0f);
+  int64_t gate = -1;
+  for (uint32_t g = 0; g < 65536 && gate < 0; ++g)
+    if (act(uint16_t(g), one) == one) gate = g;
+  if (gate < 0) {
+    dr.words = "no " + op.inputs[0].name + " gives an activation of exactly 1.0: no value reached";
+    return dr;
+  }
+  for (uint32_t v = 0; v < 65536; ++v)
+    if (act(uint16_t(gate), uint16_t(v)) == v) dr.reach[v] = true, dr.in[v] = {uint16_t(gate), uint16_t(v)}, ++dr.reachable;
+  dr.words = op.inputs[0].name + " " + hex(uint32_t(gate), 4) + " (activation exactly 1.0) and " + op.inputs[1].name +
+             " the value: " + std::to_string(dr.reachable) + " of 65536 T values reached exactly (checked with "
+             "QuantPlan::activation)";
+  return dr;
+}
+
+/// Writes wanted T value `v` at element (r, c) of the call through the driver.
+void put(const Driver& dr, QuantCallSpec& s, int64_t r, int64_t c, uint16_t v) {
+  for (int i = 0; i < dr.inputs; ++i) s.at(i, r, c) = dr.in[v][size_t(i)];
+}
+
+/// The byte images a correct kernel writes: the packed codes, and every scale cell (padding cells 0x00).
+struct Image {
+  std::vector<uint8_t> codes, scales;
+};
+
+/// The quantizer's T inputs of block (r, k) (after the activation stage).
+void block_values(const QuantPlan& plan, const QuantCallSpec& s, int64_t r, int64_t k, uint16_t* values) {
+  const int n = plan.block_size(), ni = plan.inputs();
+  uint16_t in[ref::kMaxOpInputs][128];
+  const uint16_t* rows[ref::kMaxOpInputs];
+  for (int i = 0; i < ni; ++i) {
+    for (int e = 0; e < n; ++e) in[i][e] = s.at(i, r, k * n + e);
+    rows[i] = in[i];
+  }
+  for (int e = 0; e < n; ++e) values[e] = plan.activation(rows, e);
+}
+
+/// The quantizer's T values of every element of call s, row-major (the activation stage once for every contract: the
+/// contracts of an op share it).
+std::vector<uint16_t> call_values(const QuantPlan& plan, const QuantCallSpec& s, unsigned workers) {
+  std::vector<uint16_t> v(size_t(s.rows * s.width));
+  const int n = plan.block_size();
+  parallel_for(size_t(s.rows), [&](unsigned, size_t lo, size_t hi) {
+    for (int64_t r = int64_t(lo); r < int64_t(hi); ++r)
+      for (int64_t k = 0; k < s.blocks_per_row(); ++k) block_values(plan, s, r, k, v.data() + r * s.width + k * n);
+  }, 8, workers);
+  return v;
+}
+
+/// The expected images of call s under `plan` from its T values, rows split over `workers` threads (1: the caller).
+Image expected_image(const QuantPlan& plan, const QuantCallSpec& s, const std::vector<uint16_t>& tv, unsigned workers) {
+  const int n = plan.block_size();
+  const int64_t blocks = s.blocks_per_row();
+  const int cell = scale_cell_bytes(plan);
+  const bool e2m1 = plan.op().element_format == ref::ElementFormat::kE2m1;
+  Image img;
+  img.codes.assign(s.codes_bytes, 0);
+  img.scales.assign(s.scale_bytes, 0);
+  parallel_for(size_t(s.rows), [&](unsigned, size_t lo, size_t hi) {
+    uint8_t codes[128];
+    for (int64_t r = int64_t(lo); r < int64_t(hi); ++r)
+      for (int64_t k = 0; k < blocks; ++k) {
+        const int64_t base = r * s.width + k * n;
+        const uint16_t* values = tv.data() + base;
+        // QuantPlan::quantize, with the code of +0 computed once a block (the sweeps' blocks are mostly zeros).
+        const ref::QuantBlockState st = plan.scale_step(plan.block_amax(values, n), s.scalars.data());
+        const ref::QuantScale sc = st.scale;
+        int zero_code = -1;
+        for (int e = 0; e < n; ++e) {
+          if (values[e] != 0) {
+            codes[e] = plan.element_step(values[e], st);
+          } else {
+            if (zero_code < 0) zero_code = plan.element_step(0, st);
+            codes[e] = uint8_t(zero_code);
+          }
+        }
+        for (int e = 0; e < n; ++e) {
+          if (e2m1) {
+            uint8_t& b = img.codes[size_t((base + e) / 2)];
+            b = uint8_t(e & 1 ? (b & 0x0F) | uint8_t((codes[e] & 0x0F) << 4) : (b & 0xF0) | (codes[e] & 0x0F));
+          } else {
+            img.codes[size_t(base + e)] = codes[e];
+          }
+        }
+        const int64_t off = ref::scale_offset(s.layout, r, k, s.rows, blocks) * cell;
+        if (cell == 1) {
+          img.scales[size_t(off)] = sc.byte;
+        } else {
+          const uint32_t u = ref::f32_bits(sc.value);
+          for (int b = 0; b < 4; ++b) img.scales[size_t(off + b)] = uint8_t(u >> (8 * b));
+        }
+      }
+  }, 8, workers);
+  return img;
+}
+
+Image expected_image(const QuantPlan& plan, const QuantCallSpec& s) {
+  return expected_image(plan, s, call_values(plan, s, 0), 0);
+}
+
+/// The T values of a batch, then its expected images under `plan`: each call on one worker when there are several,
+/// one call on every core.
+std::vector<std::vector<uint16_t>> batch_values(const QuantPlan& plan, const std::vector<QuantCallSpec>& specs) {
+  std::vector<std::vector<uint16_t>> out(specs.size());
+  if (specs.size() == 1) out[0] = call_values(plan, specs[0], 0);
+  else parallel_items(specs.size(), [&](unsigned, size_t i) { out[i] = call_values(plan, specs[i], 1); });
+  return out;
+}
+
+std::vector<Image> expected_images(const QuantPlan& plan, const std::vector<QuantCallSpec>& specs,
+                                   const std::vector<std::vector<uint16_t>>& values) {
+  std::vector<Image> out(specs.size());
+  if (specs.size() == 1) out[0] = expected_image(plan, specs[0], values[0], 0);
+  else parallel_items(specs.size(), [&](unsigned, size_t i) { out[i] = expected_image(plan, specs[i], values[i], 1); });
+  return out;
+}
+
+uint32_t scale_bits_at(const QuantPlan& plan, const std::vector<uint8_t>& scales, int64_t cell) {
+  if (scale_cell_bytes(plan) == 1) return scales[size_t(cell)];
+  uint32_t u = 0;
+  for (int b = 0; b < 4; ++b) u |= uint32_t(scales[size_t(cell * 4 + b)]) << (8 * b);
+  return u;
+}
+
+uint8_t code_in(const QuantPlan& plan, const std::vector<uint8_t>& codes, int64_t width, int64_t r, int64_t c) {
+  return code_at(plan.op(), codes.data(), width, r, c);
+}
+
+/// Position along the code format's magnitude order, signed (E2M1 0..7, E4M3 0..126); nullopt for NaN, no code and
+/// (E4M3) the NaN bytes.
+std::optional<int> code_position(const QuantPlan& plan, uint8_t code) {
+  if (plan.op().element_format == ref::ElementFormat::kE2m1) {
+    if (code > 0x0F) return std::nullopt;
+    const int m = code & 7;
+    return code & 8 ? -m : m;
+  }
+  const int m = code & 0x7F;
+  if (m == 0x7F) return std::nullopt;
+  return code & 0x80 ? -m : m;
+}
+
+std::optional<int64_t> scale_position(const QuantPlan& plan, uint32_t bits) {
+  if (e4m3_scales(plan)) {
+    const int m = int(bits & 0x7F);
+    if (m == 0x7F) return std::nullopt;
+    return bits & 0x80 ? -m : m;
+  }
+  if ((bits & 0x7F800000u) == 0x7F800000u) return std::nullopt;  // NaN or Inf
+  const int64_t m = int64_t(bits & 0x7FFFFFFFu);
+  return bits & 0x80000000u ? -m : m;
+}
+
+/// The histogram bin of a mismatch: steps along the format's order as ulps, NaN (or no code) against a number, the
+/// sign of zero.
+Distance step_distance(std::optional<int64_t> got, std::optional<int64_t> want) {
+  if (!got && !want) return Distance::kNanPattern;
+  if (!got) return Distance::kNanForNumber;
+  if (!want) return Distance::kNumberForNan;
+  const int64_t d = std::abs(*got - *want);
+  return d == 0 ? Distance::kZeroSign : d == 1 ? Distance::kOne : d == 2 ? Distance::kTwo : d <= 10 ? Distance::kThreeToTen
+                                                                                                     : Distance::kMore;
+}
+
+void add_step(std::vector<std::pair<int, uint64_t>>& hist, int64_t steps) {
+  const int s = int(std::min<int64_t>(steps, INT32_MAX));
+  auto it = std::lower_bound(hist.begin(), hist.end(), s, [](const auto& p, int v) { return p.first < v; });
+  if (it != hist.end() && it->first == s) ++it->second;
+  else hist.insert(it, {s, 1});
+}
+
+/// One class's comparison state: counts, records, the distinct-output guard, the early stop, and the distances from
+/// the other contracts.
+class QuantTally {
+ public:
+  QuantTally(const QuantContext& ctx, CheckResult& r) : ctx_(ctx), r_(r), plan_(*ctx.model.plan) {
+    for (const auto& in : plan_.op().inputs) names_.push_back(in.name);
+  }
+
+  bool stop() {
+    if (ctx_.options.stop_after && r_.mismatches >= ctx_.options.stop_after) r_.stopped_early = true;
+    return r_.stopped_early || !r_.fault.empty();
+  }
+  void failure(const std::string& line, uint64_t count = 1) {
+    r_.mismatches += count;
+    record(line);
+  }
+  void record(const std::string& line) {
+    if (r_.records.size() < ctx_.options.records) r_.records.push_back(line);
+  }
+  void seen_code(uint8_t c) {
+    if (!codes_seen_[c]) codes_seen_[c] = true, ++r_.distinct_expected;
+  }
+  void seen_scale(uint32_t bits) {
+    // The guard needs two; a few thousand tell enough, and the last value spares the hash of a repeated one.
+    if ((has_last_ && bits == last_scale_) || scales_seen_.size() >= 4096) return;
+    last_scale_ = bits;
+    has_last_ = true;
+    if (scales_seen_.insert(bits).second) ++r_.distinct_expected;
+  }
+
+  /// "nvfp4_quant bf16 [r=3,k=1,e=5] x=0x3F80 amax=0x4040 global_scale=0x3F800000": an element's inputs, the value
+  /// the quantizer saw (fused ops: t=), the block's amax and the call's scalars.
+  std::string element_head(const QuantCallSpec& s, int64_t r, int64_t k, int e) const {
+    const int n = plan_.block_size();
+    std::string h = plan_.op().name + " " + ref::dtype_name(plan_.dtype()) + " [r=" + std::to_string(r) +
+                    ",k=" + std::to_string(k) + (e >= 0 ? ",e=" + std::to_string(e) : std::string()) + "]";
+    uint16_t values[128];
+    block_values(plan_, s, r, k, values);
+    if (e >= 0) {
+      for (int i = 0; i < plan_.inputs(); ++i) h += " " + names_[size_t(i)] + "=" + hex(s.at(i, r, k * n + e), 4);
+      if (plan_.inputs() > 1 || !plan_.op().activation.family_op.empty()) h += " t=" + hex(values[e], 4);
+    }
+    h += " amax=" + hex(plan_.block_amax(values, n), 4);
+    for (size_t j = 0; j < s.scalars.size(); ++j)
+      h += " " + plan_.contract().scalars[j] + "=" + hex(ref::f32_bits(s.scalars[j]), 8);
+    return h;
+  }
+
+  /// The distance of a code mismatch at (r, c): E2M1's nibble 0xF is vLLM's "no code" where the contract's own code
+  /// is 0xFF, and -6 elsewhere.
+  Distance code_distance(const QuantCallSpec& s, int64_t r, int64_t c, uint8_t got, uint8_t exp) const {
+    auto pos = [&](uint8_t code) -> std::optional<int64_t> {
+      const auto p = code_position(plan_, code);
+      return p ? std::optional<int64_t>(*p) : std::nullopt;
+    };
+    std::optional<int64_t> pe = pos(exp);
+    if (plan_.op().element_format == ref::ElementFormat::kE2m1 && exp == 0xF) {
+      const int n = plan_.block_size();
+      uint16_t values[128];
+      block_values(plan_, s, r, c / n, values);
+      const ref::QuantBlockState st = plan_.scale_step(plan_.block_amax(values, n), s.scalars.data());
+      if (plan_.element_step(values[c % n], st) == ref::kQuantNoCode) pe = std::nullopt;
+    }
+    return step_distance(pos(got), pe);
+  }
+
+  /// Compares a valid call's outcome with the expected images; false once the class should stop.
+  bool compare(const QuantCallSpec& s, const QuantOutcome& o, const Image& want, const std::string& label) {
+    if (!o.fault.empty()) {
+      if (!o.subject_fault) throw std::runtime_error("audit: backend failure in " + label + ": " + o.fault);
+      r_.fault = "CUDA error in call " + label + " [" + describe_quant_call(s) + "]: " + o.fault;
+      return false;
+    }
+    if (o.not_applicable) {
+      r_.incomplete_when_passing = true;
+      if (r_.note.find("not applicable") == std::string::npos)
+        r_.note += (r_.note.empty() ? "" : "; ") + std::string("a valid call was not applicable to this runner");
+      return true;
+    }
+    const std::string head = plan_.op().name + " " + ref::dtype_name(plan_.dtype()) + " " + label + " [" +
+                             describe_quant_call(s) + "]";
+    const int n = plan_.block_size();
+    const int64_t blocks = s.blocks_per_row();
+    if (o.rc != 0) {
+      failure(head + " valid call rejected: " + o.message, uint64_t(s.rows * s.width));
+      return !stop();
+    }
+    if (o.guard_writes) failure(head + " wrote " + std::to_string(o.guard_writes) + " guard bytes", o.guard_writes);
+    if (!o.inputs_intact) failure(head + " modified its input " + o.modified);
+    if (o.codes.size() != want.codes.size() || o.scales.size() != want.scales.size()) {
+      failure(head + " read back " + std::to_string(o.codes.size()) + " code and " + std::to_string(o.scales.size()) +
+              " scale bytes, expected " + std::to_string(want.codes.size()) + " and " + std::to_string(want.scales.size()));
+      return !stop();
+    }
+    for (uint8_t b : want.codes) seen_code(b);
+    const int cell = scale_cell_bytes(plan_);
+    // Codes, row by row; a row that differs element by element.
+    const size_t row_bytes = want.codes.size() / size_t(s.rows);
+    for (int64_t r = 0; r < s.rows; ++r) {
+      const size_t at = size_t(r) * row_bytes;
+      if (std::memcmp(want.codes.data() + at, o.codes.data() + at, row_bytes) == 0) {
+        r_.cases += uint64_t(s.width);
+        r_.vs_contract.add_exact(uint64_t(s.width));
+        continue;
+      }
+      for (int64_t c = 0; c < s.width; ++c) {
+        ++r_.cases;
+        const uint8_t got = code_in(plan_, o.codes, s.width, r, c), exp = code_in(plan_, want.codes, s.width, r, c);
+        if (got == exp) {
+          r_.vs_contract.add_exact(1);
+          continue;
+        }
+        ++r_.mismatches;
+        r_.vs_contract.add(code_distance(s, r, c, got, exp));
+        if (r_.records.size() < ctx_.options.records) {
+          const int64_t k = c / n;
+          const int64_t off = ref::scale_offset(s.layout, r, k, s.rows, blocks);
+          const std::string sc = " (scale " + scale_text(plan_, scale_bits_at(plan_, o.scales, off)) + " expected " +
+                                 scale_text(plan_, scale_bits_at(plan_, want.scales, off)) + ")";
+          record(element_head(s, r, k, int(c % n)) + " => code " + hex(got, 1) + " expected " + hex(exp, 1) + sc);
+        }
+        if (stop()) return false;
+      }
+    }
+    // Scales, cell by cell: a block's scale at its offset, and every padding cell 0x00.
+    const int64_t cells = int64_t(want.scales.size()) / cell;
+    if (want.scales == o.scales) {  // the common case, in bulk
+      for (int64_t q = 0; q < cells; ++q) seen_scale(scale_bits_at(plan_, want.scales, q));
+      r_.cases += uint64_t(cells);
+      r_.vs_contract.add_exact(uint64_t(cells));
+      return !stop();
+    }
+    std::vector<int64_t> owner;  // cell -> r * blocks + k, or -1 for padding (built on the first difference)
+    for (int64_t q = 0; q < cells; ++q) {
+      const uint32_t exp = scale_bits_at(plan_, want.scales, q);
+      seen_scale(exp);
+      ++r_.cases;
+      const uint32_t got = scale_bits_at(plan_, o.scales, q);
+      if (got == exp) {
+        r_.vs_contract.add_exact(1);
+        continue;
+      }
+      ++r_.mismatches;
+      r_.vs_contract.add(step_distance(scale_position(plan_, got), scale_position(plan_, exp)));
+      if (r_.records.size() < ctx_.options.records) {
+        if (owner.empty()) {
+          owner.assign(size_t(cells), -1);
+          for (int64_t r = 0; r < s.rows; ++r)
+            for (int64_t k = 0; k < blocks; ++k) owner[size_t(ref::scale_offset(s.layout, r, k, s.rows, blocks))] = r * blocks + k;
+        }
+        const int64_t w = owner[size_t(q)];
+        if (w < 0)
+          record(plan_.op().name + " " + ref::dtype_name(plan_.dtype()) + " [" + describe_quant_call(s) +
+                 "] padding scale cell " + std::to_string(q) + " => " + scale_text(plan_, got) + " expected " +
+                 scale_text(plan_, exp) + " (padding cells must be 0x00)");
+        else
+          record(element_head(s, w / blocks, w % blocks, -1) + " => scale " + scale_text(plan_, got) + " expected " +
+                 scale_text(plan_, exp) + " (cell " + std::to_string(q) + ")");
+      }
+      if (stop()) return false;
+    }
+    return !stop();
+  }
+
+  /// The lines kept for d: the finite differences first, then those where NaN or Inf is involved.
+  void finish_distance(ContractDistance& d) {
+    DistanceSide& side = sides_[d.contract];
+    d.pairs = side.finite;
+    d.pairs.insert(d.pairs.end(), side.special.begin(), side.special.end());
+  }
+
+  /// Adds the distance of the subject's outputs from contract `other`'s images of the same call (`tv`: its T values).
+  /// A differing input is a (value, subject's scale, scalars) triple, each counted and listed once: pairs_total
+  /// counts the distinct ones (past kMaxDistinctPairs, every further difference); the lines kept are the first
+  /// finite ones, then up to a quarter of them where NaN or Inf is involved.
+  void distance(ContractDistance& d, const QuantPlan& other, const QuantCallSpec& s, const QuantOutcome& o,
+                const Image& theirs, const std::vector<uint16_t>& tv) {
+    if (o.rc != 0 || !o.fault.empty() || o.not_applicable || o.codes.size() != theirs.codes.size() ||
+        o.scales.size() != theirs.scales.size())
+      return;
+    DistanceSide& side = sides_[d.contract];
+    const ref::Dtype dt = plan_.dtype();
+    const int n = plan_.block_size();
+    const int64_t blocks = s.blocks_per_row();
+    const uint32_t g = s.scalars.empty() ? 0 : ref::f32_bits(s.scalars[0]);
+    auto keep = [&](uint64_t key, bool special, const std::function<std::string()>& line) {
+      if (side.keys.size() >= kMaxDistinctPairs) {
+        ++d.pairs_total;
+      } else if (side.keys.insert(key).second) {
+        ++d.pairs_total;
+      } else {
+        return;
+      }
+      std::vector<std::string>& kept = special ? side.special : side.finite;
+      const size_t cap = special ? kMaxDistancePairs / 4 : kMaxDistancePairs - kMaxDistancePairs / 4;
+      if (kept.size() < cap) kept.push_back(line());
+    };
+    const size_t row_code_bytes = theirs.codes.size() / size_t(s.rows);
+    const int cell = scale_cell_bytes(plan_);
+    const bool linear = s.layout == ref::ScaleLayout::kLinear;
+    for (int64_t r = 0; r < s.rows; ++r) {
+      // A row whose codes and (linear) scales are equal is counted in bulk.
+      if (linear &&
+          std::memcmp(o.codes.data() + size_t(r) * row_code_bytes, theirs.codes.data() + size_t(r) * row_code_bytes,
+                      row_code_bytes) == 0 &&
+          std::memcmp(o.scales.data() + size_t(r * blocks * cell), theirs.scales.data() + size_t(r * blocks * cell),
+                      size_t(blocks * cell)) == 0) {
+        d.blocks += uint64_t(blocks);
+        d.cases += uint64_t(blocks * n);
+        continue;
+      }
+      for (int64_t k = 0; k < blocks; ++k) {
+        ++d.blocks;
+        d.cases += uint64_t(n);
+        const int64_t off = ref::scale_offset(s.layout, r, k, s.rows, blocks);
+        const uint32_t sg = scale_bits_at(plan_, o.scales, off), so = scale_bits_at(other, theirs.scales, off);
+        const auto sgp = scale_position(plan_, sg), sop = scale_position(other, so);
+        const bool scale_special = !sgp || !sop;
+        const uint16_t* values = tv.data() + r * s.width + k * n;
+        if (sg != so) {
+          ++d.scales_differ;
+          if (!scale_special) add_step(d.scale_steps, std::abs(*sgp - *sop));
+          else ++d.nan_inf_differ;
+          const uint16_t amax = plan_.block_amax(values, n);
+          keep(uint64_t(1) << 63 | uint64_t(amax) << 32 | (g ^ sg * 0x9E3779B9u), scale_special, [&] {
+            return element_head(s, r, k, -1) + " => scale " + scale_text(plan_, sg) + ", " + d.contract + " scale " +
+                   scale_text(other, so);
+          });
+        }
+        for (int e = 0; e < n; ++e) {
+          const uint8_t cg = code_in(plan_, o.codes, s.width, r, k * n + e);
+          const uint8_t co = code_in(other, theirs.codes, s.width, r, k * n + e);
+          if (cg == co) continue;
+          ++d.codes_differ;
+          const uint16_t v = values[e];
+          // A code byte with no number behind it (vLLM's table on a NaN product: 0xFF, the nibble 0xF, which also
+          // codes -6) is a NaN difference: the contracts' own codes tell which (the subject's by its claim's).
+          bool no_code = false;
+          if (!scale_special) {
+            const uint16_t amax = plan_.block_amax(values, n);
+            const uint8_t raw_other = other.element_step(v, other.scale_step(amax, s.scalars.data()));
+            const uint8_t raw_own = plan_.element_step(v, plan_.scale_step(amax, s.scalars.data()));
+            no_code = raw_other == ref::kQuantNoCode || (raw_own == ref::kQuantNoCode && cg == (raw_own & 0x0F));
+          }
+          const bool special = scale_special || no_code || ref::is_nan_bits(dt, v) || abs_bits(v) == inf_bits(dt);
+          const auto pg = code_position(plan_, cg), po = code_position(other, co);
+          if (!special && pg && po) {
+            if (*pg == 0 && *po == 0) ++d.sign_of_zero_differ;
+            add_step(d.code_steps, std::abs(*pg - *po));
+          } else {
+            ++d.nan_inf_differ;
+          }
+          keep(uint64_t(v) << 32 | (uint64_t(sg) * 0x9E3779B97F4A7C15ull >> 32 ^ g), special || !pg || !po, [&] {
+            return element_head(s, r, k, e) + " => code " + hex(cg, 1) + " scale " + scale_text(plan_, sg) + ", " +
+                   d.contract + " code " + hex(co, 1) + " scale " + scale_text(other, so);
+          });
+        }
+      }
+    }
+  }
+
+ private:
+  const QuantContext& ctx_;
+  CheckResult& r_;
+  const QuantPlan& plan_;
+  std::vector<std::string> names_;
+  bool codes_seen_[256] = {};
+  std::unordered_set<uint32_t> scales_seen_;
+  uint32_t last_scale_ = 0;
+  bool has_last_ = false;
+  struct DistanceSide {
+    std::unordered_set<uint64_t> keys;
+    std::vector<std::string> finite, special;  ///< the lines kept, finite differences first
+  };
+  std::map<std::string, DistanceSide> sides_;  ///< per other contract
+};
+
+/// Runs the calls in batches of the runner's size: expected images on every core, the subject's batch, the
+/// comparison; with `distances`, every other contract's images too. False once the class should stop.
+bool run_batches(const QuantContext& ctx, QuantTally& t, std::vector<QuantCallSpec>& specs, const std::string& label,
+                 std::vector<ContractDistance>* distances = nullptr) {
+  const size_t batch = size_t(std::max(1, ctx.runner.preferred_batch()));
+  for (size_t k0 = 0; k0 < specs.size(); k0 += batch) {
+    const size_t k1 = std::min(specs.size(), k0 + batch);
+    std::vector<QuantCallSpec> part(std::make_move_iterator(specs.begin() + long(k0)),
+                                    std::make_move_iterator(specs.begin() + long(k1)));
+    std::vector<Image> want;
+    std::vector<std::vector<uint16_t>> values;
+    {
+      const PhaseClock reference("reference values");
+      values = batch_values(*ctx.model.plan, part);
+      want = expected_images(*ctx.model.plan, part, values);
+    }
+    watch_label(label + " (calls " + std::to_string(k0) + ".." + std::to_string(k1 - 1) + ")");
+    std::vector<QuantOutcome> got;
+    {
+      const PhaseClock kernel("kernel");
+      got = ctx.runner.call_batch(part);
+    }
+    if (got.size() != part.size()) throw std::runtime_error("audit: the quant runner returned a short batch");
+    {
+      const PhaseClock comparison("comparison");
+      for (size_t j = 0; j < part.size(); ++j)
+        if (!t.compare(part[j], got[j], want[j], label + " call " + std::to_string(k0 + j))) return false;
+    }
+    if (distances) {
+      const PhaseClock other("other contracts");
+      for (size_t m = 0; m < ctx.model.others.size(); ++m) {
+        const std::vector<Image> theirs = expected_images(*ctx.model.others[m], part, values);
+        for (size_t j = 0; j < part.size(); ++j)
+          t.distance((*distances)[m], *ctx.model.others[m], part[j], got[j], theirs[j], values[j]);
+      }
+    }
+  }
+  return true;
+}
+
+/// Blocks of wanted T values (block_size each) under one set of scalars, packed into calls of up to `call_elems`
+/// elements, `per_row` blocks a row; the last row padded with all-zero blocks.
+void add_block_calls(const QuantContext& ctx, const Driver& dr, const std::vector<float>& scalars,
+                     const std::vector<uint16_t>& values, std::vector<QuantCallSpec>& out, int64_t per_row = 64,
+                     int64_t call_elems = int64_t(1) << 20, ref::ScaleLayout layout = ref::ScaleLayout::kLinear) {
+  const QuantPlan& plan = *ctx.model.plan;
+  const int64_t n = plan.block_size();
+  const int64_t nblocks = int64_t(values.size()) / n;
+  const int64_t blocks_per_call = std::max<int64_t>(per_row, call_elems / n / per_row * per_row);
+  for (int64_t b0 = 0; b0 < nblocks; b0 += blocks_per_call) {
+    const int64_t nb = std::min(blocks_per_call, nblocks - b0);
+    const int64_t width = std::min(per_row, nb) * n;
+    const int64_t rows = (nb * n + width - 1) / width;
+    QuantCallSpec s = make_quant_call(plan.op(), ctx.model.contract, rows, width, ctx.abi_dtype, layout);
+    s.scalars = scalars;
+    for (int64_t i = 0; i < nb * n; ++i) put(dr, s, i / width, i % width, values[size_t((b0 * n) + i)]);
+    out.push_back(std::move(s));
+  }
+}
+
+/// Every T pattern that is not NaN and whose magnitude is at most |a|'s, both signs, in pattern order.
+std::vector<uint16_t> values_up_to(const Driver& dr, ref::Dtype d, uint16_t a) {
+  std::vector<uint16_t> v;
+  for (uint32_t p = 0; p < 65536; ++p)
+    if (dr.reach[p] && !ref::is_nan_bits(d, uint16_t(p)) && abs_bits(uint16_t(p)) <= abs_bits(a)) v.push_back(uint16_t(p));
+  return v;
+}
+
+/// `count` rows of 0..65535 (all when count >= 65536): the specials first, then every stride-th pattern; `words`
+/// says which.
+std::vector<uint16_t> strided_rows(uint32_t count, const std::vector<uint16_t>& specials, std::string* words = nullptr) {
+  std::vector<uint16_t> rows;
+  std::vector<bool> have(65536, false);
+  if (count >= 65536) {
+    for (uint32_t p = 0; p < 65536; ++p) rows.push_back(uint16_t(p));
+    if (words) *words = "every T pattern";
+    return rows;
+  }
+  for (uint16_t s : specials)
+    if (!have[s] && rows.size() < count) have[s] = true, rows.push_back(s);
+  const size_t first = rows.size();
+  const uint32_t rest = count > rows.size() ? count - uint32_t(rows.size()) : 0;
+  uint32_t stride = 0;
+  if (rest) {
+    stride = std::max<uint32_t>(1, 65536 / rest);
+    for (uint32_t p = stride / 2; p < 65536 && rows.size() < count; p += stride)
+      if (!have[p]) have[p] = true, rows.push_back(uint16_t(p));
+  }
+  if (words) {
+    std::string list;
+    for (size_t i = 0; i < first; ++i) list += (i ? " " : "") + hex(rows[i], 4);
+    *words = std::to_string(first) + " specials (" + list + ")";
+    if (stride)
+      *words += " and " + std::to_string(rows.size() - first) + " patterns " + hex(stride / 2, 4) + " + " +
+                std::to_string(stride) + " k";
+    *words += "; a stated subset of the 65536 patterns, the host's default (CUDA: every pattern)";
+  }
+  return rows;
+}
+
+/// Amaxes every class visits, the typical first (a sweep of a few rows takes the first): one and 448 * 6 (global
+/// scales 2688 and 1), 6, 448, 0.1, then zero, the subnormal ends, the normal ends, around 448 * 6, Inf, NaN, -0, -1.
+std::vector<uint16_t> special_amaxes(ref::Dtype d) {
+  const bool bf = d == ref::Dtype::kBf16;
+  std::vector<uint16_t> s = {t_of(d, 1.0f), t_of(d, 2688.0f), t_of(d, 6.0f), t_of(d, 448.0f), t_of(d, 0.1f), 0x0000,
+                             0x0001, uint16_t(bf ? 0x007F : 0x03FF), uint16_t(bf ? 0x0080 : 0x0400),
+                             uint16_t(t_of(d, 2688.0f) + 1), uint16_t(t_of(d, 2688.0f) - 1),
+                             uint16_t(bf ? 0x7F7F : 0x7BFF), inf_bits(d), nan_bits(d), 0x8000, t_of(d, -1.0f)};
+  return s;
+}
+
+}  // namespace
+
+const std::vector<CheckClass>& quant_check_classes() {
+  static const std::vector<CheckClass> c = {CheckClass::kRejection, CheckClass::kWidths, CheckClass::kStages,
+                                            CheckClass::kBlocks, CheckClass::kLayout};
+  return c;
+}
+
+namespace {
+
+bool all_poison(const std::vector<uint8_t>& b) {
+  // The runner's images hold kPoison's little-endian bytes from an even address; a misaligned tensor starts inside.
+  for (int phase = 0; phase < 2; ++phase) {
+    bool ok = true;
+    for (size_t i = 0; i < b.size() && ok; ++i)
+      ok = b[i] == uint8_t((i + size_t(phase)) % 2 == 0 ? kPoison & 0xFF : kPoison >> 8);
+    if (ok) return true;
+  }
+  return false;
+}
+
+void quant_rejection(const QuantContext& ctx, CheckResult& r) {
+  const QuantPlan& plan = *ctx.model.plan;
+  const ref::QuantOpSpec& op = plan.op();
+  const ref::Dtype d = plan.dtype();
+  const int64_t n = op.block_size;
+  const int64_t v = std::max<int64_t>(1, ctx.info.vector_elems());
+  QuantTally t(ctx, r);
+  CounterRng rng{quant_class_seed(ctx, CheckClass::kRejection)};
+  struct Probe {
+    std::string what;
+    QuantCallSpec spec;
+    bool valid = false;
+  };
+  std::vector<Probe> probes;
+  auto base = [&](int64_t rows, int64_t width) {
+    QuantCallSpec s = make_quant_call(op, ctx.model.contract, rows, width, ctx.abi_dtype, op.scale_layouts[0]);
+    for (auto& b : s.buffers)
+      for (auto& e : b) e = counter_pattern(d == ref::Dtype::kBf16, rng.seed, rng.next++);
+    if (!s.scalars.empty()) plan.scalars_from_tensor_amax(t_of(d, 3.0f), s.scalars.data());
+    return s;
+  };
+  // Widths that are multiples of the vector but not of the block: the buffers hold what the layout needs.
+  std::vector<int64_t> widths;
+  for (int64_t w : {n / 2, n + v, 3 * n / 2, 2 * n - v})
+    if (w > 0 && w % n != 0 && w % v == 0 && std::find(widths.begin(), widths.end(), w) == widths.end()) widths.push_back(w);
+  if (widths.empty()) widths.push_back(n + 1);
+  for (int64_t w : widths)
+    probes.push_back({"width " + std::to_string(w) + " not a multiple of the block " + std::to_string(n), base(2, w)});
+  for (int32_t dt : {int32_t(FUSEPROOF_DTYPE_FLOAT32), int32_t(FUSEPROOF_DTYPE_INT16)}) {
+    Probe p{"dtype code " + std::to_string(dt), base(2, 4 * n)};
+    p.spec.dtype = dt;
+    probes.push_back(p);
+  }
+  {
+    Probe p{"rows 0", base(1, 4 * n)};
+    p.spec.rows = 0;
+    probes.push_back(p);
+  }
+  for (int i = 0; i < int(op.inputs.size()); ++i) {
+    Probe p{op.inputs[size_t(i)].name + " null", base(2, 4 * n)};
+    p.spec.null_input.assign(op.inputs.size(), false);
+    p.spec.null_input[size_t(i)] = true;
+    probes.push_back(p);
+  }
+  {
+    Probe p{"codes null", base(2, 4 * n)};
+    p.spec.null_codes = true;
+    probes.push_back(p);
+    Probe q{"scales null", base(2, 4 * n)};
+    q.spec.null_scales = true;
+    probes.push_back(q);
+  }
+  if (ctx.info.vector_bytes > 2)
+    for (int i = 0; i < int(op.inputs.size()); ++i) {
+      Probe p{op.inputs[size_t(i)].name + " misaligned by 2 bytes", base(2, 4 * n)};
+      p.spec.input_misalign.assign(op.inputs.size(), 0);
+      p.spec.input_misalign[size_t(i)] = 2;
+      probes.push_back(p);
+    }
+  if (ctx.info.vector_bytes > 1) {
+    const uint32_t m = ctx.info.vector_bytes > 2 ? 2 : 1;
+    Probe p{"codes misaligned by " + std::to_string(m) + " bytes", base(2, 4 * n)};
+    p.spec.codes_misalign = m;
+    probes.push_back(p);
+  }
+  {
+    Probe p{"scales misaligned by 2 bytes", base(2, 4 * n)};
+    p.spec.scales_misalign = 2;
+    probes.push_back(p);
+  }
+  {
+    const int32_t k = int32_t(op.inputs.size());
+    Probe p{std::to_string(k + 1) + " inputs where the op has " + std::to_string(k), base(2, 4 * n)};
+    p.spec.n_inputs_override = k + 1;
+    probes.push_back(p);
+    Probe q{std::to_string(k - 1) + " inputs where the op has " + std::to_string(k), base(2, 4 * n)};
+    q.spec.n_inputs_override = k - 1;
+    probes.push_back(q);
+  }
+  {
+    const int32_t k = int32_t(plan.scalars());
+    Probe p{std::to_string(k + 1) + " scalars where the contract has " + std::to_string(k), base(2, 4 * n)};
+    p.spec.n_scalars_override = k + 1;
+    probes.push_back(p);
+    if (k > 0) {
+      Probe q{std::to_string(k - 1) + " scalars where the contract has " + std::to_string(k), base(2, 4 * n)};
+      q.spec.n_scalars_override = k - 1;
+      probes.push_back(q);
+    }
+  }
+  for (ref::ScaleLayout l : {ref::ScaleLayout::kLinear, ref::ScaleLayout::kSwizzled128x4})
+    if (std::find(op.scale_layouts.begin(), op.scale_layouts.end(), l) == op.scale_layouts.end()) {
+      Probe p{std::string("scale layout ") + ref::scale_layout_name(l) + ", which the op lacks", base(2, 4 * n)};
+      p.spec.scale_layout_override = int32_t(l);
+      probes.push_back(p);
+    }
+  {
+    Probe p{"scale layout 7", base(2, 4 * n)};
+    p.spec.scale_layout_override = 7;
+    probes.push_back(p);
+  }
+  probes.push_back({"a valid call", base(3, 4 * n), true});
+
+  size_t not_applicable = 0;
+  for (Probe& p : probes) {
+    watch_label("rejection probe: " + p.what);
+    const QuantOutcome o = ctx.runner.call(p.spec);
+    if (o.not_applicable) {
+      ++not_applicable;
+      continue;
+    }
+    if (p.valid) {
+      const Image want = expected_image(plan, p.spec);
+      if (!t.compare(p.spec, o, want, "valid call")) break;
+      continue;
+    }
+    ++r.cases;
+    if (!o.fault.empty()) {
+      if (!o.subject_fault) throw std::runtime_error("audit: backend failure in rejection probe " + p.what + ": " + o.fault);
+      r.fault = "CUDA error in rejection probe " + p.what + " [" + describe_quant_call(p.spec) + "]: " + o.fault;
+      break;
+    }
+    std::string why;
+    if (o.rc == 0) why += "returned 0 (accepted); ";
+    if (o.rc != 0 && (o.message.empty() || o.message.find('\n') != std::string::npos))
+      why += "rejection message must be one non-empty line; ";
+    if (!all_poison(o.codes)) why += "wrote the codes; ";
+    if (!all_poison(o.scales)) why += "wrote the scales; ";
+    if (o.guard_writes) why += "wrote " + std::to_string(o.guard_writes) + " guard bytes; ";
+    if (!o.inputs_intact) why += "modified its input " + o.modified + "; ";
+    if (!why.empty())
+      t.failure(op.name + " " + ref::dtype_name(d) + " reject " + p.what + " [" + describe_quant_call(p.spec) +
+                "]: " + why.substr(0, why.size() - 2));
+    if (t.stop()) break;
+  }
+  r.scope = std::to_string(probes.size() - 1) + " invalid calls (widths " ;
+  for (size_t i = 0; i < widths.size(); ++i) r.scope += (i ? ", " : "") + std::to_string(widths[i]);
+  r.scope += " not a multiple of the " + std::to_string(n) + "-element block, dtype codes 2 and 3, rows 0, null and "
+             "misaligned inputs, codes and scales, a wrong input count, a wrong scalar count, a scale layout the op "
+             "lacks, scale layout 7): each must return non-zero with a one-line message and leave the poisoned codes "
+             "and scales, their guards and the inputs untouched; and one valid call compared byte for byte";
+  if (not_applicable)
+    r.scope += "; " + std::to_string(not_applicable) + " of them not applicable to this subject (not counted)";
+}
+
+/// The scalars of a call from its own tensor's amax (the reference's derivation), or none.
+void scalars_from_call(const QuantPlan& plan, QuantCallSpec& s) {
+  if (s.scalars.empty()) return;
+  uint16_t amax = 0;
+  const int n = plan.block_size();
+  uint16_t values[128];
+  for (int64_t r = 0; r < s.rows; ++r)
+    for (int64_t k = 0; k < s.blocks_per_row(); ++k) {
+      block_values(plan, s, r, k, values);
+      const uint16_t a = plan.block_amax(values, n);
+      if (!ref::is_nan_bits(plan.dtype(), a) && a > amax) amax = a;
+    }
+  plan.scalars_from_tensor_amax(amax, s.scalars.data());
+}
+
+void quant_widths(const QuantContext& ctx, CheckResult& r) {
+  const QuantPlan& plan = *ctx.model.plan;
+  const ref::QuantOpSpec& op = plan.op();
+  const bool bf = plan.dtype() == ref::Dtype::kBf16;
+  const int64_t n = op.block_size;
+  const int64_t max_width =
+      ctx.max_width > 0 ? ctx.max_width : ctx.options.max_width > 0 ? ctx.options.max_width : ctx.info.cuda() ? 65536 : 4096;
+  const uint64_t seed = quant_class_seed(ctx, CheckClass::kWidths);
+  QuantTally t(ctx, r);
+  const int64_t count = max_width / n;
+  const size_t batch = size_t(std::max(1, ctx.runner.preferred_batch()));
+  uint64_t swizzled = 0;
+  for (int64_t k0 = 0; k0 < count; k0 += int64_t(batch)) {
+    const int64_t kn = std::min<int64_t>(int64_t(batch), count - k0);
+    std::vector<QuantCallSpec> specs(static_cast<size_t>(kn));
+    parallel_items(size_t(kn), [&](unsigned, size_t j) {
+      const int64_t k = k0 + int64_t(j), w = (k + 1) * n;
+      // The op's layouts by turns; the scalars from the call's own tensor amax, or 1.0, by turns.
+      const ref::ScaleLayout layout = op.scale_layouts[size_t(k) % op.scale_layouts.size()];
+      QuantCallSpec s = make_quant_call(op, ctx.model.contract, 3, w, ctx.abi_dtype, layout);
+      const uint64_t cs = counter_hash(seed, uint64_t(k));
+      uint64_t i = 0;
+      for (auto& b : s.buffers)
+        for (auto& e : b) e = counter_pattern(bf, cs, i++);
+      if ((k / int64_t(op.scale_layouts.size())) % 2 == 0) scalars_from_call(plan, s);
+      specs[j] = std::move(s);
+    });
+    for (const auto& s : specs) swizzled += s.layout == ref::ScaleLayout::kSwizzled128x4;
+    if (!run_batches(ctx, t, specs, "widths")) break;
+  }
+  r.scope = "every width " + std::to_string(n) + ".." + std::to_string(count * n) + " in steps of the " +
+            std::to_string(n) + "-element block (" + std::to_string(count) + " widths), 3 rows each, weighted random "
+            "patterns in every input (SplitMix64 of --seed, the width and the element)";
+  if (op.scale_layouts.size() > 1) r.scope += ", the scale layouts by turns (" + std::to_string(swizzled) + " swizzled)";
+  if (plan.scalars() > 0) r.scope += ", the scalars from the call's own tensor amax or 1.0 by turns";
+}
+
+void quant_stages(const QuantContext& ctx, CheckResult& r) {
+  const QuantPlan& plan = *ctx.model.plan;
+  const ref::QuantOpSpec& op = plan.op();
+  const ref::Dtype d = plan.dtype();
+  const int n = op.block_size;
+  QuantTally t(ctx, r);
+  const Driver dr = make_driver(plan);
+  std::vector<ContractDistance> dist(ctx.model.others.size());
+  for (size_t m = 0; m < dist.size(); ++m) dist[m].contract = ref::quant_contract_name(ctx.model.others[m]->contract().contract);
+  const bool full = ctx.info.cuda();
+  // Rows of the sweeps: all 65,536 on CUDA (or stage_rows), a strided subset plus the specials on the host.
+  const uint32_t scale_rows = ctx.stage_rows ? ctx.stage_rows : full ? 65536u : kHostScaleRows;
+  const bool scalars = plan.scalars() > 0 && !plan.contract().global_steps.empty();
+  std::vector<float> sc(size_t(plan.scalars()), 1.0f);
+  std::string scope;
+  bool go = true;
+
+  // Stage 1, the scale step: each block one member b (at position b mod block) among zeros, every reachable b, for
+  // each tensor amax's scalars (or once, without scalars).
+  std::vector<uint16_t> bvals;
+  for (uint32_t b = 0; b < 65536; ++b)
+    if (dr.reach[b]) bvals.push_back(uint16_t(b));
+  const uint16_t zero = 0;
+  if (!dr.reach[zero]) throw std::logic_error("audit: " + op.name + ": 0 is not reachable through the activation");
+  std::vector<uint16_t> block_list(bvals.size() * size_t(n), 0);
+  for (size_t j = 0; j < bvals.size(); ++j) block_list[j * size_t(n) + j % size_t(n)] = bvals[j];
+  std::string rows_words;
+  const std::vector<uint16_t> amax_rows =
+      scalars ? strided_rows(scale_rows, special_amaxes(d), &rows_words) : std::vector<uint16_t>{0};
+  uint64_t stage1_blocks = 0;
+  for (size_t i = 0; i < amax_rows.size() && go; ++i) {
+    if (scalars) plan.scalars_from_tensor_amax(amax_rows[i], sc.data());
+    std::vector<QuantCallSpec> specs;
+    add_block_calls(ctx, dr, sc, block_list, specs);
+    stage1_blocks += bvals.size();
+    go = run_batches(ctx, t, specs, "scale step" + (scalars ? " tensor amax " + hex(amax_rows[i], 4) : std::string()),
+                     &dist);
+  }
+  if (scalars)
+    scope = "scale step: " + std::to_string(amax_rows.size()) + " tensor amaxes (" + rows_words + "), their scalars by the contract's global steps (" + plan.contract().global_source + "), x " +
+            std::to_string(bvals.size()) + " block amaxes: " + std::to_string(stage1_blocks) + " blocks";
+  else
+    scope = "scale step: every reachable block amax (" + std::to_string(bvals.size()) + " blocks, one member among zeros)";
+
+  // Stage 2, the element step.
+  uint64_t stage2_values = 0;
+  std::string stage2;
+  if (go && e4m3_scales(plan)) {
+    // Every reachable E4M3 scale code under each global scale of a set covering every binade: the scales of tensor
+    // amaxes 2^k (every k of the dtype) and of a few typical amaxes; per code its largest amax, then every value of
+    // magnitude at most that amax.
+    std::vector<uint16_t> tensor_amaxes;
+    const int kmin = d == ref::Dtype::kBf16 ? -133 : -24, kmax = d == ref::Dtype::kBf16 ? 127 : 15;
+    for (int k = kmin; k <= kmax; ++k) tensor_amaxes.push_back(t_of(d, std::ldexp(1.0f, k)));
+    const std::vector<uint16_t> typical = {t_of(d, 3.0f), t_of(d, 10.0f), t_of(d, 0.37f), t_of(d, 100.0f),
+                                           t_of(d, 2688.0f), t_of(d, 1000.0f)};
+    std::vector<uint16_t> g_rows;
+    const uint32_t want_g = ctx.stage_rows ? ctx.stage_rows : full ? 65536u : kHostGlobalScales;
+    if (want_g >= tensor_amaxes.size() + typical.size()) {
+      g_rows = tensor_amaxes;
+      g_rows.insert(g_rows.end(), typical.begin(), typical.end());
+    } else {
+      // The host's subset: 1.0 and 2688 (global scales 2688 and 1), then every stride-th binade.
+      g_rows = {t_of(d, 1.0f), t_of(d, 2688.0f)};
+      const size_t rest = want_g > 2 ? want_g - 2 : 0;
+      for (size_t j = 0; j < rest; ++j) g_rows.push_back(tensor_amaxes[(j * tensor_amaxes.size()) / rest]);
+      g_rows.resize(std::min<size_t>(g_rows.size(), want_g));
+    }
+    uint64_t codes_total = 0;
+    for (size_t gi = 0; gi < g_rows.size() && go; ++gi) {
+      plan.scalars_from_tensor_amax(g_rows[gi], sc.data());
+      std::vector<int32_t> rep(256, -1);  // code -> its largest reachable amax pattern
+      for (uint32_t b = 0; b < 0x8000; ++b)
+        if (dr.reach[b] && !ref::is_nan_bits(d, uint16_t(b))) {
+          const uint8_t q = plan.scale_step(uint16_t(b), sc.data()).scale.byte;
+          if (rep[q] < 0 || int32_t(b) > rep[q]) rep[q] = int32_t(b);
+        }
+      std::vector<uint16_t> blocks;
+      for (int q = 0; q < 256; ++q) {
+        if (rep[q] < 0) continue;
+        ++codes_total;
+        const uint16_t a = uint16_t(rep[q]);
+        const std::vector<uint16_t> vals = values_up_to(dr, d, a);
+        stage2_values += vals.size();
+        for (size_t j = 0; j < vals.size(); j += size_t(n - 1)) {
+          blocks.push_back(a);
+          for (size_t e = 0; e < size_t(n - 1); ++e) blocks.push_back(j + e < vals.size() ? vals[j + e] : zero);
+        }
+      }
+      std::vector<QuantCallSpec> specs;
+      add_block_calls(ctx, dr, sc, blocks, specs);
+      go = run_batches(ctx, t, specs, "element step tensor amax " + hex(g_rows[gi], 4), &dist);
+    }
+    stage2 = "element step: " + std::to_string(g_rows.size()) + " global scales (" +
+             (g_rows.size() >= tensor_amaxes.size() + typical.size()
+                  ? "those of the tensor amaxes 2^" + std::to_string(kmin) + "..2^" + std::to_string(kmax) +
+                        " and of 3, 10, 0.37, 100, 2688, 1000"
+                  : "those of the tensor amaxes " + [&] {
+                      std::string l;
+                      for (uint16_t a : g_rows) l += (l.empty() ? "" : ", ") + hex(a, 4);
+                      return l;
+                    }() + ": 1.0 and 2688, then binades by a stride; a stated subset, the host's default (CUDA: the "
+                          "tensor amaxes 2^" + std::to_string(kmin) + "..2^" + std::to_string(kmax) +
+                          " and 3, 10, 0.37, 100, 2688, 1000)") +
+             "), each reachable scale code (" + std::to_string(codes_total) + " in all) with its largest amax, and " +
+             "every value of magnitude at most that amax: " + std::to_string(stage2_values) + " (value, scale) pairs";
+  } else if (go) {
+    // A binary32 scale: every (value, block amax) pair with |value| <= amax, blocks of amax then block - 1 values.
+    const uint32_t want_a = ctx.stage_rows ? ctx.stage_rows : full ? 65536u : kHostAmaxRows;
+    std::vector<uint16_t> amaxes;
+    std::string amax_words;
+    for (uint16_t a : strided_rows(want_a >= 0x8000 ? 65536u : want_a, special_amaxes(d), &amax_words))
+      if (a < 0x8000 && dr.reach[a] && !ref::is_nan_bits(d, a)) amaxes.push_back(a);
+    std::vector<uint16_t> blocks;
+    std::vector<QuantCallSpec> specs;
+    for (size_t ai = 0; ai < amaxes.size() && go; ++ai) {
+      const std::vector<uint16_t> vals = values_up_to(dr, d, amaxes[ai]);
+      stage2_values += vals.size();
+      for (size_t j = 0; j < vals.size(); j += size_t(n - 1)) {
+        blocks.push_back(amaxes[ai]);
+        for (size_t e = 0; e < size_t(n - 1); ++e) blocks.push_back(j + e < vals.size() ? vals[j + e] : zero);
+      }
+      if (blocks.size() >= (size_t(1) << 22) || ai + 1 == amaxes.size()) {
+        add_block_calls(ctx, dr, sc, blocks, specs);
+        blocks.clear();
+        go = run_batches(ctx, t, specs, "element step", &dist);
+        specs.clear();
+      }
+    }
+    stage2 = "element step: " + std::to_string(amaxes.size()) + " block amaxes (" +
+             (want_a >= 0x8000 ? std::string("every finite positive pattern")
+                               : "the positive finite ones of " + amax_words) +
+             "), each with every value of magnitude at most it (blocks of the amax then " + std::to_string(n - 1) +
+             " values): " + std::to_string(stage2_values) + " (value, amax) pairs";
+  }
+  r.scope = scope + "; " + stage2 + "; inputs: " + dr.words + "; every code and scale compared (cases: codes and "
+            "scale cells)";
+  for (auto& x : dist) {
+    t.finish_distance(x);
+    r.contract_distances.push_back(std::move(x));
+  }
+  if (!ctx.model.others_missing.empty()) {
+    std::string m;
+    for (const auto& s : ctx.model.others_missing) m += (m.empty() ? "" : "; ") + s;
+    r.note += (r.note.empty() ? "" : "; ") + ("contracts without a distance: " + m);
+  }
+}
+
+/// One block of `n` values: `members` first, then zeros.
+std::vector<uint16_t> block_of(const std::vector<uint16_t>& members, int n) {
+  std::vector<uint16_t> b(size_t(n), 0);
+  for (size_t i = 0; i < members.size() && i < size_t(n); ++i) b[i] = members[i];
+  return b;
+}
+
+void quant_blocks(const QuantContext& ctx, CheckResult& r) {
+  const QuantPlan& plan = *ctx.model.plan;
+  const ref::Dtype d = plan.dtype();
+  const int n = plan.block_size();
+  const bool bf = d == ref::Dtype::kBf16;
+  QuantTally t(ctx, r);
+  const Driver dr = make_driver(plan);
+  CounterRng rng{quant_class_seed(ctx, CheckClass::kBlocks)};
+  auto reach = [&](uint16_t v) { return dr.reach[v]; };
+  // A random reachable value of magnitude below |a| (|v| in [a/64, a)), either sign.
+  auto below = [&](uint16_t a) {
+    const uint16_t m = abs_bits(a);
+    for (int tries = 0; tries < 64; ++tries) {
+      const uint16_t lo = uint16_t(m > 0x0300 ? m - 0x0300 : 0);
+      const uint16_t p = uint16_t(lo + rng() % std::max<uint16_t>(1, uint16_t(m - lo)));
+      const uint16_t v = uint16_t(p | (rng() & 1 ? 0x8000 : 0));
+      if (reach(v) && abs_bits(v) < m) return v;
+    }
+    return uint16_t(0);
+  };
+  // The scalar sets: global scale 1 and those of a few tensor amaxes; none for a contract without scalars.
+  std::vector<std::vector<float>> scalar_sets;
+  std::vector<std::string> scalar_words;
+  if (plan.scalars() > 0) {
+    scalar_sets.push_back(std::vector<float>(size_t(plan.scalars()), 1.0f));
+    scalar_words.push_back("1");
+    for (float ta : {2688.0f, 3.0f, 0.01f, 60000.0f}) {
+      const uint16_t a = t_of(d, ta);
+      if (ref::is_nan_bits(d, a) || abs_bits(a) >= inf_bits(d)) continue;
+      std::vector<float> s(size_t(plan.scalars()));
+      plan.scalars_from_tensor_amax(a, s.data());
+      scalar_sets.push_back(s);
+      char b[48];
+      std::snprintf(b, sizeof b, "that of tensor amax %g", double(ta));
+      scalar_words.push_back(b);
+    }
+  } else {
+    scalar_sets.push_back({});
+    scalar_words.push_back("none");
+  }
+  std::map<std::string, uint64_t> kinds;  // what, blocks
+  uint16_t nan_any = nan_bits(d);  // a NaN the activation gives exactly
+  for (uint32_t p = 0x7FFF; p > 0x7C00 && !reach(nan_any); --p)
+    if (ref::is_nan_bits(d, uint16_t(p)) && reach(uint16_t(p))) nan_any = uint16_t(p);
+  for (size_t si = 0; si < scalar_sets.size() && !t.stop(); ++si) {
+    const std::vector<float>& sc = scalar_sets[si];
+    std::vector<uint16_t> blocks;
+    // A block whose values are not all reachable through the activation is left out (the scope counts what ran);
+    // a NaN member the activation cannot give exactly is replaced by a NaN it gives (its canonical NaN).
+    auto add = [&](const char* what, std::vector<uint16_t> b) {
+      for (uint16_t& v : b) {
+        if (ref::is_nan_bits(d, v) && !reach(v)) v = (v & 0x8000) && reach(uint16_t(nan_any | 0x8000)) ? uint16_t(nan_any | 0x8000) : nan_any;
+        if (!reach(v)) return;
+      }
+      blocks.insert(blocks.end(), b.begin(), b.end());
+      ++kinds[what];
+    };
+    // Midpoints: for a set of amaxes, every value where the contract's element code changes between neighbouring
+    // patterns (the E2M1 or E4M3 midpoints after scaling by the block's own scale), with its neighbours.
+    std::vector<uint16_t> amaxes = {t_of(d, 1.0f), t_of(d, 6.0f), t_of(d, 448.0f), t_of(d, 2688.0f), t_of(d, 0.3f),
+                                    t_of(d, 17.0f)};
+    for (int k = 0; k < 6; ++k) amaxes.push_back(uint16_t(0x0400 + rng() % (bf ? 0x7000 : 0x7400)));
+    for (uint16_t a : amaxes) {
+      if (!reach(a)) continue;
+      const ref::QuantBlockState st = plan.scale_step(a, sc.data());
+      std::vector<uint16_t> edge;
+      uint8_t prev = plan.element_step(0, st);
+      for (uint16_t p = 1; p <= abs_bits(a); ++p) {
+        const uint8_t c = plan.element_step(p, st);
+        if (c != prev)
+          for (int dlt = -2; dlt <= 1; ++dlt) {
+            const int q = int(p) + dlt;
+            if (q >= 0 && q <= abs_bits(a))
+              for (uint16_t sign : {uint16_t(0), uint16_t(0x8000)})
+                if (reach(uint16_t(q | sign))) edge.push_back(uint16_t(q | sign));
+          }
+        prev = c;
+      }
+      for (size_t j = 0; j < edge.size(); j += size_t(n - 1)) {
+        std::vector<uint16_t> m = {a};
+        for (size_t e = j; e < j + size_t(n - 1) && e < edge.size(); ++e) m.push_back(edge[e]);
+        add("midpoint blocks (every value where the contract's code changes between neighbouring patterns under the "
+            "block's own scale, i.e. x * output scale at an E2M1 or E4M3 midpoint, with the patterns 2 below and 1 "
+            "above, both signs)", block_of(m, n));
+      }
+    }
+    // Zero, signed-zero and subnormal-only blocks.
+    add("all +0", block_of({}, n));
+    {
+      std::vector<uint16_t> m(static_cast<size_t>(n), 0x8000);
+      add("all -0", m);
+      for (int k = 0; k < 4; ++k) {
+        for (auto& v : m) v = rng() & 1 ? 0x8000 : 0x0000;
+        add("+0 and -0 mixed", m);
+      }
+      const uint16_t sub_max = bf ? 0x007F : 0x03FF;
+      for (int k = 0; k < 6; ++k) {
+        for (auto& v : m) v = uint16_t((1 + rng() % sub_max) | (rng() & 1 ? 0x8000 : 0));
+        if (k == 0) m[0] = sub_max;
+        if (k == 1) m[0] = 0x0001;
+        add("subnormal only", m);
+      }
+    }
+    // NaN and Inf members at varying positions.
+    const uint16_t one = t_of(d, 1.0f);
+    const std::vector<std::pair<const char*, std::vector<uint16_t>>> specials = {
+        {"a NaN member", {nan_bits(d)}},
+        {"a NaN member", {uint16_t(nan_bits(d) | 0x8000)}},
+        {"a NaN member", {uint16_t(inf_bits(d) | 1)}},
+        {"an Inf member", {inf_bits(d)}},
+        {"an Inf member", {uint16_t(inf_bits(d) | 0x8000)}},
+        {"NaN and Inf members", {nan_bits(d), inf_bits(d)}}};
+    for (const auto& [what, members] : specials)
+      for (int pos = 0; pos < n; pos += std::max(1, n / 4)) {
+        std::vector<uint16_t> m(static_cast<size_t>(n));
+        for (auto& v : m) v = below(one);
+        for (size_t j = 0; j < members.size(); ++j) m[size_t(pos + int(j)) % size_t(n)] = members[j];
+        add(what, m);
+      }
+    {
+      std::vector<uint16_t> m(static_cast<size_t>(n), nan_bits(d));
+      add("all NaN", m);
+      std::fill(m.begin(), m.end(), inf_bits(d));
+      add("all Inf", m);
+    }
+    // Amaxes at and around 448 * 6, 480 and 464 themselves, and where the scale g * amax / 6 is 448, 464, 480.
+    std::vector<uint16_t> edges;
+    for (float v : {2688.0f, 480.0f, 464.0f, 448.0f}) edges.push_back(t_of(d, v));
+    const float g = sc.empty() ? 1.0f : sc[0];
+    if (g > 0 && std::isfinite(g))
+      for (float s : {448.0f, 464.0f, 480.0f}) edges.push_back(t_of(d, 6.0f * s / g));
+    for (uint16_t e : edges)
+      for (int dlt = -3; dlt <= 3; ++dlt) {
+        const uint16_t a = uint16_t(e + dlt);
+        if (ref::is_nan_bits(d, a) || abs_bits(a) >= inf_bits(d) || (a & 0x8000)) continue;
+        std::vector<uint16_t> m(static_cast<size_t>(n));
+        for (auto& v : m) v = below(a);
+        m[size_t(dlt + 3) % size_t(n)] = a;
+        add("amax at and around 2688, 480, 464 and the scales 448, 464, 480", m);
+      }
+    // The maximum at every position of a block, positive and negative.
+    for (uint16_t a : {t_of(d, 1.5f), t_of(d, 2688.0f), t_of(d, 0.02f)})
+      for (int pos = 0; pos < n; ++pos)
+        for (uint16_t sign : {uint16_t(0), uint16_t(0x8000)}) {
+          std::vector<uint16_t> m(static_cast<size_t>(n));
+          for (auto& v : m) v = below(a);
+          m[size_t(pos)] = uint16_t(a | sign);
+          add(sign ? "the maximum negative at every position" : "the maximum at every position", m);
+        }
+    std::vector<QuantCallSpec> specs;
+    add_block_calls(ctx, dr, sc, blocks, specs, 8, int64_t(1) << 16);
+    if (!run_batches(ctx, t, specs, "blocks")) break;
+  }
+  std::string kinds_text;
+  uint64_t total = 0;
+  for (const auto& [what, count] : kinds) {
+    kinds_text += (kinds_text.empty() ? "" : ", ") + std::to_string(count) + " " + what;
+    total += count;
+  }
+  std::string scalars_text;
+  for (const auto& w : scalar_words) scalars_text += (scalars_text.empty() ? "" : ", ") + w;
+  r.scope = std::to_string(total) + " blocks over " + std::to_string(scalar_sets.size()) + " scalar sets (global scale " +
+            scalars_text + "): " + kinds_text + "; inputs: " + dr.words;
+}
+
+void quant_layout(const QuantContext& ctx, CheckResult& r) {
+  const QuantPlan& plan = *ctx.model.plan;
+  const ref::QuantOpSpec& op = plan.op();
+  const bool bf = plan.dtype() == ref::Dtype::kBf16;
+  const int64_t n = op.block_size;
+  QuantTally t(ctx, r);
+  const uint64_t seed = quant_class_seed(ctx, CheckClass::kLayout);
+  const std::vector<int64_t> rows_list = {1, 31, 32, 127, 128, 129, 300};
+  const std::vector<int64_t> blocks_list = {1, 3, 4, 5, 7};
+  std::vector<QuantCallSpec> specs;
+  uint64_t k = 0, padding = 0;
+  for (ref::ScaleLayout l : op.scale_layouts)
+    for (int64_t rows : rows_list)
+      for (int64_t blocks : blocks_list) {
+        QuantCallSpec s = make_quant_call(op, ctx.model.contract, rows, blocks * n, ctx.abi_dtype, l);
+        const uint64_t cs = counter_hash(seed, k++);
+        uint64_t i = 0;
+        for (auto& b : s.buffers)
+          for (auto& e : b) e = counter_pattern(bf, cs, i++);
+        scalars_from_call(plan, s);
+        padding += uint64_t(ref::scale_tensor_size(l, rows, blocks) - rows * blocks);
+        specs.push_back(std::move(s));
+      }
+  run_batches(ctx, t, specs, "layout");
+  std::string layouts;
+  for (ref::ScaleLayout l : op.scale_layouts) layouts += (layouts.empty() ? "" : ", ") + std::string(ref::scale_layout_name(l));
+  r.scope = std::to_string(specs.size()) + " calls: scale layouts " + layouts + " x rows 1, 31, 32, 127, 128, 129, 300 x " +
+            "blocks per row 1, 3, 4, 5, 7; every scale cell at its offset (ref::scale_offset), " + std::to_string(padding) +
+            " padding cells that must be 0x00, every code byte (" +
+            (op.element_format == ref::ElementFormat::kE2m1 ? "two E2M1 nibbles a byte, element 2j low" : "one E4M3 byte an element") +
+            "); weighted random patterns, the scalars from each call's tensor amax";
+}
+
+}  // namespace
+
+void run_quant_class(CheckClass c, const QuantContext& ctx, CheckResult& r) {
+  r.cls = c;
+  r.dtype = ctx.model.dtype;
+  switch (c) {
+    case CheckClass::kRejection: quant_rejection(ctx, r); break;
+    case CheckClass::kWidths: quant_widths(ctx, r); break;
+    case CheckClass::kStages: quant_stages(ctx, r); break;
+    case CheckClass::kBlocks: quant_blocks(ctx, r); break;
+    case CheckClass::kLayout: quant_layout(ctx, r); break;
+    default: throw std::logic_error(std::string("audit: ") + check_class_name(c) + " is not a quantization class");
+  }
+}
+
+}  // namespace fuseproof::audit

@@ -1,0 +1,85 @@
+// quant_model.cpp: the claimed contract's plan of a quantization op, and every other contract's beside it, with
+// rcp.approx.ftz from the golden MUFU capture and the activation stage under the golden architecture's cuda model.
+#include "audit/quant_model.h"
+
+#include <stdexcept>
+
+#include "common/exit_status.h"
+#include "reference/math_model.h"
+#include "reference/rcp_approx_model.h"
+
+namespace fuseproof::audit {
+
+namespace {
+
+/// What the plans point into: the MUFU tables and the math configuration of the activation stage.
+struct QuantModelData {
+  std::shared_ptr<const ref::MufuModel> mufu;
+  ref::MathConfig cfg;
+};
+
+}  // namespace
+
+QuantModel make_quant_model(const ref::QuantOpSpec& op, ref::QuantContract contract, ref::Dtype d,
+                            const GoldenArch& golden) {
+  if (!op.contract(contract))
+    throw UsageError("audit: op " + op.name + " has no contract " + ref::quant_contract_name(contract));
+  auto data = std::make_shared<QuantModelData>();
+  const bool have_mufu = golden.has_mufu();
+  if (have_mufu) data->mufu = golden.mufu_shared();
+  const bool fused = !op.activation.family_op.empty();
+  data->cfg.math = ref::MathModel::kLibm;  // read only by a fused op's activation stage
+  if (fused) {
+    if (!data->mufu)
+      throw MissingDataError("audit: " + op.name + "'s activation stage runs under the cuda math model, and " +
+                             golden.label() + " has no MUFU tables (mufu_tables.tar.xz)");
+    data->cfg.math = ref::MathModel::kCuda;
+    data->cfg.mufu = data->mufu.get();
+  }
+  ref::QuantModels models;
+  if (data->mufu) {
+    const ref::RcpApproxTable* table = &data->mufu->rcp_table();
+    models.rcp_approx = [table](float x) { return ref::rcp_approx_ftz(x, *table); };
+  }
+  const std::string missing_rcp = golden.label() + " has no MUFU capture (mufu_tables.tar.xz: the rcp.approx table)";
+  auto plan_of = [&](ref::QuantContract c) {
+    try {
+      return std::make_shared<const ref::QuantPlan>(op, c, d, models, data->cfg);
+    } catch (const std::domain_error& e) {  // QuantModelMissing, or the cuda model past the golden ex2 points
+      if (dynamic_cast<const ref::QuantModelMissing*>(&e)) throw;
+      throw MissingDataError(std::string("audit: ") + e.what() + " (" + golden.label() +
+                             "/ex2_points.tar.xz: capture_golden.py --add-ops --refresh-ex2-points)");
+    }
+  };
+  QuantModel m;
+  m.op = &op;
+  m.contract = contract;
+  m.dtype = d;
+  try {
+    m.plan = plan_of(contract);
+  } catch (const ref::QuantModelMissing&) {
+    throw MissingDataError("audit: contract " + std::string(ref::quant_contract_name(contract)) + " of " + op.name +
+                           " needs rcp.approx.ftz.f32 captured on the GPU, and " + missing_rcp);
+  }
+  for (const ref::QuantContractSpec& c : op.contracts) {
+    if (c.contract == contract) continue;
+    try {
+      m.others.push_back(plan_of(c.contract));
+    } catch (const ref::QuantModelMissing&) {
+      m.others_missing.push_back(std::string(ref::quant_contract_name(c.contract)) + ": no golden MUFU data (" +
+                                 missing_rcp + ")");
+    }
+  }
+  const bool used_golden = fused || ref::needs_rcp_approx(*op.contract(contract));
+  m.golden_label = used_golden ? golden.label() : "";
+  const ref::QuantContractSpec& cs = *op.contract(contract);
+  m.description = op.formula + ", contract " + ref::quant_contract_name(contract) + " (" + cs.source + "; " +
+                  cs.meaning + ")";
+  if (fused)
+    m.description += "; activation " + op.activation.family_op + " eager under the cuda math model of " + golden.label();
+  if (ref::needs_rcp_approx(cs)) m.description += "; rcp.approx.ftz from " + golden.label() + "'s MUFU capture";
+  m.keep = data;
+  return m;
+}
+
+}  // namespace fuseproof::audit

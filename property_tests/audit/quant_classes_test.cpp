@@ -1,0 +1,464 @@
+// quant_classes_test.cpp: tests audit/quant_classes.h with a fake subject that computes every call with
+// ref::QuantPlan on host images (codes and scales poisoned as a runner poisons them): every class PASSes over
+// nonzero cases and distinct expected outputs; broken subjects (a scale one code off on one input, padding cells not
+// written, the swizzle's tiles reordered, -0 codes flipped, a valid call refused, an invalid call accepted) each FAIL
+// in the class that should catch them.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "audit/check_result.h"
+#include "common/exit_status.h"
+#include "property_tests/support/golden_paths.h"
+#include "audit/guarded_image.h"
+#include "audit/quant_call.h"
+#include "audit/quant_classes.h"
+#include "audit/quant_report.h"
+#include "reference/half_codec.h"
+#include "reference/math_model.h"
+
+namespace fuseproof::audit {
+namespace {
+
+enum class Bug {
+  kNone,
+  kScaleOffByOne,      ///< the block whose amax is 3.0 gets its scale one code (or one binary32 unit) up
+  kPaddingNotWritten,  ///< swizzled padding cells left as they were (poison)
+  kSwizzleTiles,       ///< the swizzle's 128x4 tiles ordered column-major
+  kNegZeroFlipped,     ///< a -0.0 input's code has its sign bit flipped
+  kRejectsValid,       ///< a valid call of 5 blocks a row and 3 rows refused
+  kAcceptsScalars,     ///< a wrong n_scalars accepted (and computed)
+  kSwizzleKTileOff,    ///< swizzled scales of k-tile t written to k-tile (t + 1) mod k_tiles
+  kAmaxShort,          ///< the block amax over all members but the last
+  kAmaxSigned,         ///< amax = max(x), not max(|x|)
+  kZeroBlockNoCode,    ///< an all-zero block's codes NaN (where(p == 0, 0, 1 / p) left out): nibble 0xF
+};
+
+/// A subject computed with the reference itself, on images poisoned as the runners poison them.
+class FakeRunner : public QuantRunner {
+ public:
+  FakeRunner(const ref::QuantPlan& plan, Bug bug) : plan_(plan), bug_(bug) {}
+
+  std::vector<QuantOutcome> call_batch(const std::vector<QuantCallSpec>& specs) override {
+    std::vector<QuantOutcome> out(specs.size());
+    for (size_t i = 0; i < specs.size(); ++i) out[i] = run(specs[i]);
+    return out;
+  }
+  std::string hardware() const override { return "test host"; }
+  int preferred_batch() const override { return 4; }
+
+ private:
+  static std::vector<uint8_t> poisoned(size_t n, uint32_t misalign) {
+    std::vector<uint8_t> b(n);
+    for (size_t i = 0; i < n; ++i) b[i] = uint8_t((i + misalign) % 2 == 0 ? kPoison & 0xFF : kPoison >> 8);
+    return b;
+  }
+
+  QuantOutcome run(const QuantCallSpec& s) const {
+    const ref::QuantOpSpec& op = plan_.op();
+    QuantOutcome o;
+    o.codes = poisoned(s.codes_bytes, s.codes_misalign);
+    o.scales = poisoned(s.scale_bytes, s.scales_misalign);
+    auto reject = [&](const std::string& m) {
+      o.rc = 1;
+      o.message = op.name + ": " + m;
+      return o;
+    };
+    const int32_t n_inputs = s.n_inputs_override >= 0 ? s.n_inputs_override : int32_t(s.inputs.size());
+    const int32_t n_scalars = s.n_scalars_override >= 0 ? s.n_scalars_override : int32_t(s.scalars.size());
+    const int32_t layout = s.scale_layout_override >= 0 ? s.scale_layout_override : int32_t(s.layout);
+    if (s.dtype != FUSEPROOF_DTYPE_BF16 && s.dtype != FUSEPROOF_DTYPE_FP16) return reject("bad dtype");
+    if (s.rows < 1 || s.width < 1 || s.width % op.block_size) return reject("bad shape");
+    if (n_inputs != int32_t(op.inputs.size())) return reject("bad n_inputs");
+    if (n_scalars != plan_.scalars() && bug_ != Bug::kAcceptsScalars) return reject("bad n_scalars");
+    bool known = false;
+    for (ref::ScaleLayout l : op.scale_layouts) known |= int32_t(l) == layout;
+    if (!known) return reject("bad scale_layout");
+    if (s.null_codes || s.null_scales || s.codes_misalign || s.scales_misalign % 4) return reject("bad codes or scales");
+    for (int i = 0; i < int(s.inputs.size()); ++i)
+      if (s.null_of(i) || s.misalign_of(i)) return reject("bad input pointer");
+    if (bug_ == Bug::kRejectsValid && s.rows == 3 && s.width == 5 * op.block_size) return reject("refused");
+    const int n = op.block_size;
+    const int64_t blocks = s.width / n;
+    const bool e2m1 = op.element_format == ref::ElementFormat::kE2m1;
+    const bool e4m3_scale = plan_.contract().scale_format == ref::ScaleFormat::kE4m3;
+    const bool swz = s.layout == ref::ScaleLayout::kSwizzled128x4;
+    if (swz && bug_ != Bug::kPaddingNotWritten) std::fill(o.scales.begin(), o.scales.end(), 0);
+    std::vector<uint8_t> codes_all(size_t(s.rows * s.width));
+    for (int64_t r = 0; r < s.rows; ++r)
+      for (int64_t k = 0; k < blocks; ++k) {
+        uint16_t in[4][128], values[128];
+        const uint16_t* rows[4];
+        for (int i = 0; i < plan_.inputs(); ++i) {
+          for (int e = 0; e < n; ++e) in[i][e] = s.at(i, r, k * n + e);
+          rows[i] = in[i];
+        }
+        for (int e = 0; e < n; ++e) values[e] = plan_.activation(rows, e);
+        uint8_t codes[128];
+        ref::QuantScale sc = plan_.quantize(values, s.scalars.data(), codes);
+        if (bug_ == Bug::kAmaxShort || bug_ == Bug::kAmaxSigned) {
+          uint16_t amax = plan_.block_amax(values, bug_ == Bug::kAmaxShort ? n - 1 : n);
+          if (bug_ == Bug::kAmaxSigned) {
+            float best = -INFINITY;
+            for (int e = 0; e < n; ++e) {
+              const float f = ref::half_to_f32(plan_.dtype(), values[e]);
+              if (f > best) best = f, amax = values[e];
+            }
+          }
+          const ref::QuantBlockState st = plan_.scale_step(amax, s.scalars.data());
+          sc = st.scale;
+          for (int e = 0; e < n; ++e) codes[e] = plan_.element_step(values[e], st);
+        }
+        if (bug_ == Bug::kZeroBlockNoCode) {
+          bool zero = true;
+          for (int e = 0; e < n; ++e) zero &= (values[e] & 0x7FFF) == 0;
+          if (zero)
+            for (int e = 0; e < n; ++e) codes[e] = 0xFF;
+        }
+        uint32_t bits = e4m3_scale ? sc.byte : ref::f32_bits(sc.value);
+        if (bug_ == Bug::kScaleOffByOne &&
+            plan_.block_amax(values, n) == ref::f32_to_half(plan_.dtype(), 3.0f, ref::NanPolicy::kCudaCvtRn))
+          ++bits;
+        for (int e = 0; e < n; ++e) {
+          if (bug_ == Bug::kNegZeroFlipped && values[e] == 0x8000) codes[e] ^= e2m1 ? 0x8 : 0x80;
+          codes_all[size_t(r * s.width + k * n + e)] = codes[e];
+        }
+        int64_t cell = ref::scale_offset(s.layout, r, k, s.rows, blocks);
+        if (swz && bug_ == Bug::kSwizzleTiles) {
+          const int64_t kt = (blocks + 3) / 4, rt = (s.rows + 127) / 128;
+          cell = ((k >> 2) * rt + (r >> 7)) * 512 + (r & 31) * 16 + ((r >> 5) & 3) * 4 + (k & 3);
+          (void)kt;
+        }
+        if (swz && bug_ == Bug::kSwizzleKTileOff && blocks > 4) {
+          const int64_t kt = (blocks + 3) / 4;
+          cell = ((r >> 7) * kt + ((k >> 2) + 1) % kt) * 512 + (r & 31) * 16 + ((r >> 5) & 3) * 4 + (k & 3);
+        }
+        if (e4m3_scale) {
+          o.scales[size_t(cell)] = uint8_t(bits);
+        } else {
+          for (int b = 0; b < 4; ++b) o.scales[size_t(cell * 4 + b)] = uint8_t(bits >> (8 * b));
+        }
+      }
+    for (size_t i = 0; i < codes_all.size(); ++i) {
+      if (!e2m1) {
+        o.codes[i] = codes_all[i];
+      } else if (i % 2 == 1) {
+        o.codes[i / 2] = uint8_t((codes_all[i - 1] & 0x0F) | ((codes_all[i] & 0x0F) << 4));
+      }
+    }
+    return o;
+  }
+
+  const ref::QuantPlan& plan_;
+  Bug bug_;
+};
+
+/// rcp_inexact of the kernels' inexact-reciprocal mutant: the estimate 1/a truncated to 12 significant bits, then one
+/// Newton step in binary32; one ulp off on a fraction of the inputs (1/3 gives 0x3EAAAAAA).
+float rcp_inexact(float a) {
+  if (a == 0.0f || a != a || std::isinf(a)) return 1.0f / a;
+  const float est = ref::f32_from_bits(ref::f32_bits(float(1.0 / double(a))) & 0xFFFFF800u);
+  const float e = 2.0f - a * est;
+  return est * e;
+}
+
+/// The model of (op, contract, dtype) with the libm math model (the activation stage) and no rcp.approx table: the
+/// rcp-approx contract lands in others_missing.
+QuantModel test_model(const std::string& op_name, ref::QuantContract c, ref::Dtype d) {
+  static const ref::MathConfig cfg = [] {
+    ref::MathConfig m;
+    m.math = ref::MathModel::kLibm;
+    return m;
+  }();
+  const ref::QuantOpSpec* op = ref::find_quant_op(op_name);
+  QuantModel m;
+  m.op = op;
+  m.contract = c;
+  m.dtype = d;
+  m.plan = std::make_shared<const ref::QuantPlan>(*op, c, d, ref::QuantModels{}, cfg);
+  for (const auto& k : op->contracts) {
+    if (k.contract == c) continue;
+    if (ref::needs_rcp_approx(k)) {
+      m.others_missing.push_back(std::string(ref::quant_contract_name(k.contract)) + ": no table in this test");
+      continue;
+    }
+    m.others.push_back(std::make_shared<const ref::QuantPlan>(*op, k.contract, d, ref::QuantModels{}, cfg));
+  }
+  return m;
+}
+
+struct ClassRun {
+  std::vector<CheckResult> results;
+  double seconds = 0;
+};
+
+/// Runs `classes` on a fake subject of (op, contract, dtype) at the host's default scope (stage_rows 0) or `rows`.
+ClassRun run_classes(const std::string& op, ref::QuantContract c, ref::Dtype d, Bug bug, std::vector<CheckClass> classes,
+                uint32_t stage_rows = 0, int64_t max_width = 0, const ref::QuantPlan* subject = nullptr,
+                const QuantModel* given = nullptr) {
+  const QuantModel model = given ? *given : test_model(op, c, d);
+  FakeRunner runner(subject ? *subject : *model.plan, bug);
+  PluginInfo info;
+  info.memory = FUSEPROOF_MEMORY_HOST;
+  info.vector_bytes = 16;
+  info.op = op;
+  AuditOptions options;
+  options.records = 4;
+  const int32_t abi = d == ref::Dtype::kBf16 ? FUSEPROOF_DTYPE_BF16 : FUSEPROOF_DTYPE_FP16;
+  QuantContext ctx{info, runner, model, options, abi, max_width, stage_rows};
+  ClassRun run;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (CheckClass k : classes) {
+    CheckResult r;
+    const auto c0 = std::chrono::steady_clock::now();
+    run_quant_class(k, ctx, r);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+    settle_check(r);
+    run.results.push_back(std::move(r));
+  }
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return run;
+}
+
+std::string summary(const CheckResult& r) {
+  std::string s = std::string(check_class_name(r.cls)) + " " + check_status_name(r.status) + " cases " +
+                  std::to_string(r.cases) + " mismatches " + std::to_string(r.mismatches) + " distinct " +
+                  std::to_string(r.distinct_expected) + "; " + r.scope + (r.note.empty() ? "" : "; " + r.note);
+  for (const auto& l : r.records) s += "\n  " + l;
+  return s;
+}
+
+TEST(Audit_QuantClasses, ClassListAndOrder) {
+  const auto& c = quant_check_classes();
+  ASSERT_EQ(c.size(), 5u);
+  EXPECT_EQ(c[0], CheckClass::kRejection);
+  EXPECT_EQ(c[2], CheckClass::kStages);
+  EXPECT_EQ(c[4], CheckClass::kLayout);
+}
+
+// Every class PASSes a correct subject, over nonzero cases and at least two distinct expected outputs, for each kind
+// of op (a quantizer alone, NVFP4 and FP8; a fused op of a packed pair; a fused op of a row-broadcast bias). The
+// stage sweeps run 1 row (the host's default scope is the timing test's).
+struct OpCase {
+  const char* op;
+  ref::QuantContract contract;
+};
+const OpCase kOps[] = {{"nvfp4_quant", ref::QuantContract::kVllmRef},
+                       {"fp8_group_quant", ref::QuantContract::kFp8Group},
+                       {"fp8_group_quant", ref::QuantContract::kFp8GroupUe8m0},
+                       {"nvfp4_quant", ref::QuantContract::kTe},
+                       {"silu_and_mul_nvfp4_quant", ref::QuantContract::kVllmRef},
+                       {"bias_gelu_tanh_nvfp4_quant", ref::QuantContract::kFlashinferExact},
+                       {"silu_and_mul_fp8_group_quant", ref::QuantContract::kFp8Group}};
+
+TEST(Audit_QuantClasses, CorrectSubjectPassesEveryClass) {
+  size_t k = 0;
+  for (const OpCase& oc : kOps)
+    for (ref::Dtype d : ref::kAllDtypes) {
+      // The stages class (the longest) on each op in one dtype, the two dtypes by turns.
+      std::vector<CheckClass> classes;
+      for (CheckClass c : quant_check_classes())
+        if (c != CheckClass::kStages || k % 2 == 1 - size_t(d == ref::Dtype::kBf16)) classes.push_back(c);
+      const ClassRun run = run_classes(oc.op, oc.contract, d, Bug::kNone, classes, 1, 512);
+      for (const CheckResult& r : run.results) {
+        SCOPED_TRACE(std::string(oc.op) + " " + ref::quant_contract_name(oc.contract) + " " + ref::dtype_name(d));
+        EXPECT_EQ(r.status, CheckStatus::kPass) << summary(r);
+        EXPECT_GT(r.cases, 0u);
+        if (r.cls != CheckClass::kRejection) EXPECT_GE(r.distinct_expected, 2u) << summary(r);
+        EXPECT_FALSE(r.scope.empty());
+      }
+      k += d == ref::Dtype::kFp16;
+    }
+}
+
+// The stages class reports the distance from every other contract at hand, and names those it lacks; vllm-ref and
+// te differ on NaN members (0xFF against 0x0), so that distance cannot be empty.
+TEST(Audit_QuantClasses, StagesReportsContractDistances) {
+  const ClassRun run = run_classes("nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16, Bug::kNone,
+                              {CheckClass::kStages}, 2);
+  const CheckResult& r = run.results[0];
+  ASSERT_EQ(r.contract_distances.size(), 2u);  // te and flashinfer-exact; rcp-approx has no table here
+  EXPECT_NE(r.note.find("rcp-approx"), std::string::npos) << r.note;
+  bool te_seen = false;
+  for (const ContractDistance& d : r.contract_distances) {
+    EXPECT_GT(d.cases, 0u);
+    if (d.contract == "te") {
+      te_seen = true;
+      EXPECT_GT(d.pairs_total, 0u);
+      EXPECT_FALSE(d.pairs.empty());
+    }
+  }
+  EXPECT_TRUE(te_seen);
+  // The JSON keeps them, and the Markdown shows them.
+  const CheckResult back = check_from_json(check_to_json(r));
+  ASSERT_EQ(back.contract_distances.size(), r.contract_distances.size());
+  EXPECT_EQ(back.contract_distances[0].pairs, r.contract_distances[0].pairs);
+  EXPECT_EQ(back.contract_distances[0].code_steps, r.contract_distances[0].code_steps);
+  const std::string md = contract_distances_markdown(r, "vllm-ref");
+  EXPECT_NE(md.find("| `te` |"), std::string::npos) << md;
+}
+
+struct BugCase {
+  Bug bug;
+  const char* op;
+  ref::QuantContract contract;
+  CheckClass catches;
+};
+
+// Negative controls: each broken subject FAILs in the class built to catch it, with a record naming the difference.
+TEST(Audit_QuantClasses, BrokenSubjectsFail) {
+  const BugCase cases[] = {
+      {Bug::kScaleOffByOne, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kStages},
+      {Bug::kScaleOffByOne, "fp8_group_quant", ref::QuantContract::kFp8Group, CheckClass::kStages},
+      {Bug::kPaddingNotWritten, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kLayout},
+      {Bug::kSwizzleTiles, "nvfp4_quant", ref::QuantContract::kTe, CheckClass::kLayout},
+      {Bug::kNegZeroFlipped, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kBlocks},
+      {Bug::kNegZeroFlipped, "fp8_group_quant", ref::QuantContract::kFp8GroupUe8m0, CheckClass::kBlocks},
+      {Bug::kRejectsValid, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kWidths},
+      {Bug::kAcceptsScalars, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kRejection},
+  };
+  for (const BugCase& b : cases) {
+    const ClassRun run = run_classes(b.op, b.contract, ref::Dtype::kBf16, b.bug, {b.catches}, 2, 512);
+    const CheckResult& r = run.results[0];
+    SCOPED_TRACE(std::string(b.op) + " bug " + std::to_string(int(b.bug)));
+    EXPECT_EQ(r.status, CheckStatus::kFail) << summary(r);
+    EXPECT_GT(r.mismatches, 0u);
+    EXPECT_FALSE(r.records.empty());
+    // Every mismatching code or scale lands in the distance histogram (a refused call counts its elements only).
+    if (b.bug != Bug::kRejectsValid && b.bug != Bug::kAcceptsScalars)
+      EXPECT_EQ(r.vs_contract.total() - r.vs_contract.count(Distance::kExact), r.mismatches) << r.vs_contract.line();
+  }
+}
+
+// The kernels' mutant catalogue (kernels/mutants/quant_bugs.h), emulated on the fake subject: each FAILs in the class
+// the catalogue names, at the host's default scope (the stages sweep on two rows: the default's 24 + 4 rows find more
+// mismatches of inexact_rcp in bf16, in 5 s).
+TEST(Audit_QuantClasses, MutantCatalogueFailsInItsClass) {
+  static const ref::MathConfig cfg;
+  const ref::Dtype d = ref::Dtype::kBf16;
+  const ref::QuantOpSpec& nvfp4 = *ref::find_quant_op("nvfp4_quant");
+  // scale_unsaturated: vllm-ref without the +-448 clamp is flashinfer-exact.
+  const ref::QuantPlan unsaturated(nvfp4, ref::QuantContract::kFlashinferExact, d, ref::QuantModels{}, cfg);
+  // inexact_rcp: vllm-ref's correctly rounded reciprocals replaced by rcp_inexact.
+  ref::QuantOpSpec inexact_op = nvfp4;
+  for (auto& c : inexact_op.contracts)
+    if (c.contract == ref::QuantContract::kVllmRef)
+      for (auto& st : c.scale_steps)
+        if (st.op == ref::QuantOp::kRcpExact) st.op = ref::QuantOp::kRcpApprox;
+  ref::QuantModels inexact_models;
+  inexact_models.rcp_approx = rcp_inexact;
+  const ref::QuantPlan inexact(inexact_op, ref::QuantContract::kVllmRef, d, inexact_models, cfg);
+  struct Mutant {
+    const char* name;
+    Bug bug;
+    const char* op;
+    ref::QuantContract contract;
+    CheckClass catches;
+    const ref::QuantPlan* subject;
+    uint32_t stage_rows = 0;  ///< 0: the host's default
+  };
+  const Mutant mutants[] = {
+      {"inexact_rcp", Bug::kNone, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kStages, &inexact, 2},
+      {"scale_unsaturated", Bug::kNone, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kBlocks, &unsaturated},
+      {"amax_short", Bug::kAmaxShort, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kBlocks, nullptr},
+      {"amax_short", Bug::kAmaxShort, "fp8_group_quant", ref::QuantContract::kFp8Group, CheckClass::kBlocks, nullptr},
+      {"amax_signed", Bug::kAmaxSigned, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kBlocks, nullptr},
+      {"amax_signed", Bug::kAmaxSigned, "fp8_group_quant", ref::QuantContract::kFp8Group, CheckClass::kBlocks, nullptr},
+      {"negzero_lost", Bug::kNegZeroFlipped, "fp8_group_quant", ref::QuantContract::kFp8Group, CheckClass::kBlocks, nullptr},
+      {"swizzle_tile_off", Bug::kSwizzleKTileOff, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kLayout, nullptr},
+      {"zero_block_inf_scale", Bug::kZeroBlockNoCode, "nvfp4_quant", ref::QuantContract::kVllmRef, CheckClass::kBlocks,
+       nullptr},
+  };
+  for (const Mutant& m : mutants) {
+    const ClassRun run = run_classes(m.op, m.contract, d, m.bug, {m.catches}, m.stage_rows, 0, m.subject);
+    const CheckResult& r = run.results[0];
+    EXPECT_EQ(r.status, CheckStatus::kFail) << m.name << " " << m.op << ": " << summary(r);
+    std::printf("%s %s: %s %s, %llu mismatches in %llu cases, %.1f s\n", m.name, m.op, check_class_name(r.cls),
+                check_status_name(r.status), (unsigned long long)r.mismatches, (unsigned long long)r.cases, run.seconds);
+  }
+}
+
+// A record is one TestFloat-style line: op, dtype, position, inputs, amax, scalars, then the codes and the scales.
+TEST(Audit_QuantClasses, RecordNamesElementAmaxAndScale) {
+  const ClassRun run = run_classes("nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16, Bug::kNegZeroFlipped,
+                              {CheckClass::kBlocks});
+  const CheckResult& r = run.results[0];
+  ASSERT_FALSE(r.records.empty());
+  const std::string& l = r.records[0];
+  EXPECT_EQ(l.rfind("nvfp4_quant bf16 [r=", 0), 0u) << l;
+  EXPECT_NE(l.find(" x=0x8000 amax=0x"), std::string::npos) << l;
+  EXPECT_NE(l.find(" global_scale=0x"), std::string::npos) << l;
+  EXPECT_NE(l.find(" => code 0x8 expected 0x0 (scale 0x"), std::string::npos) << l;
+}
+
+// make_quant_model: rcp-approx from the golden MUFU capture beside the claimed plan; without the capture, the claimed
+// rcp-approx is missing data (exit 3) and another contract's rcp-approx is listed as missing, never modelled otherwise.
+TEST(Audit_QuantModel, RcpApproxFromGoldenOrListedMissing) {
+  const ref::QuantOpSpec& op = *ref::find_quant_op("nvfp4_quant");
+  const GoldenArch bare(test::golden_dir(), "/nonexistent-golden-build", test::golden_arch());
+  ASSERT_FALSE(bare.has_mufu());
+  EXPECT_THROW(make_quant_model(op, ref::QuantContract::kRcpApprox, ref::Dtype::kBf16, bare), MissingDataError);
+  EXPECT_THROW(make_quant_model(op, ref::QuantContract::kFp8Group, ref::Dtype::kBf16, bare), UsageError);
+  EXPECT_THROW(make_quant_model(*ref::find_quant_op("silu_and_mul_nvfp4_quant"), ref::QuantContract::kVllmRef,
+                                ref::Dtype::kBf16, bare),
+               MissingDataError);  // the activation stage's cuda model needs the MUFU tables
+  const QuantModel m = make_quant_model(op, ref::QuantContract::kVllmRef, ref::Dtype::kBf16, bare);
+  EXPECT_EQ(m.others.size(), 2u);
+  ASSERT_EQ(m.others_missing.size(), 1u);
+  EXPECT_EQ(m.others_missing[0].rfind("rcp-approx: ", 0), 0u) << m.others_missing[0];
+  if (!test::golden().has_mufu()) GTEST_SKIP() << "no unpacked MUFU tables in " << test::golden_build_dir();
+  const QuantModel g = make_quant_model(op, ref::QuantContract::kVllmRef, ref::Dtype::kBf16, test::golden());
+  EXPECT_EQ(g.others.size(), 3u);
+  EXPECT_TRUE(g.others_missing.empty());
+  const QuantModel rcp = make_quant_model(op, ref::QuantContract::kRcpApprox, ref::Dtype::kBf16, test::golden());
+  EXPECT_EQ(rcp.golden_label, test::golden().label());
+  const QuantModel fused = make_quant_model(*ref::find_quant_op("silu_and_mul_nvfp4_quant"),
+                                            ref::QuantContract::kVllmRef, ref::Dtype::kFp16, test::golden());
+  EXPECT_EQ(fused.others.size(), 3u);
+}
+
+// What the distances answer: a subject equal to vLLM's reference against the rcp.approx kernel's contract (the MUFU
+// capture's rcp.approx.ftz): on exactly which (value, scale) pairs they differ.
+TEST(Audit_QuantClasses, VllmRefAgainstRcpApproxPairs) {
+  if (!test::golden().has_mufu()) GTEST_SKIP() << "no unpacked MUFU tables in " << test::golden_build_dir();
+  const ref::QuantOpSpec& op = *ref::find_quant_op("nvfp4_quant");
+  const QuantModel m = make_quant_model(op, ref::QuantContract::kVllmRef, ref::Dtype::kBf16, test::golden());
+  const ClassRun run = run_classes("nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16, Bug::kNone,
+                                   {CheckClass::kStages}, 2, 0, nullptr, &m);
+  const CheckResult& r = run.results[0];
+  EXPECT_EQ(r.status, CheckStatus::kPass) << summary(r);
+  const ContractDistance* rcp = nullptr;
+  for (const ContractDistance& d : r.contract_distances)
+    if (d.contract == "rcp-approx") rcp = &d;
+  ASSERT_NE(rcp, nullptr);
+  EXPECT_GT(rcp->pairs_total, 0u);  // at least the -0 codes (0x0 against 0x8) and the NaN members
+  std::printf("%s", contract_distances_markdown(r, "vllm-ref", 6).c_str());
+}
+
+// The host's default scope (stage_rows 0): what a whole audit of one op runs per dtype, timed (the numbers of the
+// report; run with --gtest_also_run_disabled_tests).
+TEST(Audit_QuantClasses, DISABLED_HostDefaultScopeTimed) {
+  // FUSEPROOF_QUANT_STAGE_ROWS: the stage sweeps' rows instead of the host's default (to time a larger scope).
+  const char* rows_env = std::getenv("FUSEPROOF_QUANT_STAGE_ROWS");
+  const uint32_t rows = rows_env ? uint32_t(std::strtoul(rows_env, nullptr, 10)) : 0;
+  for (const OpCase& oc : kOps)
+    for (ref::Dtype d : ref::kAllDtypes) {
+      const ClassRun run = run_classes(oc.op, oc.contract, d, Bug::kNone, quant_check_classes(), rows);
+      std::string line = std::string(oc.op) + " " + ref::dtype_name(d) + " " + ref::quant_contract_name(oc.contract) + ": ";
+      for (const CheckResult& r : run.results) {
+        EXPECT_EQ(r.status, CheckStatus::kPass) << summary(r);
+        line += std::string(check_class_name(r.cls)) + " " + std::to_string(r.cases) + " (" +
+                std::to_string(int(r.seconds * 10 + 0.5) / 10.0).substr(0, 4) + " s), ";
+      }
+      std::printf("%s%.1f s\n", line.c_str(), run.seconds);
+      if (d == ref::Dtype::kBf16)
+        for (const CheckResult& r : run.results) std::printf("  %s: %s\n", check_class_name(r.cls), r.scope.c_str());
+    }
+}
+
+}  // namespace
+}  // namespace fuseproof::audit
