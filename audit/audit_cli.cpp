@@ -16,6 +16,7 @@
 #include "common/exit_status.h"
 #include "common/golden_library.h"
 #include "common/parse_integer.h"
+#include "reference/quant_spec.h"
 
 namespace fuseproof::audit {
 
@@ -39,10 +40,21 @@ struct CliState {
 
 void validate(CliState& s) {
   AuditOptions& o = s.opt;
-  if (!o.op.empty() && o.op != "all" && !ref::find_op(o.op))
-    usage_error("audit: unknown --op " + o.op + " (" + ref::op_names() + ", all)");
-  if (!o.contract.empty() && !ref::parse_contract(o.contract))
-    usage_error("audit: unknown --contract " + o.contract + " (eager, fp32, fma)");
+  const ref::QuantOpSpec* quant = ref::find_quant_op(o.op);
+  if (!o.op.empty() && o.op != "all" && !ref::find_op(o.op) && !quant)
+    usage_error("audit: unknown --op " + o.op + " (" + ref::op_names() + ", " + ref::quant_op_names() + ", all)");
+  if (quant && !o.contract.empty()) {
+    const auto c = ref::parse_quant_contract(o.contract);
+    if (!c || !quant->contract(*c)) {
+      std::string has;
+      for (const auto& qc : quant->contracts) has += (has.empty() ? "" : ", ") + std::string(ref::quant_contract_name(qc.contract));
+      usage_error("audit: op " + o.op + " has no contract " + o.contract + " (" + has + ")");
+    }
+  } else if (!o.contract.empty() && !ref::parse_contract(o.contract) && !ref::parse_quant_contract(o.contract)) {
+    std::string quant_contracts;
+    for (ref::QuantContract c : ref::kAllQuantContracts) quant_contracts += std::string(", ") + ref::quant_contract_name(c);
+    usage_error("audit: unknown --contract " + o.contract + " (eager, fp32, fma" + quant_contracts + ")");
+  }
   apply_cli_options(o, s.numbers, s.given());
   if (!s.mutants.empty() && !o.plugin.empty()) usage_error("audit: --mutants and --plugin exclude each other");
   if (o.op == "all" && !o.plugin.empty()) usage_error("audit: --op all audits the built-in kernels; drop --plugin");
@@ -99,8 +111,11 @@ void run(CliState& s) {
     ro.golden_dir = o.golden_dir.empty() ? default_golden_dir() : o.golden_dir;
     ro.golden_build_dir = o.golden_build_dir.empty() ? default_golden_build_dir() : o.golden_build_dir;
     ro.whole_domain = s.reference_domain;
-    // The audit of one op checks the golden data its verdict rests on; `--op all` checks every op's.
+    // The audit of one op checks the golden data its verdict rests on; `--op all` checks every op's. A quantization
+    // op rests on its activation stage's (a quantizer alone: on the tables only).
     if (!every_op) ro.ops = {described_op};
+    if (const ref::QuantOpSpec* q = ref::find_quant_op(described_op); q && !q->activation.family_op.empty() && !every_op)
+      ro.ops.push_back(q->activation.family_op);
     const auto rows = run_reference_audit(ro);
     print_verdict_table("reference self-audit (the oracle against golden data from GPUs: " + reference_audit_scope(ro) +
                             ")",
@@ -110,9 +125,11 @@ void run(CliState& s) {
     std::fflush(stdout);
   };
   std::vector<std::string> ops;
-  if (o.op == "all")
+  if (o.op == "all") {
+    // Every elementwise op, then every quantization op's built-in kernel of its first contract.
     for (const ref::OpSpec& op : ref::op_registry()) ops.push_back(op.name);
-  else
+    for (const ref::QuantOpSpec& op : ref::quant_op_registry()) ops.push_back(op.name);
+  } else
     ops.push_back(o.op);
   std::vector<AuditResult> results;
   try {
@@ -128,7 +145,9 @@ void run(CliState& s) {
           AuditResult missing;
           missing.op = op;
           missing.backend = one.backend;
-          missing.contract = ref::contract_name(ref::find_op(op)->contracts.front().contract);
+          const ref::QuantOpSpec* q = ref::find_quant_op(op);
+          missing.contract = q ? ref::quant_contract_name(q->contracts.front().contract)
+                               : ref::contract_name(ref::find_op(op)->contracts.front().contract);
           missing.command = o.command;
           missing.seed = o.seed;
           missing.plugin.path = path;

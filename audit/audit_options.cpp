@@ -25,7 +25,9 @@ std::vector<OptionDef> build_table() {
   // clang-format off
   return {
     {"--op", "op", "Op to audit (fuseproof ops lists them); default: the plugin's", S(&AuditOptions::op)},
-    {"--contract", "contract", "Contract to judge against: eager, fp32 or fma (default: the one the plugin claims)",
+    {"--contract", "contract", "Contract to judge against: eager, fp32 or fma, or a quantization op's (vllm-ref, "
+     "rcp-approx, te, flashinfer-exact, fp8-group, fp8-group-ue8m0; fuseproof ops lists each op's); default: the one "
+     "the plugin claims, or the built-in kernel of the op's first",
      S(&AuditOptions::contract)},
     {"--plugin", "plugin", "Kernel plugin .so (kernels/fuseproof_kernel_abi.h); default: the op's built-in",
      S(&AuditOptions::plugin), 0, 0, false, false},
