@@ -2,6 +2,7 @@
 // audit in turn, the reports.
 #include "audit/audit_cli.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "audit/audit_report.h"
 #include "audit/kernel_runner.h"
 #include "audit/mutation_driver.h"
+#include "audit/quant_classes.h"
 #include "audit/reference_audit.h"
 #include "common/cli_exit.h"
 #include "common/exit_status.h"
@@ -136,6 +138,15 @@ void run(CliState& s) {
     for (const std::string& op : ops) {
       AuditOptions one = o;
       one.op = op;
+      // --only a class of one kind of op (blocks, layout; extreme, domain, ...): the ops of the other kind are not run.
+      if (ops.size() > 1 && o.only_class) {
+        const bool quant_op = ref::find_quant_op(op) != nullptr;
+        const auto& qc = quant_check_classes();
+        const bool runs = quant_op ? std::find(qc.begin(), qc.end(), *o.only_class) != qc.end()
+                                   : std::find(std::begin(kAllCheckClasses), std::end(kAllCheckClasses),
+                                               *o.only_class) != std::end(kAllCheckClasses);
+        if (!runs) continue;
+      }
       if (ops.size() > 1) {
         // Every op's built-in kernel: an op whose plugin is not built is reported (INCOMPLETE), and the others run.
         if (o.backend.empty()) one.backend = cuda_runner_available(nullptr) ? "cuda" : "emulated";
