@@ -1,9 +1,11 @@
 // quant_runner_test.cpp: the host quantization runner reports what a subject did to its buffers by itself: the codes
 // and scales every byte (poison where nothing was written, the swizzle's padding cells included), guard bytes written
 // past either tensor (the pad byte of an odd-sized one too), a changed input, a rejection's message, and the calls of
-// a batch spread over the workers each with its own outcome. The plugins (quant_test_plugins.c) write known bytes.
+// a batch spread over the workers each with its own outcome; the CUDA runner the same on CUDA twins of the
+// plugins (skipped without a device). The plugins (quant_test_plugins.c) write known bytes.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "audit/quant_runner.h"
@@ -32,9 +34,17 @@ bool is_block_cell(size_t i, int64_t rows, int64_t blocks) {
   return false;
 }
 
-TEST(Audit_QuantHostRunner, ReadsBackEveryByteOfACorrectlyWritingSubject) {
-  const Plugin p = Plugin::load(lib("quant_test_writes_all"), "nvfp4_quant");
-  auto runner = make_host_quant_runner(p);
+using Maker = std::unique_ptr<QuantRunner> (*)(const Plugin&);
+
+/// Where a variant's plugin is: quant_test_<variant> for the host runner, quant_test_cuda_<variant> for CUDA.
+struct Backend {
+  std::string prefix;
+  Maker make;
+};
+
+void reads_back_every_byte(const Backend& b) {
+  const Plugin p = Plugin::load(lib(b.prefix + "writes_all"), "nvfp4_quant");
+  auto runner = b.make(p);
   const QuantCallSpec s = spec(3, 64, ref::ScaleLayout::kSwizzled128x4);
   ASSERT_EQ(s.codes_bytes, 3u * 64 / 2);
   ASSERT_EQ(s.scale_bytes, 128u * 4);
@@ -53,9 +63,9 @@ TEST(Audit_QuantHostRunner, ReadsBackEveryByteOfACorrectlyWritingSubject) {
 
 /// Padding cells a subject leaves unwritten come back as poison (what the layout class judges); the block cells are
 /// still read.
-TEST(Audit_QuantHostRunner, PaddingLeftUnwrittenComesBackAsPoison) {
-  const Plugin p = Plugin::load(lib("quant_test_no_padding"), "nvfp4_quant");
-  auto runner = make_host_quant_runner(p);
+void unwritten_padding_is_poison(const Backend& b) {
+  const Plugin p = Plugin::load(lib(b.prefix + "no_padding"), "nvfp4_quant");
+  auto runner = b.make(p);
   const QuantCallSpec s = spec(3, 64, ref::ScaleLayout::kSwizzled128x4);
   const QuantOutcome o = runner->call(s);
   EXPECT_EQ(o.rc, 0) << o.message;
@@ -75,11 +85,11 @@ TEST(Audit_QuantHostRunner, PaddingLeftUnwrittenComesBackAsPoison) {
 /// One byte past the end of codes and one past scales are guard writes, also where the tensor's size is odd (the
 /// linear scales of one row of one block: one byte, inside the image's last 16-bit element). Negative control: the
 /// correct plugin on the same calls writes no guard byte.
-TEST(Audit_QuantHostRunner, CountsAByteWrittenPastEitherTensor) {
-  const Plugin bad = Plugin::load(lib("quant_test_overrun"), "nvfp4_quant");
-  const Plugin good = Plugin::load(lib("quant_test_writes_all"), "nvfp4_quant");
-  auto bad_runner = make_host_quant_runner(bad);
-  auto good_runner = make_host_quant_runner(good);
+void counts_a_byte_past_either_tensor(const Backend& b) {
+  const Plugin bad = Plugin::load(lib(b.prefix + "overrun"), "nvfp4_quant");
+  const Plugin good = Plugin::load(lib(b.prefix + "writes_all"), "nvfp4_quant");
+  auto bad_runner = b.make(bad);
+  auto good_runner = b.make(good);
   for (const QuantCallSpec& s : {spec(3, 64, ref::ScaleLayout::kSwizzled128x4), spec(1, 16, ref::ScaleLayout::kLinear),
                                  spec(5, 32, ref::ScaleLayout::kLinear)}) {
     const QuantOutcome o = bad_runner->call(s);
@@ -89,18 +99,11 @@ TEST(Audit_QuantHostRunner, CountsAByteWrittenPastEitherTensor) {
   }
 }
 
-TEST(Audit_QuantHostRunner, NamesAnInputTheSubjectChanged) {
-  const Plugin p = Plugin::load(lib("quant_test_writes_input"), "nvfp4_quant");
-  const QuantOutcome o = make_host_quant_runner(p)->call(spec(2, 32, ref::ScaleLayout::kLinear));
-  EXPECT_FALSE(o.inputs_intact);
-  EXPECT_EQ(o.modified, "x");
-}
-
-TEST(Audit_QuantHostRunner, ARejectionKeepsItsMessageAndTouchesNothing) {
-  const Plugin p = Plugin::load(lib("quant_test_writes_all"), "nvfp4_quant");
+void rejection_keeps_its_message(const Backend& b) {
+  const Plugin p = Plugin::load(lib(b.prefix + "writes_all"), "nvfp4_quant");
   QuantCallSpec s = spec(2, 32, ref::ScaleLayout::kLinear);
   s.null_codes = true;
-  const QuantOutcome o = make_host_quant_runner(p)->call(s);
+  const QuantOutcome o = b.make(p)->call(s);
   EXPECT_NE(o.rc, 0);
   EXPECT_EQ(o.message, "quant test plugin: out must not be null");
   EXPECT_EQ(o.guard_writes, 0u);
@@ -108,25 +111,63 @@ TEST(Audit_QuantHostRunner, ARejectionKeepsItsMessageAndTouchesNothing) {
   for (size_t i = 0; i < o.scales.size(); ++i) ASSERT_EQ(o.scales[i], poison_byte(i));
 }
 
-/// A batch larger than the workers: every call's outcome is its own (shapes differ call to call), in order.
-TEST(Audit_QuantHostRunner, ABatchKeepsEachCallsOutcomeInOrder) {
-  const Plugin p = Plugin::load(lib("quant_test_writes_all"), "nvfp4_quant");
-  auto runner = make_host_quant_runner(p);
-  std::vector<QuantCallSpec> specs;
-  for (int i = 0; i < 3 * runner->preferred_batch(); ++i)
-    specs.push_back(spec(1 + i % 7, 16 * (1 + i % 5), i % 2 ? ref::ScaleLayout::kLinear : ref::ScaleLayout::kSwizzled128x4));
-  const std::vector<QuantOutcome> out = runner->call_batch(specs);
-  ASSERT_EQ(out.size(), specs.size());
-  for (size_t i = 0; i < specs.size(); ++i) {
-    ASSERT_EQ(out[i].rc, 0) << out[i].message;
-    ASSERT_EQ(out[i].codes.size(), specs[i].codes_bytes);
-    ASSERT_EQ(out[i].scales.size(), specs[i].scale_bytes);
-    ASSERT_EQ(out[i].guard_writes, 0u);
-    const int64_t half = specs[i].width / 2;
-    for (int64_t r = 0; r < specs[i].rows; ++r)
-      for (int64_t j = 0; j < half; ++j) ASSERT_EQ(out[i].codes[size_t(r * half + j)], known_code(r, j)) << i;
+/// A batch larger than the runner's lanes: every call's outcome is its own (shapes differ call to call), in order;
+/// a second batch reuses the runner's buffers.
+void batch_keeps_each_outcome(const Backend& b) {
+  const Plugin p = Plugin::load(lib(b.prefix + "writes_all"), "nvfp4_quant");
+  auto runner = b.make(p);
+  for (int pass = 0; pass < 2; ++pass) {
+    std::vector<QuantCallSpec> specs;
+    for (int i = 0; i < 3 * runner->preferred_batch(); ++i)
+      specs.push_back(spec(1 + (i + pass) % 7, 16 * (1 + i % 5),
+                           i % 2 ? ref::ScaleLayout::kLinear : ref::ScaleLayout::kSwizzled128x4));
+    const std::vector<QuantOutcome> out = runner->call_batch(specs);
+    ASSERT_EQ(out.size(), specs.size());
+    for (size_t i = 0; i < specs.size(); ++i) {
+      ASSERT_EQ(out[i].rc, 0) << out[i].message;
+      ASSERT_TRUE(out[i].fault.empty()) << out[i].fault;
+      ASSERT_EQ(out[i].codes.size(), specs[i].codes_bytes);
+      ASSERT_EQ(out[i].scales.size(), specs[i].scale_bytes);
+      ASSERT_EQ(out[i].guard_writes, 0u);
+      ASSERT_TRUE(out[i].inputs_intact);
+      const int64_t half = specs[i].width / 2;
+      for (int64_t r = 0; r < specs[i].rows; ++r)
+        for (int64_t j = 0; j < half; ++j) ASSERT_EQ(out[i].codes[size_t(r * half + j)], known_code(r, j)) << i;
+    }
   }
 }
+
+const Backend kHost{"quant_test_", &make_host_quant_runner};
+const Backend kCuda{"quant_test_cuda_", &make_cuda_quant_runner};
+
+TEST(Audit_QuantHostRunner, ReadsBackEveryByteOfACorrectlyWritingSubject) { reads_back_every_byte(kHost); }
+TEST(Audit_QuantHostRunner, PaddingLeftUnwrittenComesBackAsPoison) { unwritten_padding_is_poison(kHost); }
+TEST(Audit_QuantHostRunner, CountsAByteWrittenPastEitherTensor) { counts_a_byte_past_either_tensor(kHost); }
+TEST(Audit_QuantHostRunner, ARejectionKeepsItsMessageAndTouchesNothing) { rejection_keeps_its_message(kHost); }
+TEST(Audit_QuantHostRunner, ABatchKeepsEachCallsOutcomeInOrder) { batch_keeps_each_outcome(kHost); }
+
+TEST(Audit_QuantHostRunner, NamesAnInputTheSubjectChanged) {
+  const Plugin p = Plugin::load(lib("quant_test_writes_input"), "nvfp4_quant");
+  const QuantOutcome o = make_host_quant_runner(p)->call(spec(2, 32, ref::ScaleLayout::kLinear));
+  EXPECT_FALSE(o.inputs_intact);
+  EXPECT_EQ(o.modified, "x");
+}
+
+/// The CUDA runner: the same checks on the CUDA twins of the plugins; skipped without CUDA or a device.
+class Audit_QuantCudaRunner : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!cuda_runner_available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
+    if (!std::ifstream(lib("quant_test_cuda_writes_all"))) GTEST_SKIP() << "this build has no CUDA test plugins";
+  }
+};
+
+TEST_F(Audit_QuantCudaRunner, ReadsBackEveryByteOfACorrectlyWritingSubject) { reads_back_every_byte(kCuda); }
+TEST_F(Audit_QuantCudaRunner, PaddingLeftUnwrittenComesBackAsPoison) { unwritten_padding_is_poison(kCuda); }
+TEST_F(Audit_QuantCudaRunner, CountsAByteWrittenPastEitherTensor) { counts_a_byte_past_either_tensor(kCuda); }
+TEST_F(Audit_QuantCudaRunner, ARejectionKeepsItsMessageAndTouchesNothing) { rejection_keeps_its_message(kCuda); }
+TEST_F(Audit_QuantCudaRunner, ABatchKeepsEachCallsOutcomeInOrder) { batch_keeps_each_outcome(kCuda); }
 
 }  // namespace
 }  // namespace fuseproof::audit
