@@ -61,6 +61,10 @@ std::vector<QuantImages> quant_images_of(const std::vector<QuantCallSpec>& specs
   return images;
 }
 
+OverlappedWatch::~OverlappedWatch() {
+  if (!running_.empty()) watch_end();
+}
+
 void OverlappedWatch::begin(size_t id, const std::string& call) {
   std::lock_guard<std::mutex> lock(mu_);
   running_[id] = call;

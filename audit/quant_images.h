@@ -38,6 +38,11 @@ uint64_t guard_bytes_changed(const GuardedImage& img, size_t data_bytes);
 /// hang is reported with a call that hangs.
 class OverlappedWatch {
  public:
+  OverlappedWatch() = default;
+  OverlappedWatch(const OverlappedWatch&) = delete;
+  OverlappedWatch& operator=(const OverlappedWatch&) = delete;
+  /// Calls still running when the batch gave up (a backend failure): the watch ends with it.
+  ~OverlappedWatch();
   void begin(size_t id, const std::string& call);
   void end(size_t id);
 
