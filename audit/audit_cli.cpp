@@ -2,6 +2,7 @@
 // audit in turn, the reports.
 #include "audit/audit_cli.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -11,11 +12,13 @@
 #include "audit/audit_report.h"
 #include "audit/kernel_runner.h"
 #include "audit/mutation_driver.h"
+#include "audit/quant_classes.h"
 #include "audit/reference_audit.h"
 #include "common/cli_exit.h"
 #include "common/exit_status.h"
 #include "common/golden_library.h"
 #include "common/parse_integer.h"
+#include "reference/quant_spec.h"
 
 namespace fuseproof::audit {
 
@@ -39,10 +42,15 @@ struct CliState {
 
 void validate(CliState& s) {
   AuditOptions& o = s.opt;
-  if (!o.op.empty() && o.op != "all" && !ref::find_op(o.op))
-    usage_error("audit: unknown --op " + o.op + " (" + ref::op_names() + ", all)");
-  if (!o.contract.empty() && !ref::parse_contract(o.contract))
-    usage_error("audit: unknown --contract " + o.contract + " (eager, fp32, fma)");
+  const ref::QuantOpSpec* quant = ref::find_quant_op(o.op);
+  if (!o.op.empty() && o.op != "all" && !ref::find_op(o.op) && !quant)
+    usage_error("audit: unknown --op " + o.op + " (" + ref::op_names() + ", " + ref::quant_op_names() + ", all)");
+  // A contract of another op (fp32 of nvfp4_quant) is refused where the op is known (plugin_subject, the description).
+  if (!o.contract.empty() && !ref::parse_contract(o.contract) && !ref::parse_quant_contract(o.contract)) {
+    std::string quant_contracts;
+    for (ref::QuantContract c : ref::kAllQuantContracts) quant_contracts += std::string(", ") + ref::quant_contract_name(c);
+    usage_error("audit: unknown --contract " + o.contract + " (eager, fp32, fma" + quant_contracts + ")");
+  }
   apply_cli_options(o, s.numbers, s.given());
   if (!s.mutants.empty() && !o.plugin.empty()) usage_error("audit: --mutants and --plugin exclude each other");
   if (o.op == "all" && !o.plugin.empty()) usage_error("audit: --op all audits the built-in kernels; drop --plugin");
@@ -99,8 +107,11 @@ void run(CliState& s) {
     ro.golden_dir = o.golden_dir.empty() ? default_golden_dir() : o.golden_dir;
     ro.golden_build_dir = o.golden_build_dir.empty() ? default_golden_build_dir() : o.golden_build_dir;
     ro.whole_domain = s.reference_domain;
-    // The audit of one op checks the golden data its verdict rests on; `--op all` checks every op's.
+    // The audit of one op checks the golden data its verdict rests on; `--op all` checks every op's. A quantization
+    // op rests on its activation stage's (a quantizer alone: on the tables only).
     if (!every_op) ro.ops = {described_op};
+    if (const ref::QuantOpSpec* q = ref::find_quant_op(described_op); q && !q->activation.family_op.empty() && !every_op)
+      ro.ops.push_back(q->activation.family_op);
     const auto rows = run_reference_audit(ro);
     print_verdict_table("reference self-audit (the oracle against golden data from GPUs: " + reference_audit_scope(ro) +
                             ")",
@@ -110,15 +121,26 @@ void run(CliState& s) {
     std::fflush(stdout);
   };
   std::vector<std::string> ops;
-  if (o.op == "all")
+  if (o.op == "all") {
+    // Every elementwise op, then every quantization op's built-in kernel of its first contract.
     for (const ref::OpSpec& op : ref::op_registry()) ops.push_back(op.name);
-  else
+    for (const ref::QuantOpSpec& op : ref::quant_op_registry()) ops.push_back(op.name);
+  } else
     ops.push_back(o.op);
   std::vector<AuditResult> results;
   try {
     for (const std::string& op : ops) {
       AuditOptions one = o;
       one.op = op;
+      // --only a class of one kind of op (blocks, layout; extreme, domain, ...): the ops of the other kind are not run.
+      if (ops.size() > 1 && o.only_class) {
+        const bool quant_op = ref::find_quant_op(op) != nullptr;
+        const auto& qc = quant_check_classes();
+        const bool runs = quant_op ? std::find(qc.begin(), qc.end(), *o.only_class) != qc.end()
+                                   : std::find(std::begin(kAllCheckClasses), std::end(kAllCheckClasses),
+                                               *o.only_class) != std::end(kAllCheckClasses);
+        if (!runs) continue;
+      }
       if (ops.size() > 1) {
         // Every op's built-in kernel: an op whose plugin is not built is reported (INCOMPLETE), and the others run.
         if (o.backend.empty()) one.backend = cuda_runner_available(nullptr) ? "cuda" : "emulated";
@@ -128,7 +150,9 @@ void run(CliState& s) {
           AuditResult missing;
           missing.op = op;
           missing.backend = one.backend;
-          missing.contract = ref::contract_name(ref::find_op(op)->contracts.front().contract);
+          const ref::QuantOpSpec* q = ref::find_quant_op(op);
+          missing.contract = q ? ref::quant_contract_name(q->contracts.front().contract)
+                               : ref::contract_name(ref::find_op(op)->contracts.front().contract);
           missing.command = o.command;
           missing.seed = o.seed;
           missing.plugin.path = path;

@@ -15,12 +15,16 @@
 
 #include "audit/audit_isolation.h"
 #include "audit/audit_protocol.h"
+#include "audit/audit_report.h"
 #include "audit/check_classes.h"
 #include "audit/op_model.h"
+#include "audit/quant_classes.h"
+#include "audit/quant_model.h"
 #include "common/exit_status.h"
 #include "common/golden_library.h"
 #include "common/parallel_for.h"
 #include "common/remove_tree.h"
+#include "reference/quant_spec.h"
 
 namespace fuseproof::audit {
 
@@ -65,6 +69,37 @@ class PluginRunner final : public KernelRunner {
   std::unique_ptr<KernelRunner> inner_;
 };
 
+/// A quantization op's plugin and the runner over its memory kind, owned together.
+class PluginQuantRunner final : public QuantRunner {
+ public:
+  explicit PluginQuantRunner(Plugin p) : plugin_(std::move(p)) {
+    inner_ = plugin_.info().cuda() ? make_cuda_quant_runner(plugin_) : make_host_quant_runner(plugin_);
+  }
+  std::vector<QuantOutcome> call_batch(const std::vector<QuantCallSpec>& specs) override {
+    return inner_->call_batch(specs);
+  }
+  std::string hardware() const override { return inner_->hardware(); }
+  std::string arch() const override { return inner_->arch(); }
+  int preferred_batch() const override { return inner_->preferred_batch(); }
+
+ private:
+  Plugin plugin_;
+  std::unique_ptr<QuantRunner> inner_;
+};
+
+/// "vllm-ref, rcp-approx, te, flashinfer-exact": a quantization op's contracts, in its order.
+std::string quant_contract_list(const ref::QuantOpSpec& q) {
+  std::string s;
+  for (const auto& c : q.contracts) s += (s.empty() ? "" : ", ") + std::string(ref::quant_contract_name(c.contract));
+  return s;
+}
+
+/// The classes an op runs, in order: the elementwise battery, or a quantization op's (quant_check_classes()).
+std::vector<CheckClass> classes_of_op(const std::string& op) {
+  if (ref::find_quant_op(op)) return quant_check_classes();
+  return {std::begin(kAllCheckClasses), std::end(kAllCheckClasses)};
+}
+
 /// What the describe step learns and every class needs: the subject, the op and contract it is judged by, its
 /// hardware, the golden architecture, the reference models.
 struct Description {
@@ -105,6 +140,31 @@ OpModel model_for(const AuditOptions& o, ref::Dtype d, const std::string& backen
   return make_op_model(*op, *contract, d, resolve_math(o, backend), golden_of(o));
 }
 
+/// The model of a quantization op's class on dtype d: the op and contract of the options, the golden architecture.
+QuantModel quant_model_for(const AuditOptions& o, ref::Dtype d) {
+  const ref::QuantOpSpec* q = ref::find_quant_op(o.op);
+  if (!q) throw UsageError("audit: unknown quantization op " + o.op + " (" + ref::quant_op_names() + ")");
+  const auto contract = ref::parse_quant_contract(o.contract);
+  if (!contract || !q->contract(*contract))
+    throw UsageError("audit: op " + o.op + " has no contract " + o.contract + " (" + quant_contract_list(*q) + ")");
+  return make_quant_model(*q, *contract, d, golden_of(o));
+}
+
+/// Refuses (UsageError, one line) --only a class a quantization op does not run and --max-width below its block.
+void refuse_empty_quant_checks(const AuditOptions& o, const ref::QuantOpSpec& q) {
+  const std::vector<CheckClass> can = quant_check_classes();
+  if (o.only_class && std::find(can.begin(), can.end(), *o.only_class) == can.end()) {
+    std::string list;
+    for (CheckClass c : can) list += (list.empty() ? "" : ", ") + std::string(check_class_name(c));
+    throw UsageError("audit: --only " + o.only + " checks nothing here: op " + q.name +
+                     " is a quantization op (classes that can run: " + list + ")");
+  }
+  if (o.max_width && o.max_width < q.block_size && (!o.only_class || *o.only_class == CheckClass::kWidths))
+    throw UsageError("audit: --max-width " + std::to_string(o.max_width) + " checks no width: op " + q.name +
+                     "'s widths are multiples of its " + std::to_string(q.block_size) + "-element block (allowed: " +
+                     std::to_string(q.block_size) + " to 1048576)");
+}
+
 /// Why class `c` can check nothing for this subject (its op, contract and memory), or "" when it can run.
 std::string class_checks_nothing(CheckClass c, const PluginInfo& info, const OpModel& m) {
   switch (c) {
@@ -125,6 +185,9 @@ std::string class_checks_nothing(CheckClass c, const PluginInfo& info, const OpM
     case CheckClass::kGraph:
       if (!info.cuda()) return "a host-memory subject has no CUDA graph to capture";
       break;
+    case CheckClass::kBlocks:
+    case CheckClass::kLayout:
+      return "op " + m.op->name + " is not a quantization op (" + ref::quant_op_names() + ")";
     default:
       break;
   }
@@ -153,12 +216,36 @@ void refuse_empty_checks(const AuditOptions& o, const PluginInfo& info, const Op
 
 /// In this process: loads the subject, makes its runner and the reference models (verifying golden data). `o` gets
 /// the resolved op, contract, backend and golden architecture.
-Description describe_here(AuditOptions& o, const Subject& subject, std::unique_ptr<KernelRunner>* keep = nullptr) {
+Description describe_here(AuditOptions& o, const Subject& subject, std::unique_ptr<KernelRunner>* keep = nullptr,
+                          std::unique_ptr<QuantRunner>* keep_quant = nullptr) {
   Description d;
   d.info = subject.load_info ? subject.load_info() : subject.info;
   if (!o.op.empty() && o.op != d.info.op)
     throw UsageError("audit: " + d.info.path + " implements op " + d.info.op + ", not " + o.op);
   d.op = o.op = d.info.op;
+  if (const ref::QuantOpSpec* q = ref::find_quant_op(d.op)) {
+    d.contract = o.contract = o.contract.empty() ? d.info.contract : o.contract;
+    const auto contract = ref::parse_quant_contract(d.contract);
+    if (!contract || !q->contract(*contract))
+      throw UsageError("audit: op " + d.op + " has no contract " + d.contract + " (" + quant_contract_list(*q) + ")");
+    d.backend = o.backend.empty() ? (d.info.cuda() ? "cuda" : "emulated") : o.backend;
+    if ((d.backend == "cuda") != d.info.cuda())
+      throw UsageError("audit: " + d.info.path + " takes " + memory_name(d.info.memory) + " memory; use --backend " +
+                       (d.info.cuda() ? "cuda" : "emulated"));
+    o.backend = d.backend;
+    if (!subject.make_quant_runner)
+      throw UsageError("audit: this subject has no runner for quantization op " + d.op);
+    auto runner = subject.make_quant_runner();
+    d.hardware = runner->hardware();
+    o.arch = resolve_golden_arch(o.golden_dir.empty() ? default_golden_dir() : o.golden_dir, o.arch, runner->arch());
+    d.arch = o.arch;
+    refuse_empty_quant_checks(o, *q);
+    for (ref::Dtype dt : o.dtypes)
+      d.models.push_back(std::string(ref::dtype_name(dt)) + ": " + quant_model_for(o, dt).description);
+    if (o.profile) d.throughput = hash_throughput();
+    if (keep_quant) *keep_quant = std::move(runner);
+    return d;
+  }
   const ref::OpSpec* spec = ref::find_op(d.op);
   if (!spec) throw UsageError("audit: unknown op " + d.op + " (" + ref::op_names() + ")");
   d.contract = o.contract = o.contract.empty() ? d.info.contract : o.contract;
@@ -218,6 +305,41 @@ CheckResult run_class_here(const AuditOptions& o, const PluginInfo& info, Kernel
   return r;
 }
 
+/// One class of a quantization op on one dtype, in this process. The classes read the options themselves: the
+/// backend's defaults of --domain-biases and --max-width are resolved here, as for the elementwise classes.
+CheckResult run_quant_class_here(const AuditOptions& o, const PluginInfo& info, QuantRunner& runner, ref::Dtype d,
+                                 CheckClass c) {
+  const QuantModel model = quant_model_for(o, d);
+  AuditOptions resolved = o;
+  resolved.domain_biases = resolved_domain_biases(o, info.cuda());
+  resolved.max_width = resolved_max_width(o, info.cuda());
+  const QuantContext ctx{info, runner, model, resolved,
+                         d == ref::Dtype::kBf16 ? int32_t(FUSEPROOF_DTYPE_BF16) : int32_t(FUSEPROOF_DTYPE_FP16)};
+  CheckResult r;
+  r.cls = c;
+  r.dtype = d;
+  const auto tc = std::chrono::steady_clock::now();
+  {
+    const PhaseSinkScope profile(&r.phases);
+    run_quant_class(c, ctx, r);
+  }
+  r.seconds = seconds_since(tc);
+  return r;
+}
+
+/// The runners of one subject: the elementwise one or the quantization one, made in the process that runs the checks.
+struct Runners {
+  std::unique_ptr<KernelRunner> kernel;
+  std::unique_ptr<QuantRunner> quant;
+};
+
+/// Class c on dtype d with whichever runner the subject has.
+CheckResult run_any_class_here(const AuditOptions& o, const PluginInfo& info, Runners& runners, ref::Dtype d,
+                               CheckClass c) {
+  if (info.quant()) return run_quant_class_here(o, info, *runners.quant, d, c);
+  return run_class_here(o, info, *runners.kernel, d, c);
+}
+
 /// A class's result as a child wrote it: nullopt when there is none, or it is malformed or of another class or dtype
 /// (the subject wrote over it, or the child died while writing it): never a verdict.
 std::optional<CheckResult> check_of_child(const json& result, CheckClass c, ref::Dtype d) {
@@ -260,11 +382,12 @@ std::string class_file(CheckClass c, ref::Dtype d) { return std::string(check_cl
 
 /// The order the classes run in: first the single-dtype classes of each dtype, then the classes that mix dtypes (a
 /// bug that one dtype's own classes see is named by them, not by a mixed class of the other dtype's run).
-std::vector<std::pair<ref::Dtype, CheckClass>> class_order(const AuditOptions& opt) {
+std::vector<std::pair<ref::Dtype, CheckClass>> class_order(const AuditOptions& opt,
+                                                         const std::vector<CheckClass>& classes) {
   std::vector<std::pair<ref::Dtype, CheckClass>> order;
   for (const bool mixed : {false, true})
     for (ref::Dtype d : opt.dtypes)
-      for (CheckClass c : kAllCheckClasses)
+      for (CheckClass c : classes)
         if ((!opt.only_class || *opt.only_class == c) && check_class_mixes_dtypes(c) == mixed) order.push_back({d, c});
   return order;
 }
@@ -276,10 +399,14 @@ std::string call_timeout_text(const AuditOptions& o) {
   return "";
 }
 
+/// A quantization op's line names the op and the contract too (the plugin's descriptor could claim another contract).
 std::string reproduce_command(const AuditOptions& o, const Subject& subject, ref::Dtype d, CheckClass c) {
+  const bool quant = ref::find_quant_op(o.op) != nullptr;
   return subject.reproduce_prefix + " --backend " + o.backend + " --dtype " + ref::dtype_name(d) + " --only " +
          check_class_name(c) + " --seed " + std::to_string(o.seed) + " --no-reference" +
-         reproduce_options(o, {"seed", "call_timeout", "op"}) + " --call-timeout " + call_timeout_text(o);
+         reproduce_options(o, quant ? std::vector<std::string>{"seed", "call_timeout"}
+                                    : std::vector<std::string>{"seed", "call_timeout", "op"}) +
+         " --call-timeout " + call_timeout_text(o);
 }
 
 void print_check(const AuditOptions& o, const CheckResult& r) {
@@ -303,6 +430,8 @@ void print_check(const AuditOptions& o, const CheckResult& r) {
   if (r.has_contract_vs_eager && r.status != CheckStatus::kSkipped)
     std::printf("      contract %s vs eager (ulps, over these cases): %s\n", o.contract.c_str(),
                 r.contract_vs_eager.line().c_str());
+  if (!r.contract_distances.empty() && r.status != CheckStatus::kSkipped)
+    for (const std::string& line : contract_distance_lines(r)) std::printf("      %s\n", line.c_str());
   if (!r.note.empty()) std::printf("      %s\n", r.note.c_str());
   if (o.profile && r.status != CheckStatus::kSkipped) std::printf("      profile: %s\n", profile_line(r).c_str());
   std::fflush(stdout);
@@ -311,7 +440,16 @@ void print_check(const AuditOptions& o, const CheckResult& r) {
 }  // namespace
 
 std::string builtin_plugin_path(const std::string& op, const std::string& backend) {
-  const std::string file = "lib" + op + "_" + (backend == "cuda" ? "cuda" : "emulated") + ".so";
+  return builtin_plugin_path(op, "", backend);
+}
+
+std::string builtin_plugin_path(const std::string& op, const std::string& contract, const std::string& backend) {
+  // A quantization op's first contract has the op's own name; its others carry the contract's.
+  std::string stem = op;
+  if (const ref::QuantOpSpec* q = ref::find_quant_op(op);
+      q && !contract.empty() && contract != ref::quant_contract_name(q->contracts.front().contract))
+    stem += "_" + contract;
+  const std::string file = "lib" + stem + "_" + (backend == "cuda" ? "cuda" : "emulated") + ".so";
   std::error_code ec;
   const auto exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
@@ -324,8 +462,26 @@ std::string builtin_plugin_path(const std::string& op, const std::string& backen
 Subject plugin_subject(AuditOptions& o) {
   if (o.backend.empty() && o.plugin.empty()) o.backend = cuda_runner_available(nullptr) ? "cuda" : "emulated";
   if (o.plugin.empty() && o.op.empty()) throw UsageError("audit: --op or --plugin is required");
-  const std::string path = o.plugin.empty() ? builtin_plugin_path(o.op, o.backend) : o.plugin;
   std::error_code ec;
+  const ref::QuantOpSpec* q = o.plugin.empty() ? ref::find_quant_op(o.op) : nullptr;
+  if (q && !o.contract.empty()) {
+    const auto c = ref::parse_quant_contract(o.contract);
+    if (!c || !q->contract(*c))
+      throw UsageError("audit: op " + o.op + " has no contract " + o.contract + " (" + quant_contract_list(*q) + ")");
+  }
+  const std::string path = o.plugin.empty() ? builtin_plugin_path(o.op, o.contract, o.backend) : o.plugin;
+  if (q && !fs::is_regular_file(path, ec)) {
+    // A contract without a built-in kernel on this backend (rcp-approx has no emulation): name those that exist.
+    std::string built;
+    for (const auto& c : q->contracts) {
+      const char* name = ref::quant_contract_name(c.contract);
+      if (fs::is_regular_file(builtin_plugin_path(o.op, name, o.backend), ec)) built += (built.empty() ? "" : ", ") + std::string(name);
+    }
+    throw UsageError("audit: no built-in " + o.backend + " kernel of op " + o.op + ", contract " +
+                     (o.contract.empty() ? ref::quant_contract_name(q->contracts.front().contract) : o.contract) +
+                     " (" + path + " not found); built-in " + o.backend + " kernels of " + o.op + ": " +
+                     (built.empty() ? "none" : built));
+  }
   if (!fs::is_regular_file(path, ec)) throw UsageError("audit: plugin " + path + " not found");
   Subject s;
   s.info.path = fs::absolute(path).string();
@@ -343,6 +499,14 @@ Subject plugin_subject(AuditOptions& o) {
       return std::make_unique<PluginRunner>(std::move(p));
     }
     return std::make_unique<PluginRunner>(Plugin::load(path, op));
+  };
+  s.make_quant_runner = [plugin, path = s.info.path, op]() -> std::unique_ptr<QuantRunner> {
+    if (*plugin) {
+      Plugin p = std::move(**plugin);
+      plugin->reset();
+      return std::make_unique<PluginQuantRunner>(std::move(p));
+    }
+    return std::make_unique<PluginQuantRunner>(Plugin::load(path, op));
   };
   s.child_command = {"/proc/self/exe", "audit", "--plugin", s.info.path};
   s.reproduce_prefix = "fuseproof audit --plugin " + quote_path(s.info.path);
@@ -369,13 +533,17 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   // or here (a subject no fresh process can re-create: an in-process Python callable). A child that ends without a
   // result is never a pass: this process prints every verdict.
   const bool one_child = !opt.isolate && !subject.child_command.empty();
-  const std::vector<std::pair<ref::Dtype, CheckClass>> order = class_order(opt);
+  // The classes of the op; before the description names the op (--plugin alone), every class of either kind: the
+  // one child of --no-isolation runs those of its op only, and the order is made again once the op is known.
+  std::vector<CheckClass> classes = classes_of_op(opt.op);
+  if (opt.op.empty()) classes.insert(classes.end(), std::begin(kQuantOnlyCheckClasses), std::end(kQuantOnlyCheckClasses));
+  std::vector<std::pair<ref::Dtype, CheckClass>> order = class_order(opt, classes);
   ChildOutcome batch;  // the one child of --no-isolation
   json batch_result;
 
   // 1. Describe: load the subject, name its hardware, build the reference models (golden data verified).
   Description desc;
-  std::unique_ptr<KernelRunner> local_runner;
+  Runners local;
   if (opt.isolate || one_child) {
     dir = make_spec_dir();
     ChildOutcome co;
@@ -409,8 +577,9 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     opt.backend = desc.backend;
     opt.arch = desc.arch;
   } else {
-    desc = describe_here(opt, subject, &local_runner);
+    desc = describe_here(opt, subject, &local.kernel, &local.quant);
   }
+  order = class_order(opt, classes_of_op(desc.op));
   res.plugin = desc.info;
   res.op = desc.op;
   res.contract = desc.contract;
@@ -488,7 +657,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
         }
       }
     } else {
-      r = run_class_here(opt, info, *local_runner, d, c);
+      r = run_any_class_here(opt, info, local, d, c);
     }
     settle_check(r);
     if (r.status == CheckStatus::kFail) r.reproduce = reproduce_command(opt, subject, d, c);
@@ -572,14 +741,16 @@ int run_audit_child(const std::string& spec_path, const Subject& subject) {
       // --no-isolation: the description and every class in this one process, each result in a file of its own as
       // soon as it is known, so that the parent keeps what this process found before it died.
       const std::string dir = fs::path(spec_path).parent_path().string();
-      std::unique_ptr<KernelRunner> runner;
-      const Description d = describe_here(o, subject, &runner);
+      Runners runners;
+      const Description d = describe_here(o, subject, &runners.kernel, &runners.quant);
       write_child_result(dir + "/describe.json", description_to_json(d));
+      const std::vector<CheckClass> of_op = classes_of_op(d.op);
       for (const json& item : spec.at("classes")) {
         const auto cls = parse_check_class(item.at("class"));
         const auto dt = ref::parse_dtype(item.at("dtype").get<std::string>());
         if (!cls || !dt) throw UsageError("audit: malformed child spec " + spec_path);
-        CheckResult r = run_class_here(o, d.info, *runner, *dt, *cls);
+        if (std::find(of_op.begin(), of_op.end(), *cls) == of_op.end()) continue;  // a class of the other kind of op
+        CheckResult r = run_any_class_here(o, d.info, runners, *dt, *cls);
         write_child_result(dir + "/" + class_file(*cls, *dt) + ".json", {{"check", check_to_json(r)}});
         settle_check(r);
         if (o.first_fail && r.status == CheckStatus::kFail) break;  // the parent skips the rest
@@ -587,11 +758,13 @@ int run_audit_child(const std::string& spec_path, const Subject& subject) {
       out = json::object();
     } else {
       const PluginInfo info = subject.load_info ? subject.load_info() : subject.info;
-      auto runner = subject.make_runner();
+      Runners runners;
+      if (info.quant()) runners.quant = subject.make_quant_runner();
+      else runners.kernel = subject.make_runner();
       const auto cls = parse_check_class(spec.at("class"));
       const auto dt = ref::parse_dtype(spec.at("dtype").get<std::string>());
       if (!cls || !dt) throw UsageError("audit: malformed child spec " + spec_path);
-      out = {{"check", check_to_json(run_class_here(o, info, *runner, *dt, *cls))}};
+      out = {{"check", check_to_json(run_any_class_here(o, info, runners, *dt, *cls))}};
     }
   } catch (const std::exception& e) {
     status = exit_status_of(e);

@@ -30,6 +30,9 @@ struct Subject {
 /// The built-in plugin of `op` for `backend` ("cuda", "emulated"): lib<op>_<backend>.so next to the executable
 /// (../lib/plugins), else in the configured build path.
 std::string builtin_plugin_path(const std::string& op, const std::string& backend);
+/// The same for a contract of the op: a quantization op's first contract (or "") is lib<op>_<backend>.so, its others
+/// lib<op>_<contract>_<backend>.so (libnvfp4_quant_rcp-approx_cuda.so); an elementwise op's contract is ignored.
+std::string builtin_plugin_path(const std::string& op, const std::string& contract, const std::string& backend);
 
 /// A plugin subject: loads nothing in this process (a plugin may crash while it loads); the child loads it. The
 /// backend is resolved into `options`. Throws UsageError (one line) on a plugin that cannot be found.

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "audit/quant_classes.h"
 #include "common/exit_status.h"
 #include "common/golden_library.h"
 #include "common/parse_integer.h"
@@ -21,18 +22,35 @@ namespace {
 using S = std::string AuditOptions::*;
 constexpr long double kU64Max = 18446744073709551615.0L;
 
+/// The elementwise battery's classes, in order (--only's help; expect_audit.cmake reads them there).
+std::string elementwise_class_list() {
+  std::string s;
+  for (CheckClass c : kAllCheckClasses) s += (s.empty() ? "" : ", ") + std::string(check_class_name(c));
+  return s;
+}
+
+/// A quantization op's classes, in order (audit/quant_classes.h).
+std::string quant_class_list() {
+  std::string s;
+  for (CheckClass c : quant_check_classes()) s += (s.empty() ? "" : ", ") + std::string(check_class_name(c));
+  return s;
+}
+
 std::vector<OptionDef> build_table() {
   // clang-format off
   return {
     {"--op", "op", "Op to audit (fuseproof ops lists them); default: the plugin's", S(&AuditOptions::op)},
-    {"--contract", "contract", "Contract to judge against: eager, fp32 or fma (default: the one the plugin claims)",
+    {"--contract", "contract", "Contract to judge against: eager, fp32 or fma, or a quantization op's (vllm-ref, "
+     "rcp-approx, te, flashinfer-exact, fp8-group, fp8-group-ue8m0; fuseproof ops lists each op's); default: the one "
+     "the plugin claims, or the built-in kernel of the op's first",
      S(&AuditOptions::contract)},
     {"--plugin", "plugin", "Kernel plugin .so (kernels/fuseproof_kernel_abi.h); default: the op's built-in",
      S(&AuditOptions::plugin), 0, 0, false, false},
     {"--backend", "backend", "cuda or emulated; default: the plugin's memory, else cuda when a GPU works",
      S(&AuditOptions::backend), 0, 0, false, false},
     {"--dtype", "dtype", "bf16, fp16 or all", S(&AuditOptions::dtype), 0, 0, false, false},
-    {"--only", "only", "Run one check class: " + check_class_list(), S(&AuditOptions::only), 0, 0, false, false},
+    {"--only", "only", "Run one check class: " + elementwise_class_list() + "; of a quantization op: " +
+     quant_class_list(), S(&AuditOptions::only), 0, 0, false, false},
     {"--seed", "seed", "Seed of every random input", &AuditOptions::seed, 0, kU64Max},
     {"--math-model", "math_model", "Reference tanhf/expf/erff: cuda, libm, exact (default: cuda on CUDA, libm on "
      "the host)", S(&AuditOptions::math_model), 0, 0, false, true, "--tanh-model"},

@@ -154,6 +154,13 @@ std::string report_markdown(const AuditResult& r) {
     if (c.has_contract_vs_eager && c.status != CheckStatus::kSkipped)
       md << "\nContract " << r.contract << " vs eager, " << check_class_name(c.cls) << " " << ref::dtype_name(c.dtype)
          << " (ulps, over the class's cases): " << c.contract_vs_eager.line() << "\n";
+  // A quantization op: how far the subject's codes and scales lie from each other contract of the op.
+  for (const auto& c : r.checks) {
+    if (c.contract_distances.empty() || c.status == CheckStatus::kSkipped) continue;
+    md << "\n## Distance from the op's other contracts, " << check_class_name(c.cls) << " " << ref::dtype_name(c.dtype)
+       << "\n\n";
+    for (const std::string& l : contract_distance_lines(c)) md << l << "\n";
+  }
   bool any = false;
   for (const auto& c : r.checks) {
     if (c.status != CheckStatus::kFail) continue;
@@ -365,6 +372,18 @@ std::string report_github_markdown(const std::vector<AuditResult>& results, cons
     lines.insert(lines.end(), block.begin(), block.end());
     ++shown;
   }
+  // The quantization classes' distances from the op's other contracts, one folded block each while the budget lasts.
+  for (const AuditResult& r : results)
+    for (const CheckResult& c : r.checks) {
+      if (c.contract_distances.empty() || c.status == CheckStatus::kSkipped) continue;
+      std::vector<std::string> block{"", "<details><summary>" + md_inline(r.plugin.kernel_name, 80) + " " +
+                                             check_class_name(c.cls) + " " + ref::dtype_name(c.dtype) +
+                                             ": distance from the op's other contracts</summary>", ""};
+      for (const std::string& l : contract_distance_lines(c)) block.push_back(l);
+      block.push_back("</details>");
+      if (lines.size() + block.size() + kTrailer > kGithubMaxLines) break;
+      lines.insert(lines.end(), block.begin(), block.end());
+    }
   if (shown < bad.size()) {
     std::string rest;
     for (size_t i = shown; i < bad.size(); ++i) {
@@ -452,6 +471,7 @@ std::string report_junit(const std::vector<AuditResult>& results, const std::str
                               ? std::to_string(k.cases) + " probes, every one as the ABI says."
                               : no_errors_line(k, op, r.contract)) +
                          (scope.empty() ? "" : "\nscope: " + scope);
+          for (const std::string& l : contract_distance_lines(k)) c.system_out += "\n" + l;
           break;
         case CheckStatus::kSkipped:
           c.outcome = junit::Outcome::kSkipped;
@@ -473,6 +493,7 @@ std::string report_junit(const std::vector<AuditResult>& results, const std::str
                     (k.stopped_early ? ", up to the early stop: --stop-after 0 for exact counts" : "") +
                     "): " + k.vs_contract.line() + "\n";
           if (!scope.empty()) text += "scope: " + scope + "\n";
+          for (const std::string& l : contract_distance_lines(k)) text += l + "\n";
           text += "Reproduce: " + k.reproduce;
           c.text = text;
           break;

@@ -70,4 +70,8 @@ void write_incomplete_reports(const std::vector<AuditResult>& results, const Rep
 /// on failure, leaving any previous file intact.
 void write_text_file(const std::string& path, const std::string& text);
 
+/// The Markdown lines of a quantization class's distances from the op's other contracts (CheckResult::
+/// contract_distances), one contract after another; defined with the quantization classes (audit/quant_report.cpp).
+std::vector<std::string> contract_distance_lines(const CheckResult& r);
+
 }  // namespace fuseproof::audit

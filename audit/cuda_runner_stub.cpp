@@ -1,5 +1,6 @@
-// cuda_runner_stub.cpp: the CUDA runner in a build without CUDA: CUDA plugins are refused with a clear message.
+// cuda_runner_stub.cpp: the CUDA runners (elementwise and quantization) in a build without CUDA: CUDA plugins are refused with a clear message.
 #include "audit/kernel_runner.h"
+#include "audit/quant_runner.h"
 
 namespace fuseproof::audit {
 
@@ -9,6 +10,11 @@ bool cuda_runner_available(std::string* why) {
 }
 
 std::unique_ptr<KernelRunner> make_cuda_runner(const Plugin& plugin) {
+  throw PluginError("audit: plugin " + plugin.info().path +
+                    " takes CUDA device memory but this build has no CUDA (FUSEPROOF_CUDA=OFF or no toolkit)");
+}
+
+std::unique_ptr<QuantRunner> make_cuda_quant_runner(const Plugin& plugin) {
   throw PluginError("audit: plugin " + plugin.info().path +
                     " takes CUDA device memory but this build has no CUDA (FUSEPROOF_CUDA=OFF or no toolkit)");
 }

@@ -4,6 +4,7 @@
 #include "common/elf_check.h"
 #include "common/sha256.h"
 #include "reference/op_spec.h"
+#include "reference/quant_spec.h"
 
 #include <dlfcn.h>
 
@@ -15,6 +16,8 @@
 namespace fuseproof::audit {
 
 namespace fs = std::filesystem;
+
+bool PluginInfo::quant() const { return ref::find_quant_op(op) != nullptr; }
 
 const char* memory_name(int32_t memory) { return memory == FUSEPROOF_MEMORY_CUDA ? "cuda" : "host"; }
 
@@ -38,9 +41,9 @@ void check_common(const std::string& shown, const char* kernel_name, const char*
                   int32_t vb) {
   if (!kernel_name || !*kernel_name || !op || !has_call)
     throw PluginError("audit: plugin " + shown + " descriptor must name the kernel and op and give the call");
-  if (!ref::find_op(op))
+  if (!ref::find_op(op) && !ref::find_quant_op(op))
     throw PluginError("audit: plugin " + shown + " implements op " + op + ", which is not in the op spec (" +
-                      ref::op_names() + ")");
+                      ref::op_names() + ", " + ref::quant_op_names() + ")");
   if (memory != FUSEPROOF_MEMORY_HOST && memory != FUSEPROOF_MEMORY_CUDA)
     throw PluginError("audit: plugin " + shown + " memory must be host (0) or cuda (1), got " + std::to_string(memory));
   if (vb < 2 || vb > 256 || (vb & (vb - 1)) != 0)
@@ -90,6 +93,8 @@ Plugin Plugin::load(const std::string& path, const std::string& expected_op) {
     p.info_.memory = d->memory;
     p.info_.vector_bytes = d->vector_bytes;
     if (d->contract && *d->contract) p.info_.contract = d->contract;
+    else if (const ref::QuantOpSpec* q = ref::find_quant_op(d->op))
+      p.info_.contract = ref::quant_contract_name(q->contracts.front().contract);
   } else if (h.abi_version == FUSEPROOF_KERNEL_ABI_VERSION_1) {
     if (h.struct_size != sizeof(fuseproof_kernel_descriptor_v1_t))
       throw PluginError("audit: plugin " + shown + " descriptor size must be " +
@@ -108,6 +113,22 @@ Plugin Plugin::load(const std::string& path, const std::string& expected_op) {
   } else {
     throw PluginError("audit: plugin " + shown + " speaks kernel ABI version " + std::to_string(h.abi_version) +
                       ", this audit speaks versions 1 to 4");
+  }
+  if (const ref::QuantOpSpec* q = ref::find_quant_op(p.info_.op)) {
+    if (h.abi_version != FUSEPROOF_KERNEL_ABI_VERSION)
+      throw PluginError("audit: plugin " + shown + " speaks ABI version " + std::to_string(h.abi_version) +
+                        ", but op " + p.info_.op + " is a quantization op, which needs version 4 (the call's scales)");
+    const auto contract = ref::parse_quant_contract(p.info_.contract);
+    if (!contract || !q->contract(*contract)) {
+      std::string has;
+      for (const auto& c : q->contracts) has += (has.empty() ? "" : ", ") + std::string(ref::quant_contract_name(c.contract));
+      throw PluginError("audit: plugin " + shown + " claims contract " + p.info_.contract + ", which op " +
+                        p.info_.op + " does not have (" + has + ")");
+    }
+    if (!expected_op.empty() && expected_op != p.info_.op)
+      throw PluginError("audit: plugin " + shown + " implements op " + p.info_.op + ", not " + expected_op);
+    p.info_.sha256 = file_sha256(abs);
+    return p;
   }
   const ref::OpSpec* spec = ref::find_op(p.info_.op);
   if (spec->has_groups() && h.abi_version < FUSEPROOF_KERNEL_ABI_VERSION_3)

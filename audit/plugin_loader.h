@@ -1,5 +1,5 @@
-// plugin_loader.h: dlopen()s a kernel plugin, checks its ABI version and descriptor (version 2, or version 1 through
-// a shim), and calls it.
+// plugin_loader.h: dlopen()s a kernel plugin, checks its ABI version and descriptor (versions 2 to 4, or version 1
+// through a shim; a quantization op at version 4 only), and calls it.
 #pragma once
 
 #include <cstdint>
@@ -22,12 +22,15 @@ struct PluginInfo {
   std::string sha256;       ///< of the file, for the report
   std::string kernel_name;
   std::string op;
-  std::string contract = "eager";  ///< the contract the descriptor claims (v1: eager)
+  std::string contract = "eager";  ///< the contract the descriptor claims (v1: eager; a quantization op's NULL: its
+                                   ///< first contract)
   uint32_t abi_version = 0;
   int32_t memory = FUSEPROOF_MEMORY_HOST;
   int32_t vector_bytes = 0;
 
   bool cuda() const { return memory == FUSEPROOF_MEMORY_CUDA; }
+  /// Whether op is a quantization op (reference/quant_spec.h): its subject runs through a QuantRunner.
+  bool quant() const;
   int64_t vector_elems() const { return vector_bytes / 2; }  ///< for the 16-bit dtypes
 };
 
@@ -38,9 +41,10 @@ const char* memory_name(int32_t memory);
 class Plugin {
  public:
   /// Loads `path`. `expected_op` (when not empty) must be the descriptor's op. Throws PluginError on a missing file, a
-  /// file that is not a shared library, a missing descriptor symbol, an ABI version other than 1 and 2 or a struct
-  /// size that is not that version's, an incomplete descriptor, an op not in the op spec, a contract the op does not
-  /// have, or an op other than `expected_op`.
+  /// file that is not a shared library, a missing descriptor symbol, an ABI version other than 1 to 4 or a struct
+  /// size that is not that version's, an incomplete descriptor, an op not in the op spec (elementwise or
+  /// quantization), a quantization op below version 4, a contract the op does not have, or an op other than
+  /// `expected_op`.
   static Plugin load(const std::string& path, const std::string& expected_op);
 
   Plugin(Plugin&& other) noexcept;

@@ -1,6 +1,8 @@
 // quant_report.cpp: the Markdown of the distances from a quantization op's other contracts.
 #include "audit/quant_report.h"
 
+#include "audit/audit_report.h"
+
 #include <sstream>
 
 namespace fuseproof::audit {
@@ -17,7 +19,8 @@ std::string contract_distances_markdown(const CheckResult& c, const std::string&
   std::ostringstream md;
   md << "\n### Distance from the other contracts (" << check_class_name(c.cls) << " " << ref::dtype_name(c.dtype)
      << ")\n\n";
-  md << "The subject (claiming `" << claimed << "`) against each other contract of the op over the class's cases. "
+  md << "The subject" << (claimed.empty() ? std::string() : " (claiming `" + claimed + "`)")
+     << " against each other contract of the op over the class's cases. "
         "Steps count along the format's magnitude order (E2M1 0..7, E4M3 0..126; binary32 scales in units in the last "
         "place).\n\n";
   md << "| contract | elements | codes differ | code steps (steps: elements) | blocks | scales differ | scale steps "
@@ -39,6 +42,14 @@ std::string contract_distances_markdown(const CheckResult& c, const std::string&
     md << "```\n";
   }
   return md.str();
+}
+
+std::vector<std::string> contract_distance_lines(const CheckResult& r) {
+  std::vector<std::string> lines;
+  std::istringstream in(contract_distances_markdown(r, ""));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  while (!lines.empty() && lines.front().empty()) lines.erase(lines.begin());
+  return lines;
 }
 
 }  // namespace fuseproof::audit

@@ -56,17 +56,19 @@ def load_plan(path):
                                                                                 ", ".join(sorted(STEP_KEYS))))
         if not isinstance(step.get("run"), list) or not step["run"]:
             raise PlanError("gpu_runner: step %s: run must be a non-empty list of strings" % name)
-        if step.get("each", "op") != "op":
-            raise PlanError("gpu_runner: step %s: each must be \"op\", got %r" % (name, step["each"]))
+        if step.get("each", "op") not in ("op", "quant_op"):
+            raise PlanError("gpu_runner: step %s: each must be \"op\" or \"quant_op\", got %r" % (name, step["each"]))
     return plan
 
 
 def ops_from_spec(fuseproof):
-    """[(op, [contracts])] from `fuseproof ops --json`: the op spec is the only list of ops."""
+    """{"op": [(op, [contracts])], "quant_op": [...]} from `fuseproof ops --json`: the op spec is the only list of ops
+    (the elementwise ops under "ops", the quantization ops under "quant_ops")."""
     try:
         text = subprocess.run([fuseproof, "ops", "--json"], check=True, capture_output=True, text=True).stdout
         spec = json.loads(text)
-        return [(o["name"], [c["name"] for c in o["contracts"]]) for o in spec["ops"]]
+        return {kind: [(o["name"], [c["name"] for c in o["contracts"]]) for o in spec[key]]
+                for kind, key in (("op", "ops"), ("quant_op", "quant_ops"))}
     except (OSError, subprocess.CalledProcessError, ValueError, KeyError) as e:
         raise PlanError("gpu_runner: cannot read the op list from %s ops --json: %s" % (fuseproof, e))
 
@@ -90,7 +92,7 @@ def expand(name, step, ops, base):
     for op, declared in ops:
         if wanted and op not in wanted:
             continue
-        for contract in contracts:
+        for contract in (declared if contracts == ["*"] else contracts):
             if contract is not None and contract not in declared:
                 continue
             for combo in itertools.product(*(matrix[k] for k in keys)):
@@ -173,7 +175,7 @@ class Runner:
         base = {"build": self.args.build, "out": out, "py": sys.executable, "fuseproof": self.args.fuseproof,
                 "audit": os.path.join(self.args.build, "bin", "fuseproof-audit"), "commit": self.args.commit,
                 "name": name}
-        ops = self.ops() if "each" in step else []
+        ops = self.ops()[step["each"]] if "each" in step else []
         jobs = expand(name, step, ops, base)
         if not jobs:
             raise PlanError("gpu_runner: step %s has no jobs (no op declares its contract)" % name)

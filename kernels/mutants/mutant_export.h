@@ -4,7 +4,26 @@
 
 #include "kernels/fuseproof_kernel_abi.h"
 
-#if defined(FUSEPROOF_FAMILY_OP)
+#if defined(FUSEPROOF_QUANT_OP)
+// A quantization mutant (quant_bugs.h): FUSEPROOF_QUANT_OP, FUSEPROOF_QUANT_FAULT, FUSEPROOF_QUANT_CONTRACT,
+// FUSEPROOF_QUANT_NAME.
+#include "kernels/quant_launcher.h"
+
+namespace fuseproof::mutants {
+inline constexpr kernel::QuantOp kQuantOp = kernel::QuantOp::FUSEPROOF_QUANT_OP;
+inline constexpr kernel::QuantFault kQuantFault = kernel::QuantFault::FUSEPROOF_QUANT_FAULT;
+inline constexpr kernel::QuantContract kQuantContract = kernel::QuantContract::FUSEPROOF_QUANT_CONTRACT;
+static_assert(kernel::quant_has_contract<kQuantOp>(kQuantContract), "the op does not ship this contract");
+}  // namespace fuseproof::mutants
+
+/// After the plugin's namespaces: its version-4 descriptor ("mutant <memory> <op> <bug>") and the exported symbol.
+#define FUSEPROOF_QUANT_MUTANT_EXPORT(memory_word, is_cuda, call_fn)                                     \
+  namespace fuseproof::mutants {                                                                     \
+  const fuseproof_kernel_descriptor_t kDescriptor =                                                  \
+      quant_descriptor<kQuantOp>("mutant " memory_word " " FUSEPROOF_QUANT_NAME, kQuantContract, is_cuda, call_fn); \
+  }                                                                                                  \
+  FUSEPROOF_DEFINE_PLUGIN(&fuseproof::mutants::kDescriptor)
+#elif defined(FUSEPROOF_FAMILY_OP)
 // A family mutant (family_bugs.h): FUSEPROOF_FAMILY_OP, FUSEPROOF_FAMILY_BUG, FUSEPROOF_FAMILY_CONTRACT (kEager,
 // kFp32 or kFma), FUSEPROOF_FAMILY_NAME.
 #include "kernels/family_launcher.h"

@@ -246,3 +246,75 @@ TEST(Audit_Report, ProfilePhasesTravelWithTheCheckResult) {
 
 }  // namespace
 }  // namespace fuseproof::audit
+
+namespace fuseproof::audit {
+namespace {
+
+/// A quantization op's audit whose stages class measured its distance from two other contracts.
+AuditResult quant_audit() {
+  AuditResult r;
+  r.plugin.kernel_name = "built-in nvfp4_quant (emulated)";
+  r.plugin.path = "/lib/libnvfp4_quant_emulated.so";
+  r.plugin.op = r.op = "nvfp4_quant";
+  r.contract = "vllm-ref";
+  r.backend = "emulated";
+  r.golden = "golden/sm_90";
+  for (ref::Dtype d : {ref::Dtype::kBf16, ref::Dtype::kFp16})
+    for (CheckClass cls : {CheckClass::kRejection, CheckClass::kWidths, CheckClass::kStages, CheckClass::kBlocks,
+                           CheckClass::kLayout}) {
+      CheckResult c;
+      c.cls = cls;
+      c.dtype = d;
+      c.cases = 4096;
+      c.distinct_expected = 16;
+      c.scope = "some scope";
+      if (cls == CheckClass::kStages) {
+        ContractDistance te;
+        te.contract = "te";
+        te.cases = 4096;
+        te.codes_differ = 17;
+        te.code_steps = {{0, 4079}, {1, 17}};
+        te.blocks = 256;
+        te.scales_differ = 3;
+        te.scale_steps = {{0, 253}, {1, 3}};
+        te.pairs = {"x=0x3F80 scale=0x7E => 0x5 other 0x6"};
+        te.pairs_total = 17;
+        ContractDistance fi = te;
+        fi.contract = "flashinfer-exact";
+        fi.codes_differ = 0;
+        c.contract_distances = {te, fi};
+      }
+      settle_check(c);
+      r.checks.push_back(c);
+    }
+  return r;
+}
+
+/// Every line the quantization report renders for the distances appears in the Markdown report, the JUnit testcase of
+/// the class and the GitHub summary; a result without distances adds none (negative control).
+TEST(Audit_Report_Quant, ContractDistancesAppearInEveryReport) {
+  const AuditResult r = quant_audit();
+  const CheckResult& stages = r.checks[2];
+  ASSERT_EQ(stages.cls, CheckClass::kStages);
+  const std::vector<std::string> lines = contract_distance_lines(stages);
+  ASSERT_FALSE(lines.empty());
+  const std::string md = report_markdown(r);
+  const std::string junit = report_junit({r}, "PASS");
+  const std::string github = report_github_markdown({r}, "PASS");
+  EXPECT_NE(md.find("Distance from the op's other contracts, stages bf16"), std::string::npos) << md;
+  EXPECT_NE(github.find("stages bf16: distance from the op's other contracts"), std::string::npos) << github;
+  for (const std::string& l : lines) {
+    if (l.empty()) continue;
+    EXPECT_NE(md.find(l), std::string::npos) << l;
+    EXPECT_NE(github.find(l), std::string::npos) << l;
+    // JUnit escapes XML; a line free of markup must appear as it is.
+    if (l.find_first_of("<>&\"'") == std::string::npos) EXPECT_NE(junit.find(l), std::string::npos) << l;
+  }
+  AuditResult plain = r;
+  for (auto& c : plain.checks) c.contract_distances.clear();
+  EXPECT_EQ(report_markdown(plain).find("other contracts"), std::string::npos);
+  EXPECT_EQ(report_github_markdown({plain}, "PASS").find("other contracts"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fuseproof::audit

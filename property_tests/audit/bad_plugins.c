@@ -1,5 +1,6 @@
 /* bad_plugins.c: plugins the loader must refuse, one per -DBAD_<kind>, a valid version-1 plugin (-DV1_OK) the shim
- * must load, and a valid version-2 plugin (-DV2_OK) that must be called with the version-2 call size; also proves the
+ * must load, valid version-2 and version-3 plugins (-DV2_OK, -DV3_OK) that must be called with their version's call
+ * size, and a valid version-4 quantization plugin (-DQUANT_OK, its contract NULL: the op's first); also proves the
  * ABI header compiles as C. */
 #include "kernels/fuseproof_kernel_abi.h"
 
@@ -27,6 +28,13 @@ static int v2_call(const fuseproof_call_t* c) {
   return 1;
 }
 
+/* Version 3: the call up to group_rows. */
+static int v3_call(const fuseproof_call_t* c) {
+  if (c->struct_size == FUSEPROOF_CALL_V3_SIZE && c->group_rows == 1) return 0;
+  if (c->error && c->error_size) snprintf(c->error, c->error_size, "v3 plugin: call struct size %u", c->struct_size);
+  return 1;
+}
+
 #if defined(BAD_NO_SYMBOL)
 FUSEPROOF_PLUGIN_EXPORT int not_a_descriptor(void) { return entry(0, 0, 0, 0, 0, 0, 0, 0, 0) + call(0); }
 #elif defined(BAD_V1_OP) || defined(V1_OK)
@@ -46,6 +54,8 @@ static const fuseproof_kernel_descriptor_t kDescriptor = {
     99u,
 #elif defined(V2_OK) || defined(BAD_V2_GROUP_OP)
     FUSEPROOF_KERNEL_ABI_VERSION_2,
+#elif defined(V3_OK) || defined(BAD_QUANT_V3)
+    FUSEPROOF_KERNEL_ABI_VERSION_3,
 #else
     FUSEPROOF_KERNEL_ABI_VERSION,
 #endif
@@ -59,11 +69,17 @@ static const fuseproof_kernel_descriptor_t kDescriptor = {
     "softmax",
 #elif defined(BAD_V2_GROUP_OP)
     "gated_residual",
+#elif defined(BAD_QUANT_V3) || defined(BAD_QUANT_CONTRACT) || defined(QUANT_OK)
+    "nvfp4_quant",
 #else
     "bias_gelu_tanh",
 #endif
 #if defined(BAD_CONTRACT)
     "fp32",
+#elif defined(BAD_QUANT_CONTRACT)
+    "fp8-group",
+#elif defined(QUANT_OK)
+    NULL,
 #else
     "eager",
 #endif
@@ -79,6 +95,8 @@ static const fuseproof_kernel_descriptor_t kDescriptor = {
 #endif
 #if defined(V2_OK)
     &v2_call,
+#elif defined(V3_OK)
+    &v3_call,
 #else
     &call,
 #endif

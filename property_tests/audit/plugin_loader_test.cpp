@@ -102,6 +102,45 @@ TEST(Audit_PluginLoader, RefusesAVersion2PluginOfAGroupBroadcastOp) {
                  "speaks ABI version 2, but op gated_residual has group-broadcast inputs, which need version 3");
 }
 
+/// Version 3 (the call without the quantization fields) still loads for the elementwise ops and is called with the
+/// version-3 struct size (the plugin refuses any other).
+TEST(Audit_PluginLoader, LoadsAVersion3PluginAndCallsItWithTheVersion3Size) {
+  const Plugin p = Plugin::load(lib("bad_v3_ok"), "bias_gelu_tanh");
+  EXPECT_EQ(p.info().abi_version, FUSEPROOF_KERNEL_ABI_VERSION_3);
+  EXPECT_FALSE(p.info().quant());
+  uint16_t out[8], x[8], b[8];
+  fuseproof_call_t c{};
+  c.dtype = FUSEPROOF_DTYPE_BF16;
+  c.shape[0] = 1;
+  c.shape[1] = 8;
+  c.out = out;
+  c.n_inputs = 2;
+  c.inputs[0] = {x, {8, 1}};
+  c.inputs[1] = {b, {0, 1}};
+  c.group_rows = 1;
+  std::string message;
+  EXPECT_EQ(p.call(c, &message), 0) << message;
+}
+
+/// A quantization op needs version 4 (the call's scales, layout and scalars) and a contract of its own.
+TEST(Audit_PluginLoader, RefusesAQuantizationOpBelowVersion4) {
+  expect_refused(lib("bad_quant_v3"), "speaks ABI version 3, but op nvfp4_quant is a quantization op, which needs "
+                                      "version 4");
+}
+
+TEST(Audit_PluginLoader, RefusesAQuantizationContractTheOpLacks) {
+  expect_refused(lib("bad_quant_contract"), "claims contract fp8-group, which op nvfp4_quant does not have (vllm-ref");
+}
+
+/// Negative control of the two above: the same plugin at version 4 with a NULL contract loads, as the op's first.
+TEST(Audit_PluginLoader, LoadsAVersion4QuantizationPluginWithItsFirstContract) {
+  const Plugin p = Plugin::load(lib("bad_quant_ok"), "nvfp4_quant");
+  EXPECT_EQ(p.info().abi_version, FUSEPROOF_KERNEL_ABI_VERSION);
+  EXPECT_EQ(p.info().op, "nvfp4_quant");
+  EXPECT_EQ(p.info().contract, "vllm-ref");
+  EXPECT_TRUE(p.info().quant());
+}
+
 TEST(Audit_PluginLoader, RefusesUnknownMemoryKind) {
   expect_refused(lib("bad_memory"), "memory must be host (0) or cuda (1), got 7");
 }
