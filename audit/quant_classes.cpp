@@ -642,7 +642,7 @@ std::vector<uint16_t> strided_rows(uint32_t count, const std::vector<uint16_t>& 
     if (stride)
       *words += " and " + std::to_string(rows.size() - first) + " patterns " + hex(stride / 2, 4) + " + " +
                 std::to_string(stride) + " k";
-    *words += "; a stated subset of the 65536 patterns, the host's default (CUDA: every pattern)";
+    *words += "; a stated subset of the 65536 patterns (--stage-rows; CUDA's default: every pattern)";
   }
   return rows;
 }
@@ -876,6 +876,13 @@ void quant_widths(const QuantContext& ctx, CheckResult& r) {
   if (plan.scalars() > 0) r.scope += ", the scalars from the call's own tensor amax or 1.0 by turns";
 }
 
+/// The rows of a stage sweep: QuantContext::stage_rows, else --stage-rows, else all on CUDA and `host` on the host.
+uint32_t stage_rows_of(const QuantContext& ctx, uint32_t host) {
+  if (ctx.stage_rows) return ctx.stage_rows;
+  if (ctx.options.stage_rows) return ctx.options.stage_rows;
+  return ctx.info.cuda() ? 65536u : host;
+}
+
 void quant_stages(const QuantContext& ctx, CheckResult& r) {
   const QuantPlan& plan = *ctx.model.plan;
   const ref::QuantOpSpec& op = plan.op();
@@ -885,9 +892,8 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
   const Driver dr = make_driver(plan);
   std::vector<ContractDistance> dist(ctx.model.others.size());
   for (size_t m = 0; m < dist.size(); ++m) dist[m].contract = ref::quant_contract_name(ctx.model.others[m]->contract().contract);
-  const bool full = ctx.info.cuda();
-  // Rows of the sweeps: all 65,536 on CUDA (or stage_rows), a strided subset plus the specials on the host.
-  const uint32_t scale_rows = ctx.stage_rows ? ctx.stage_rows : full ? 65536u : kHostScaleRows;
+  // Rows of the sweeps: all 65,536 on CUDA, a strided subset plus the specials on the host (stage_rows_of).
+  const uint32_t scale_rows = stage_rows_of(ctx, kHostScaleRows);
   const bool scalars = plan.scalars() > 0 && !plan.contract().global_steps.empty();
   std::vector<float> sc(size_t(plan.scalars()), 1.0f);
   std::string scope;
@@ -938,7 +944,7 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
     const std::vector<uint16_t> typical = {t_of(d, 3.0f), t_of(d, 10.0f), t_of(d, 0.37f), t_of(d, 100.0f),
                                            t_of(d, 2688.0f), t_of(d, 1000.0f)};
     std::vector<uint16_t> g_rows;
-    const uint32_t want_g = ctx.stage_rows ? ctx.stage_rows : full ? 65536u : kHostGlobalScales;
+    const uint32_t want_g = stage_rows_of(ctx, kHostGlobalScales);
     if (want_g >= tensor_amaxes.size() + typical.size()) {
       g_rows = tensor_amaxes;
       g_rows.insert(g_rows.end(), typical.begin(), typical.end());
@@ -982,14 +988,14 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
                       std::string l;
                       for (uint16_t a : g_rows) l += (l.empty() ? "" : ", ") + hex(a, 4);
                       return l;
-                    }() + ": 1.0 and 2688, then binades by a stride; a stated subset, the host's default (CUDA: the "
-                          "tensor amaxes 2^" + std::to_string(kmin) + "..2^" + std::to_string(kmax) +
+                    }() + ": 1.0 and 2688, then binades by a stride; a stated subset (--stage-rows; CUDA's default: "
+                          "the tensor amaxes 2^" + std::to_string(kmin) + "..2^" + std::to_string(kmax) +
                           " and 3, 10, 0.37, 100, 2688, 1000)") +
              "), each reachable scale code (" + std::to_string(codes_total) + " in all) with its largest amax, and " +
              "every value of magnitude at most that amax: " + std::to_string(stage2_values) + " (value, scale) pairs";
   } else if (go) {
     // A binary32 scale: every (value, block amax) pair with |value| <= amax, blocks of amax then block - 1 values.
-    const uint32_t want_a = ctx.stage_rows ? ctx.stage_rows : full ? 65536u : kHostAmaxRows;
+    const uint32_t want_a = stage_rows_of(ctx, kHostAmaxRows);
     std::vector<uint16_t> amaxes;
     std::string amax_words;
     for (uint16_t a : strided_rows(want_a >= 0x8000 ? 65536u : want_a, special_amaxes(d), &amax_words))
