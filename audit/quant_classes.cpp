@@ -33,9 +33,12 @@ constexpr size_t kMaxDistancePairs = 64;  ///< (value, scale) lines kept per oth
 constexpr size_t kMaxDistinctPairs = size_t(1) << 21;  ///< differing inputs told apart per other contract
 // The host's default stage sweeps (a whole audit of one op, both dtypes, in about 30 s on 2 cores): tensor amaxes of
 // the scale step, global scales of the NVFP4 element step, block amaxes of the FP8 element step.
+// The element steps scale with --stage-rows, the tensor amaxes of the scale step: a global scale of the NVFP4 element
+// step costs about 6 tensor amaxes (every code's values, 4 to 6 M; at least 2: those of tensor amaxes 1.0 and 2688),
+// a group amax of the FP8 one a quarter of one.
 constexpr uint32_t kHostScaleRows = 24;
-constexpr uint32_t kHostGlobalScales = 4;
-constexpr uint32_t kHostAmaxRows = 96;
+constexpr uint32_t kRowsPerGlobalScale = 6;
+constexpr uint32_t kAmaxRowsPerRow = 4;
 
 uint64_t quant_class_seed(const QuantContext& ctx, CheckClass c) {
   return ctx.options.seed * 0x9E3779B97F4A7C15ull + uint64_t(c) * 1000003u + uint64_t(ctx.model.dtype) * 7919u +
@@ -944,16 +947,16 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
     const std::vector<uint16_t> typical = {t_of(d, 3.0f), t_of(d, 10.0f), t_of(d, 0.37f), t_of(d, 100.0f),
                                            t_of(d, 2688.0f), t_of(d, 1000.0f)};
     std::vector<uint16_t> g_rows;
-    const uint32_t want_g = stage_rows_of(ctx, kHostGlobalScales);
-    if (want_g >= tensor_amaxes.size() + typical.size()) {
+    const uint32_t want_g = std::max(2u, stage_rows_of(ctx, kHostScaleRows) / kRowsPerGlobalScale);
+    if (want_g * kRowsPerGlobalScale >= 65536 || want_g >= tensor_amaxes.size() + typical.size()) {
       g_rows = tensor_amaxes;
       g_rows.insert(g_rows.end(), typical.begin(), typical.end());
     } else {
       // The host's subset: 1.0 and 2688 (global scales 2688 and 1), then every stride-th binade.
       g_rows = {t_of(d, 1.0f), t_of(d, 2688.0f)};
-      const size_t rest = want_g > 2 ? want_g - 2 : 0;
+      const size_t rest = want_g > 2 ? std::min<size_t>(want_g - 2, tensor_amaxes.size()) : 0;
       for (size_t j = 0; j < rest; ++j) g_rows.push_back(tensor_amaxes[(j * tensor_amaxes.size()) / rest]);
-      g_rows.resize(std::min<size_t>(g_rows.size(), want_g));
+      g_rows.resize(std::max<size_t>(1, std::min<size_t>(g_rows.size(), want_g)));
     }
     uint64_t codes_total = 0;
     for (size_t gi = 0; gi < g_rows.size() && go; ++gi) {
@@ -995,7 +998,7 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
              "every value of magnitude at most that amax: " + std::to_string(stage2_values) + " (value, scale) pairs";
   } else if (go) {
     // A binary32 scale: every (value, block amax) pair with |value| <= amax, blocks of amax then block - 1 values.
-    const uint32_t want_a = stage_rows_of(ctx, kHostAmaxRows);
+    const uint32_t want_a = stage_rows_of(ctx, kHostScaleRows) * kAmaxRowsPerRow;
     std::vector<uint16_t> amaxes;
     std::string amax_words;
     for (uint16_t a : strided_rows(want_a >= 0x8000 ? 65536u : want_a, special_amaxes(d), &amax_words))
