@@ -58,9 +58,9 @@ std::vector<OptionDef> build_table() {
      "pairs; default 65536 on CUDA, 1024 on the host)", &AuditOptions::domain_biases, 1, 65536},
     {"--max-width", "max_width", "Every valid width up to this (default 65536 on CUDA, 16384 on the host)",
      &AuditOptions::max_width, 1, 1048576},
-    {"--stage-rows", "stage_rows", "Quantization ops' stages class: tensor amaxes of the scale step, 1..65536 (default "
-     "65536 = all on CUDA, 24 on the host); the element step takes a sixth as many global scales (NVFP4, at least "
-     "2) or 4 times as many group amaxes (FP8), all at 65536", &AuditOptions::stage_rows, 1, 65536},
+    {"--stage-rows", "stage_rows", "Quantization ops' stages class: tensor amaxes of the scale step, 1..65536 "
+     "(default 256 on CUDA, 24 on the host; 65536: all 2^32 NVFP4 pairs, over an hour a dtype); the element step "
+     "takes a sixth as many global scales (at least 2) and 4 times as many FP8 group amaxes (CUDA's default: all)", &AuditOptions::stage_rows, 1, 65536},
     {"--property-cases", "property_cases", "Random shapes per dtype", &AuditOptions::property_cases, 1, 1000000},
     {"--shapes", "shapes", "More shapes for the shapes class: ROWSxWIDTH[,ROWSxWIDTH...] (the op's output)",
      S(&AuditOptions::shapes)},

@@ -65,7 +65,7 @@ struct AuditOptions {
   uint32_t domain_biases = 0;          ///< second inputs in the domain class; 0: 65536 on CUDA, 1024 on the host
   int64_t max_width = 0;               ///< every valid width up to this; 0: 65536 on CUDA, 16384 on the host
   /// Quantization ops' stages class: tensor amaxes of the scale step (the element step takes a sixth as many global
-  /// scales, or 4 times as many group amaxes); 0: all 65536 on CUDA, 24 on the host.
+  /// scales, or 4 times as many group amaxes); 0: 256 on CUDA (every global scale and group amax), 24 on the host.
   uint32_t stage_rows = 0;
   uint32_t property_cases = 200;       ///< random shapes per dtype in the property class
   std::string shapes;                  ///< "ROWSxWIDTH,...", added to the shapes class's defaults

@@ -31,14 +31,17 @@ using ref::QuantPlan;
 
 constexpr size_t kMaxDistancePairs = 64;  ///< (value, scale) lines kept per other contract
 constexpr size_t kMaxDistinctPairs = size_t(1) << 21;  ///< differing inputs told apart per other contract
-// The host's default stage sweeps (a whole audit of one op, both dtypes, in about 30 s on 2 cores): tensor amaxes of
-// the scale step, global scales of the NVFP4 element step, block amaxes of the FP8 element step.
-// The element steps scale with --stage-rows, the tensor amaxes of the scale step: a global scale of the NVFP4 element
-// step costs about 6 tensor amaxes (every code's values, 4 to 6 M; at least 2: those of tensor amaxes 1.0 and 2688),
-// a group amax of the FP8 one a quarter of one.
+// The stage sweeps' default rows. On the host a whole audit of one op, both dtypes, takes about 30 s on 2 cores: 24
+// tensor amaxes, 4 global scales, 96 FP8 group amaxes. On CUDA the audit's host side sets the pace (about 18 M cases
+// a second a dtype on 16 cores, H100 host): every FP8 group amax (1.1 G cases, a minute) and every NVFP4 global
+// scale of the set, but 256 tensor amaxes of the NVFP4 scale step: all 65,536 are 2^32 pairs, 73 G cases, over an hour
+// a dtype (`--stage-rows 65536`, the envelope scope). --stage-rows N sets N tensor amaxes, N / 6 global scales (at
+// least 2: those of tensor amaxes 1.0 and 2688) and 4 N group amaxes.
 constexpr uint32_t kHostScaleRows = 24;
+constexpr uint32_t kCudaScaleRows = 256;
 constexpr uint32_t kRowsPerGlobalScale = 6;
 constexpr uint32_t kAmaxRowsPerRow = 4;
+constexpr uint32_t kAllRows = 65536;
 
 uint64_t quant_class_seed(const QuantContext& ctx, CheckClass c) {
   return ctx.options.seed * 0x9E3779B97F4A7C15ull + uint64_t(c) * 1000003u + uint64_t(ctx.model.dtype) * 7919u +
@@ -645,7 +648,7 @@ std::vector<uint16_t> strided_rows(uint32_t count, const std::vector<uint16_t>& 
     if (stride)
       *words += " and " + std::to_string(rows.size() - first) + " patterns " + hex(stride / 2, 4) + " + " +
                 std::to_string(stride) + " k";
-    *words += "; a stated subset of the 65536 patterns (--stage-rows; CUDA's default: every pattern)";
+    *words += "; a stated subset of the 65536 patterns (--stage-rows; every pattern at 65536)";
   }
   return rows;
 }
@@ -879,11 +882,9 @@ void quant_widths(const QuantContext& ctx, CheckResult& r) {
   if (plan.scalars() > 0) r.scope += ", the scalars from the call's own tensor amax or 1.0 by turns";
 }
 
-/// The rows of a stage sweep: QuantContext::stage_rows, else --stage-rows, else all on CUDA and `host` on the host.
-uint32_t stage_rows_of(const QuantContext& ctx, uint32_t host) {
-  if (ctx.stage_rows) return ctx.stage_rows;
-  if (ctx.options.stage_rows) return ctx.options.stage_rows;
-  return ctx.info.cuda() ? 65536u : host;
+/// The rows a stage sweep was asked for: QuantContext::stage_rows, else --stage-rows, else 0 (the backend's default).
+uint32_t asked_stage_rows(const QuantContext& ctx) {
+  return ctx.stage_rows ? ctx.stage_rows : ctx.options.stage_rows;
 }
 
 void quant_stages(const QuantContext& ctx, CheckResult& r) {
@@ -895,8 +896,9 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
   const Driver dr = make_driver(plan);
   std::vector<ContractDistance> dist(ctx.model.others.size());
   for (size_t m = 0; m < dist.size(); ++m) dist[m].contract = ref::quant_contract_name(ctx.model.others[m]->contract().contract);
-  // Rows of the sweeps: all 65,536 on CUDA, a strided subset plus the specials on the host (stage_rows_of).
-  const uint32_t scale_rows = stage_rows_of(ctx, kHostScaleRows);
+  // Rows of the sweeps: as asked, else the backend's defaults (kCudaScaleRows above).
+  const uint32_t asked = asked_stage_rows(ctx);
+  const uint32_t scale_rows = asked ? asked : ctx.info.cuda() ? kCudaScaleRows : kHostScaleRows;
   const bool scalars = plan.scalars() > 0 && !plan.contract().global_steps.empty();
   std::vector<float> sc(size_t(plan.scalars()), 1.0f);
   std::string scope;
@@ -947,8 +949,9 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
     const std::vector<uint16_t> typical = {t_of(d, 3.0f), t_of(d, 10.0f), t_of(d, 0.37f), t_of(d, 100.0f),
                                            t_of(d, 2688.0f), t_of(d, 1000.0f)};
     std::vector<uint16_t> g_rows;
-    const uint32_t want_g = std::max(2u, stage_rows_of(ctx, kHostScaleRows) / kRowsPerGlobalScale);
-    if (want_g * kRowsPerGlobalScale >= 65536 || want_g >= tensor_amaxes.size() + typical.size()) {
+    const uint32_t want_g = asked ? std::max(2u, asked / kRowsPerGlobalScale)
+                            : ctx.info.cuda() ? kAllRows : kHostScaleRows / kRowsPerGlobalScale;
+    if (want_g * kRowsPerGlobalScale >= kAllRows || want_g >= tensor_amaxes.size() + typical.size()) {
       g_rows = tensor_amaxes;
       g_rows.insert(g_rows.end(), typical.begin(), typical.end());
     } else {
@@ -991,14 +994,14 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
                       std::string l;
                       for (uint16_t a : g_rows) l += (l.empty() ? "" : ", ") + hex(a, 4);
                       return l;
-                    }() + ": 1.0 and 2688, then binades by a stride; a stated subset (--stage-rows; CUDA's default: "
+                    }() + ": 1.0 and 2688, then binades by a stride; a stated subset (--stage-rows; at 65536 and CUDA's default: "
                           "the tensor amaxes 2^" + std::to_string(kmin) + "..2^" + std::to_string(kmax) +
                           " and 3, 10, 0.37, 100, 2688, 1000)") +
              "), each reachable scale code (" + std::to_string(codes_total) + " in all) with its largest amax, and " +
              "every value of magnitude at most that amax: " + std::to_string(stage2_values) + " (value, scale) pairs";
   } else if (go) {
     // A binary32 scale: every (value, block amax) pair with |value| <= amax, blocks of amax then block - 1 values.
-    const uint32_t want_a = stage_rows_of(ctx, kHostScaleRows) * kAmaxRowsPerRow;
+    const uint32_t want_a = asked ? asked * kAmaxRowsPerRow : ctx.info.cuda() ? kAllRows : kHostScaleRows * kAmaxRowsPerRow;
     std::vector<uint16_t> amaxes;
     std::string amax_words;
     for (uint16_t a : strided_rows(want_a >= 0x8000 ? 65536u : want_a, special_amaxes(d), &amax_words))

@@ -18,8 +18,8 @@ struct QuantContext {
   /// Widths class: every width up to this (0: options.max_width, else 65,536 on CUDA, 4,096 on the host).
   int64_t max_width = 0;
   /// Stages class: the tensor amaxes of the scale step (the element step takes a sixth as many global scales, or 4
-  /// times as many group amaxes); 0: options.stage_rows (--stage-rows), else all on CUDA, a stated strided subset
-  /// with the specials on the host (a whole audit of one op in about 30 s on 2 cores).
+  /// times as many group amaxes); 0: options.stage_rows (--stage-rows), else the backend's default (quant_classes.cpp:
+  /// a stated strided subset with the specials; on the host a whole audit of one op in about 30 s on 2 cores).
   uint32_t stage_rows = 0;
 };
 
