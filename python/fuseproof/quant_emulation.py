@@ -6,7 +6,7 @@ without float8 (torch 1.13) what they compute on CUDA with it; nothing else of a
   a NaN input taken as the GPU's positive canonical NaN (0x7F; the CPU's 0/0 NaN is negative, which c10 would code
   0xFF). install() puts it there.
 - CudaScalarDivision: a Tensor subclass whose `tensor / python_number` is CUDA's div_true_kernel_cuda, a multiply by
-  the binary32 reciprocal of the number (the CPU divides); torch 1.13's CPU has no fp16 clamp and no fp16 silu: those
+  the binary32 reciprocal of the number (the CPU divides); torch 1.13's CPU has no fp16 clamp, silu or gelu: those
   run in float32 and round back to fp16, as CUDA's kernels compute in their float32 opmath type.
 Used by property_tests/scripts/quant_cross_check_test.py (the references against `fuseproof eval`) and by the CPU
 quantization subjects of property_tests/python (the references through the audit).
@@ -64,7 +64,7 @@ def installed():
 
 class CudaScalarDivision(torch.Tensor):
     """A CPU tensor whose `t / number` (t.div, torch.div, torch.true_divide) is CUDA's: t * fl32(1 / fl32(number)).
-    torch 1.13's CPU has no fp16 clamp and no fp16 silu: those run in float32 and round back to fp16, as CUDA's
+    torch 1.13's CPU has no fp16 clamp, silu or gelu: those run in float32 and round back to fp16, as CUDA's
     kernels compute in their float32 opmath type (the clamp's result is a member or the bound rounded to fp16)."""
 
     @classmethod
@@ -74,7 +74,7 @@ class CudaScalarDivision(torch.Tensor):
                 and isinstance(args[0], torch.Tensor) and isinstance(args[1], (int, float)) and not kwargs):
             inv = float(np.float32(1.0) / np.float32(args[1]))
             return super().__torch_function__(torch.Tensor.__mul__, types, (args[0], inv), {})
-        if (func in (torch.Tensor.clamp, torch.clamp, torch.nn.functional.silu) and args
+        if (func in (torch.Tensor.clamp, torch.clamp, torch.nn.functional.silu, torch.nn.functional.gelu) and args
                 and args[0].dtype == torch.float16):
             wide = super().__torch_function__(torch.Tensor.float, types, (args[0],), {})
             out = super().__torch_function__(func, types, (wide,) + tuple(args[1:]), kwargs)
