@@ -159,7 +159,7 @@ def _run_quant(fn, spec, contract, dtype, device, report, json_path, options, co
         importable = importable_name(fn)
         subject_args = ["--callable", importable] if importable else []
     ident = list(subject_args) + ["--op", op, "--contract", contract]
-    repro = list(subject_args) + ["--op", op]
+    repro = list(subject_args)  # (the engine adds --op and --contract to a quantization op's reproduce line)
     backend = "cuda" if d.type == "cuda" else "emulated"
     args = ", ".join(quant_buffers(spec) + contracts[0]["scalars"])
     subject = {
