@@ -62,8 +62,8 @@ std::string PythonQuantRunner::inexpressible(const audit::QuantCallSpec& s) cons
   std::string why;
   if (s.dtype != FUSEPROOF_DTYPE_BF16 && s.dtype != FUSEPROOF_DTYPE_FP16)
     why = "dtype code " + std::to_string(s.dtype) + " (the front end calls a torch op at bf16 and fp16 only)";
-  else if (s.rows < 0 || s.width < 0)
-    why = "shape rows=" + std::to_string(s.rows) + ",width=" + std::to_string(s.width) + " (negative)";
+  else if (s.rows < 1 || s.width < 1)  // a torch op computes an empty result; the ABI's refusal is a kernel's
+    why = "shape rows=" + std::to_string(s.rows) + ",width=" + std::to_string(s.width) + " (empty or negative)";
   else if (s.width > 0 && s.rows > INT64_MAX / 4 / s.width)
     why = "rows * width overflowing int64";
   else if (any_true(s.null_input) || s.null_codes || s.null_scales)

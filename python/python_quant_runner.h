@@ -19,7 +19,7 @@ namespace fuseproof::python {
 /// copied over poisoned codes and scales: every byte the conversion does not write stays kPoison. A Python subject
 /// writes nothing outside its result, so guard_writes is 0; the inputs are compared with the call's buffers after it.
 /// The rejection probes a torch tensor cannot carry (null or misaligned pointers, other input or scalar counts, a
-/// layout code override, dtype codes other than bf16 and fp16, negative or overflowing shapes) and the swizzled
+/// layout code override, dtype codes other than bf16 and fp16, empty, negative or overflowing shapes) and the swizzled
 /// layout of a subject that does not declare it are not_applicable, never counted as passes.
 class PythonQuantRunner final : public audit::QuantRunner {
  public:
