@@ -20,8 +20,8 @@ _GPU_NAN = torch.tensor([0x7FFFFFFF], dtype=torch.int32).view(torch.float32)[0]
 def _on_cpu_as_cuda(op, contract, name):
     reference = subjects.quant_reference_subject(_engine.find_op(op), contract)
 
-    def subject(*args):
-        codes, scales = reference(*[a.as_subclass(CudaScalarDivision) for a in args])
+    def subject(*args, **kwargs):
+        codes, scales = reference(*[a.as_subclass(CudaScalarDivision) for a in args], **kwargs)
         codes, scales = codes.as_subclass(torch.Tensor), scales.as_subclass(torch.Tensor)
         if scales.dtype == torch.float32:
             scales = torch.where(torch.isnan(scales), _GPU_NAN, scales)
@@ -30,6 +30,7 @@ def _on_cpu_as_cuda(op, contract, name):
     subject.__name__ = subject.__qualname__ = name
     subject.__module__ = __name__
     subject.fuseproof_contract = contract
+    subject.fuseproof_scale_layouts = reference.fuseproof_scale_layouts
     return subject
 
 
@@ -49,13 +50,14 @@ bias_gelu_tanh_nvfp4_quant_vllm_ref = _on_cpu_as_cuda("bias_gelu_tanh_nvfp4_quan
 
 # ---- negative controls ---------------------------------------------------------------------------------------------
 
-def nvfp4_quant_scale_off_by_one(x, global_scale):
+def nvfp4_quant_scale_off_by_one(x, global_scale, scale_layout="linear"):
     """vllm-ref with every nonzero E4M3 scale byte one code higher (its codes unchanged)."""
-    codes, scales = nvfp4_quant_vllm_ref(x, global_scale)
+    codes, scales = nvfp4_quant_vllm_ref(x, global_scale, scale_layout=scale_layout)
     return codes, torch.where((scales & 0x7F) != 0, scales + 1, scales)
 
 
 nvfp4_quant_scale_off_by_one.fuseproof_contract = "vllm-ref"
+nvfp4_quant_scale_off_by_one.fuseproof_scale_layouts = ("linear", "swizzled-128x4")
 
 
 def fp8_group_quant_negative_zero_flipped(x):

@@ -138,7 +138,8 @@ def quant_reference_subject(op, contract):
     [width]; the packed gate|up [rows, 2 * width]) and the contract's scalars (0-dim float32 tensors) in; the activation
     stage (if any) in eager torch, rounded to T, on the whole tensor, as eager runs it; then the reference on the
     [rows * blocks, block] view of the result, the scalar broadcast to [rows * blocks, 1]; out (codes [rows, width], one
-    per element, scales [rows, blocks]). Raises Refused for a contract the op has not, Unavailable where it cannot run
+    per element, scales [rows, blocks], or for scale_layout "swizzled-128x4" quant_references.swizzle_blockscale of
+    them, as the subject's fuseproof_scale_layouts declares). Raises Refused for a contract the op has not, Unavailable where it cannot run
     here (no torch.float8_e4m3fn and no emulation installed; rcp-approx without CuPy)."""
     q = _quant_references()
     family, names, activation = q.OPS[op["name"]]
@@ -158,7 +159,7 @@ def quant_reference_subject(op, contract):
     block = fam["block"]
     packed = op["inputs"][0]["layout"] == "packed-first"
 
-    def subject(*args):
+    def subject(*args, scale_layout="linear"):
         n = 1 if packed else len(names)
         buffers, scalars = args[:n], args[n:]
         if packed:
@@ -173,10 +174,14 @@ def quant_reference_subject(op, contract):
             codes, scales = ref(blocks, scalars[0].to(torch.float32).reshape(1, 1).expand(blocks.shape[0], 1))
         else:
             codes, scales = ref(blocks)
-        return codes.reshape(rows, width), scales.reshape(rows, width // block)
+        scales = scales.reshape(rows, width // block)
+        if scale_layout == "swizzled-128x4":
+            scales = q.swizzle_blockscale(scales)
+        return codes.reshape(rows, width), scales
 
     subject.__qualname__ = subject.__name__ = "%s_%s_reference" % (op["name"], contract.replace("-", "_"))
     subject.fuseproof_contract = contract
+    subject.fuseproof_scale_layouts = tuple(op["scale_layouts"])  # NVFP4: linear and vLLM's swizzle_blockscale
     return subject
 
 
@@ -187,6 +192,7 @@ def _quant_compiled(op, contract):
     _raise_recompile_limit()
     compiled = torch.compile(fn)
     compiled.fuseproof_contract = contract
+    compiled.fuseproof_scale_layouts = fn.fuseproof_scale_layouts
     return compiled
 
 

@@ -201,3 +201,14 @@ def test_compiled_subject_skipped_without_torch_compile():
         subjects.builtin("torch-compile", _engine.find_op("nvfp4_quant"), "vllm-ref")
     with pytest.raises(subjects.Refused, match="subject triton has no form for quantization op nvfp4_quant"):
         subjects.builtin("triton", _engine.find_op("nvfp4_quant"), "vllm-ref")
+
+
+def test_swizzle_blockscale_is_the_abi_layout():
+    rows, blocks = 130, 5
+    s = (torch.arange(rows * blocks, dtype=torch.int64) % 251 + 1).to(torch.uint8).reshape(rows, blocks)
+    out = q.swizzle_blockscale(s).reshape(-1)
+    assert out.numel() == scale_cells("swizzled-128x4", rows, blocks)
+    want = torch.zeros_like(out)
+    want[swizzled_index(rows, blocks).reshape(-1)] = s.reshape(-1)
+    assert torch.equal(out, want)  # padding cells 0x00 included
+    assert not torch.equal(out[:rows * blocks], s.reshape(-1))  # control: not the linear order
