@@ -44,6 +44,7 @@ silu_and_mul_fp8_group_quant_fp8_group = _on_cpu_as_cuda("silu_and_mul_fp8_group
                                                          "silu_and_mul_fp8_group_quant_fp8_group")
 silu_and_mul_nvfp4_quant_vllm_ref = _on_cpu_as_cuda("silu_and_mul_nvfp4_quant", "vllm-ref",
                                                     "silu_and_mul_nvfp4_quant_vllm_ref")
+silu_and_mul_nvfp4_quant_te = _on_cpu_as_cuda("silu_and_mul_nvfp4_quant", "te", "silu_and_mul_nvfp4_quant_te")
 bias_gelu_tanh_nvfp4_quant_vllm_ref = _on_cpu_as_cuda("bias_gelu_tanh_nvfp4_quant", "vllm-ref",
                                                       "bias_gelu_tanh_nvfp4_quant_vllm_ref")
 

@@ -6,8 +6,9 @@ without float8 (torch 1.13) what they compute on CUDA with it; nothing else of a
   a NaN input taken as the GPU's positive canonical NaN (0x7F; the CPU's 0/0 NaN is negative, which c10 would code
   0xFF). install() puts it there.
 - CudaScalarDivision: a Tensor subclass whose `tensor / python_number` is CUDA's div_true_kernel_cuda, a multiply by
-  the binary32 reciprocal of the number (the CPU divides); torch 1.13's CPU has no fp16 clamp, silu or gelu: those
-  run in float32 and round back to fp16, as CUDA's kernels compute in their float32 opmath type.
+  the binary32 reciprocal of the number (the CPU divides); silu and gelu (and torch 1.13's missing fp16 clamp) run
+  in float32 and round back to T once, as CUDA's kernels compute in their float32 opmath type (torch 1.13's CPU has
+  no fp16 silu or gelu and computes bf16 gelu in bf16 steps). The CPU's expf and tanhf stay the CPU's.
 Used by property_tests/scripts/quant_cross_check_test.py (the references against `fuseproof eval`) and by the CPU
 quantization subjects of property_tests/python (the references through the audit).
 """
@@ -62,10 +63,14 @@ def installed():
     return q.e4m3_cast is e4m3_cast_emulated
 
 
+_HALF = (torch.float16, torch.bfloat16)
+
+
 class CudaScalarDivision(torch.Tensor):
     """A CPU tensor whose `t / number` (t.div, torch.div, torch.true_divide) is CUDA's: t * fl32(1 / fl32(number)).
-    torch 1.13's CPU has no fp16 clamp, silu or gelu: those run in float32 and round back to fp16, as CUDA's
-    kernels compute in their float32 opmath type (the clamp's result is a member or the bound rounded to fp16)."""
+    torch 1.13's CPU has no fp16 clamp, silu or gelu, and computes bf16 gelu in bf16 steps: clamp (fp16), silu and
+    gelu (fp16, bf16) run in float32 and round back to T once, as CUDA's kernels compute in their float32 opmath type
+    (the clamp's result is a member or the bound rounded to fp16)."""
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -74,9 +79,10 @@ class CudaScalarDivision(torch.Tensor):
                 and isinstance(args[0], torch.Tensor) and isinstance(args[1], (int, float)) and not kwargs):
             inv = float(np.float32(1.0) / np.float32(args[1]))
             return super().__torch_function__(torch.Tensor.__mul__, types, (args[0], inv), {})
-        if (func in (torch.Tensor.clamp, torch.clamp, torch.nn.functional.silu, torch.nn.functional.gelu) and args
-                and args[0].dtype == torch.float16):
+        if args and isinstance(args[0], torch.Tensor) and (
+                (func in (torch.Tensor.clamp, torch.clamp) and args[0].dtype == torch.float16) or
+                (func in (torch.nn.functional.silu, torch.nn.functional.gelu) and args[0].dtype in _HALF)):
             wide = super().__torch_function__(torch.Tensor.float, types, (args[0],), {})
             out = super().__torch_function__(func, types, (wide,) + tuple(args[1:]), kwargs)
-            return super().__torch_function__(torch.Tensor.half, types, (out,), {})
+            return super().__torch_function__(torch.Tensor.to, types, (out, args[0].dtype), {})
         return super().__torch_function__(func, types, args, kwargs)

@@ -26,23 +26,31 @@ def audit(tmp_path, *args):
     return r.returncode, data, r.stdout + r.stderr
 
 
-PASSING = [("nvfp4_quant", "nvfp4_quant_vllm_ref", "bf16"),
-           ("nvfp4_quant", "nvfp4_quant_te", "fp16"),
-           ("nvfp4_quant", "nvfp4_quant_flashinfer_exact", "bf16"),
-           ("fp8_group_quant", "fp8_group_quant_fp8_group", "fp16"),
-           ("fp8_group_quant", "fp8_group_quant_ue8m0", "bf16"),
-           ("silu_and_mul_fp8_group_quant", "silu_and_mul_fp8_group_quant_fp8_group", "bf16"),
-           ("silu_and_mul_nvfp4_quant", "silu_and_mul_nvfp4_quant_vllm_ref", "bf16"),
-           ("bias_gelu_tanh_nvfp4_quant", "bias_gelu_tanh_nvfp4_quant_vllm_ref", "bf16")]
+# (op, subject, dtype, --only or None for every class). The fused ops' activation runs on the CPU's torch (silu and
+# gelu in float32, rounded to T once, as CUDA computes them), so its expf and tanhf are the CPU's: silu_and_mul meets
+# no input where they differ from the CUDA model, while the CPU's tanhf gives exactly -1 far left (gelu -0.0, code
+# +0) where CUDA's gives -0.99999994 (gelu -tiny, vLLM's code 0x8): the random-pattern classes of
+# bias_gelu_tanh_nvfp4_quant measure libm, so it runs the classes whose inputs make the activation exact or
+# representative of the quantizer (stages, blocks).
+PASSING = [("nvfp4_quant", "nvfp4_quant_vllm_ref", "bf16", None),
+           ("fp8_group_quant", "fp8_group_quant_fp8_group", "fp16", None),
+           ("silu_and_mul_fp8_group_quant", "silu_and_mul_fp8_group_quant_fp8_group", "bf16", None),
+           ("silu_and_mul_nvfp4_quant", "silu_and_mul_nvfp4_quant_te", "bf16", None),
+           ("bias_gelu_tanh_nvfp4_quant", "bias_gelu_tanh_nvfp4_quant_vllm_ref", "bf16", "stages"),
+           ("bias_gelu_tanh_nvfp4_quant", "bias_gelu_tanh_nvfp4_quant_vllm_ref", "bf16", "blocks"),
+           ("nvfp4_quant", "nvfp4_quant_te", "fp16", "stages"),
+           ("nvfp4_quant", "nvfp4_quant_flashinfer_exact", "bf16", "blocks"),
+           ("fp8_group_quant", "fp8_group_quant_ue8m0", "bf16", "stages")]
 
 
-@pytest.mark.parametrize("op,fn,dtype", PASSING)
-def test_torch_reference_passes(op, fn, dtype, tmp_path):
-    rc, report, out = audit(tmp_path, "--callable", "quant_subjects:" + fn, "--op", op, "--dtype", dtype)
+@pytest.mark.parametrize("op,fn,dtype,only", PASSING)
+def test_torch_reference_passes(op, fn, dtype, only, tmp_path):
+    rc, report, out = audit(tmp_path, "--callable", "quant_subjects:" + fn, "--op", op, "--dtype", dtype,
+                            *(["--only", only] if only else []))
     assert rc == 0, out[-4000:]
     assert "VERDICT: PASS" in out
     checks = report["checks"]
-    assert checks, "no class ran"
+    assert len(checks) == (1 if only else 5), [c["class"] for c in checks]
     for c in checks:
         assert c["status"] == "pass" and c["cases"] > 0, c
 
@@ -50,7 +58,8 @@ def test_torch_reference_passes(op, fn, dtype, tmp_path):
 @pytest.mark.parametrize("op,fn", [("nvfp4_quant", "nvfp4_quant_scale_off_by_one"),
                                    ("fp8_group_quant", "fp8_group_quant_negative_zero_flipped")])
 def test_negative_control_fails(op, fn, tmp_path):
-    rc, report, out = audit(tmp_path, "--callable", "quant_subjects:" + fn, "--op", op, "--dtype", "bf16")
+    rc, report, out = audit(tmp_path, "--callable", "quant_subjects:" + fn, "--op", op, "--dtype", "bf16",
+                            "--only", "blocks")
     assert rc == 1, out[-4000:]
     assert "VERDICT: FAIL" in out
     assert any(c["status"] == "fail" and c["mismatches"] > 0 and c.get("records") for c in report["checks"])
