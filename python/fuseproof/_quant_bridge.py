@@ -87,14 +87,6 @@ def scale_cells(layout, rows, blocks):
     return (rows + 127) // 128 * 128 * ((blocks + 3) // 4 * 4)
 
 
-def swizzled_index(rows, blocks, device=None):
-    """Cell of block (r, k) in the 128x4 tiles, [rows, blocks] int64 (kernels/fuseproof_kernel_abi.h):
-    ((r / 128) * ceil(blocks / 4) + k / 4) * 512 + (r % 32) * 16 + ((r / 32) % 4) * 4 + k % 4."""
-    r = torch.arange(rows, dtype=torch.int64, device=device).unsqueeze(1)
-    k = torch.arange(blocks, dtype=torch.int64, device=device).unsqueeze(0)
-    return ((r // 128) * ((blocks + 3) // 4) + k // 4) * 512 + (r % 32) * 16 + ((r // 32) % 4) * 4 + k % 4
-
-
 def scale_bytes(scales, scale_format, layout, rows, blocks):
     """The scales tensor's bytes: an E4M3 byte per cell, or four little-endian bytes of a binary32 per cell."""
     cells = scale_cells(layout, rows, blocks)

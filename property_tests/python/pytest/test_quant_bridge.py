@@ -12,10 +12,17 @@ import torch
 
 from fuseproof import Unavailable, _engine, quant_references as q, subjects
 from fuseproof._environment import extension
-from fuseproof._quant_bridge import QuantBridge, Rejected, convert, pack_e2m1, scale_bytes, scale_cells, \
-    swizzled_index
+from fuseproof._quant_bridge import QuantBridge, Rejected, convert, pack_e2m1, scale_bytes, scale_cells
 
 EXT = extension()
+
+
+def swizzled_index(rows, blocks, device=None):
+    """The ABI's cell of block (r, k) in the 128x4 tiles, [rows, blocks] int64 (kernels/fuseproof_kernel_abi.h):
+    ((r / 128) * ceil(blocks / 4) + k / 4) * 512 + (r % 32) * 16 + ((r / 32) % 4) * 4 + k % 4."""
+    r = torch.arange(rows, dtype=torch.int64, device=device).unsqueeze(1)
+    k = torch.arange(blocks, dtype=torch.int64, device=device).unsqueeze(0)
+    return ((r // 128) * ((blocks + 3) // 4) + k // 4) * 512 + (r % 32) * 16 + ((r // 32) % 4) * 4 + k % 4
 
 
 def test_e2m1_packing_puts_element_2j_in_the_low_nibble():
@@ -39,7 +46,7 @@ def test_e2m1_packed_codes_pass_through_and_no_code_is_its_low_nibble():
 
 
 @pytest.mark.parametrize("rows,blocks", [(1, 1), (3, 5), (130, 4), (257, 9)])
-def test_swizzled_index_is_the_reference_scale_offset(rows, blocks):
+def test_the_abi_formula_is_the_reference_scale_offset(rows, blocks):
     idx = swizzled_index(rows, blocks)
     want = [[EXT.scale_offset("swizzled-128x4", r, k, rows, blocks) for k in range(blocks)] for r in range(rows)]
     assert idx.tolist() == want
