@@ -110,6 +110,13 @@ py::tuple run(py::object bridge, const py::dict& subject, const std::string& opt
   return py::make_tuple(status, audit::report_json_of(r).dump());
 }
 
+/// ref::scale_offset for a layout named as scale_layout_name gives it (the bridge's tests check their cells by it).
+int64_t scale_offset_named(const std::string& layout, int64_t r, int64_t k, int64_t rows, int64_t blocks) {
+  for (auto l : {ref::ScaleLayout::kLinear, ref::ScaleLayout::kSwizzled128x4})
+    if (layout == ref::scale_layout_name(l)) return ref::scale_offset(l, r, k, rows, blocks);
+  throw UsageError("scale_offset: unknown layout " + layout + " (linear, swizzled-128x4)");
+}
+
 }  // namespace
 
 }  // namespace fuseproof::python
@@ -130,11 +137,7 @@ PYBIND11_MODULE(_fuseproof, m) {
   m.def("op_spec", [] { return fuseproof::audit::op_spec_json().dump(); }, "The op spec as JSON (fuseproof ops --json)");
   m.def("quant_op_spec", [] { return fuseproof::cli::quant_ops_json().dump(); },
         "The quantization ops as JSON (quant_ops of fuseproof ops --json)");
-  m.def("scale_offset", [](const std::string& layout, int64_t r, int64_t k, int64_t rows, int64_t blocks) {
-          for (auto l : {fuseproof::ref::ScaleLayout::kLinear, fuseproof::ref::ScaleLayout::kSwizzled128x4})
-            if (layout == fuseproof::ref::scale_layout_name(l)) return fuseproof::ref::scale_offset(l, r, k, rows, blocks);
-          throw fuseproof::UsageError("scale_offset: unknown layout " + layout + " (linear, swizzled-128x4)");
-        }, py::arg("layout"), py::arg("r"), py::arg("k"), py::arg("rows"), py::arg("blocks"),
+  m.def("scale_offset", &fuseproof::python::scale_offset_named, py::arg("layout"), py::arg("r"), py::arg("k"), py::arg("rows"), py::arg("blocks"),
         "The cell of block (r, k) in a scales tensor (reference/quant_spec.h scale_offset)");
   m.def("option_table", [] { return fuseproof::audit::option_table_json().dump(); },
         "The audit's option table as JSON: key, flag, type, default, help");

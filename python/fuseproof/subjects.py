@@ -6,8 +6,8 @@ DiT's 3-D tensors: fn(x, gate, y) (gated_residual) and fn(x, scale, shift) (modu
 [rows / group_rows, group_rows, d], gate, scale and shift [rows / group_rows, 1, d].
 
 A quantization op's built-in subjects (`--subject eager` and `--subject torch-compile` with --op OP --contract C) are
-the projects' torch references of quant_references.py, one per (op, contract) (quant_reference_pairs()), called as a user's
-quantization callable is: codes, scales = fn(*buffers, *scalars) (_quant_bridge.py, docs/SUBJECTS.md).
+the projects' torch references of quant_references.py, one per (op, contract) (quant_reference_pairs()), called as a
+user's quantization callable is: codes, scales = fn(*buffers, *scalars) (_quant_bridge.py, docs/SUBJECTS.md).
 """
 
 import collections
@@ -139,8 +139,9 @@ def quant_reference_subject(op, contract):
     stage (if any) in eager torch, rounded to T, on the whole tensor, as eager runs it; then the reference on the
     [rows * blocks, block] view of the result, the scalar broadcast to [rows * blocks, 1]; out (codes [rows, width], one
     per element, scales [rows, blocks], or for scale_layout "swizzled-128x4" quant_references.swizzle_blockscale of
-    them, as the subject's fuseproof_scale_layouts declares). Raises Refused for a contract the op has not, Unavailable where it cannot run
-    here (no torch.float8_e4m3fn and no emulation installed; rcp-approx without CuPy)."""
+    them, as the subject's fuseproof_scale_layouts declares). Raises Refused for a contract the op has not,
+    Unavailable where it cannot run here (no torch.float8_e4m3fn and no emulation installed; rcp-approx without
+    CuPy; rcp-approx also needs CUDA tensors, --backend cuda)."""
     q = _quant_references()
     family, names, activation = q.OPS[op["name"]]
     fam = q.FAMILIES[family]
