@@ -276,8 +276,8 @@ struct WanPipeline::Impl {
   /// then the epilogue: times 1 / global scale, plus the bias, rounded once to the activation dtype.
   at::Tensor linear_nvfp4_input(const Linear& l, const Nvfp4Activation& q) const {
     const int64_t rows = q.codes.size(0), width = 2 * q.codes.size(1), blocks = q.scales.size(1);
-    const at::Tensor elems = e2m1_pair_lut.index_select(0, q.codes.reshape({-1}).to(at::kLong)).reshape({rows, blocks,
-                                                                                                        kNvfp4BlockSize});
+    const at::Tensor elems = e2m1_pair_lut.index_select(0, q.codes.reshape({-1}).to(at::kLong))
+                                 .reshape({rows, blocks, kNvfp4BlockSize});
     const at::Tensor sc = e4m3_lut.index_select(0, q.scales.reshape({-1}).to(at::kLong)).reshape({rows, blocks, 1});
     at::Tensor acc = at::matmul((elems * sc).reshape({rows, width}), l.wt);
     acc = acc * (1.0 / static_cast<double>(config.fc_out_input_global_scale));
