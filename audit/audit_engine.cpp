@@ -313,8 +313,11 @@ CheckResult run_quant_class_here(const AuditOptions& o, const PluginInfo& info, 
   AuditOptions resolved = o;
   resolved.domain_biases = resolved_domain_biases(o, info.cuda());
   resolved.max_width = resolved_max_width(o, info.cuda());
-  const QuantContext ctx{info, runner, model, resolved,
-                         d == ref::Dtype::kBf16 ? int32_t(FUSEPROOF_DTYPE_BF16) : int32_t(FUSEPROOF_DTYPE_FP16)};
+  QuantContext ctx{info, runner, model, resolved,
+                   d == ref::Dtype::kBf16 ? int32_t(FUSEPROOF_DTYPE_BF16) : int32_t(FUSEPROOF_DTYPE_FP16)};
+  // --domain-biases, when given, is the stages class's row count (tensor amaxes, global scales, FP8 group amaxes);
+  // else the backend's default (every row on CUDA, a stated subset on the host).
+  ctx.stage_rows = o.domain_biases;
   CheckResult r;
   r.cls = c;
   r.dtype = d;

@@ -55,7 +55,8 @@ std::vector<OptionDef> build_table() {
     {"--math-model", "math_model", "Reference tanhf/expf/erff: cuda, libm, exact (default: cuda on CUDA, libm on "
      "the host)", S(&AuditOptions::math_model), 0, 0, false, true, "--tanh-model"},
     {"--domain-biases", "domain_biases", "Second inputs (bias, up) in the domain class, 1..65536 (65536 = all 2^32 "
-     "pairs; default 65536 on CUDA, 1024 on the host)", &AuditOptions::domain_biases, 1, 65536},
+     "pairs; default 65536 on CUDA, 1024 on the host); a quantization op's stages class: the rows of each sweep "
+     "(tensor amaxes, global scales, group amaxes; default all on CUDA, a stated subset on the host)", &AuditOptions::domain_biases, 1, 65536},
     {"--max-width", "max_width", "Every valid width up to this (default 65536 on CUDA, 16384 on the host)",
      &AuditOptions::max_width, 1, 1048576},
     {"--property-cases", "property_cases", "Random shapes per dtype", &AuditOptions::property_cases, 1, 1000000},
