@@ -315,9 +315,7 @@ CheckResult run_quant_class_here(const AuditOptions& o, const PluginInfo& info, 
   resolved.max_width = resolved_max_width(o, info.cuda());
   QuantContext ctx{info, runner, model, resolved,
                    d == ref::Dtype::kBf16 ? int32_t(FUSEPROOF_DTYPE_BF16) : int32_t(FUSEPROOF_DTYPE_FP16)};
-  // --domain-biases, when given, is the stages class's row count (tensor amaxes, global scales, FP8 group amaxes);
-  // else the backend's default (every row on CUDA, a stated subset on the host).
-  ctx.stage_rows = o.domain_biases;
+  ctx.stage_rows = o.stage_rows;  // 0: the backend's default (every row on CUDA, a stated subset on the host)
   CheckResult r;
   r.cls = c;
   r.dtype = d;

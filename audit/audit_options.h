@@ -63,6 +63,9 @@ struct AuditOptions {
   uint64_t seed = 20261130;
   std::string math_model;              ///< "" (by backend: emulated -> libm, cuda -> cuda), "libm", "cuda", "exact"
   uint32_t domain_biases = 0;          ///< second inputs in the domain class; 0: 65536 on CUDA, 1024 on the host
+  /// A quantization op's stages class: rows of each sweep (tensor amaxes, global scales, FP8 group amaxes); 0: all on
+  /// CUDA, a stated subset on the host.
+  uint32_t stage_rows = 0;
   int64_t max_width = 0;               ///< every valid width up to this; 0: 65536 on CUDA, 16384 on the host
   uint32_t property_cases = 200;       ///< random shapes per dtype in the property class
   std::string shapes;                  ///< "ROWSxWIDTH,...", added to the shapes class's defaults

@@ -37,10 +37,9 @@ PASSING = [("nvfp4_quant", "nvfp4_quant_vllm_ref", "bf16", None),
            ("silu_and_mul_fp8_group_quant", "silu_and_mul_fp8_group_quant_fp8_group", "bf16", None),
            ("silu_and_mul_nvfp4_quant", "silu_and_mul_nvfp4_quant_te", "bf16", None),
            ("bias_gelu_tanh_nvfp4_quant", "bias_gelu_tanh_nvfp4_quant_vllm_ref", "bf16", "stages"),
-           ("bias_gelu_tanh_nvfp4_quant", "bias_gelu_tanh_nvfp4_quant_vllm_ref", "bf16", "blocks"),
-           ("nvfp4_quant", "nvfp4_quant_te", "fp16", "stages"),
-           ("nvfp4_quant", "nvfp4_quant_flashinfer_exact", "bf16", "blocks"),
-           ("fp8_group_quant", "fp8_group_quant_ue8m0", "bf16", "stages")]
+           ("bias_gelu_tanh_nvfp4_quant", "bias_gelu_tanh_nvfp4_quant_vllm_ref", "bf16", "blocks")]
+# The other contracts' torch references (te, flashinfer-exact, fp8-group-ue8m0) are held to eval's records on blocks
+# by Scripts_CaptureQuant.CrossCheckWithEvalOnCpu; auditing each here too would add a minute of CI for little.
 
 
 @pytest.mark.parametrize("op,fn,dtype,only", PASSING)
