@@ -313,8 +313,9 @@ CheckResult run_quant_class_here(const AuditOptions& o, const PluginInfo& info, 
   AuditOptions resolved = o;
   resolved.domain_biases = resolved_domain_biases(o, info.cuda());
   resolved.max_width = resolved_max_width(o, info.cuda());
-  const QuantContext ctx{info, runner, model, resolved,
-                         d == ref::Dtype::kBf16 ? int32_t(FUSEPROOF_DTYPE_BF16) : int32_t(FUSEPROOF_DTYPE_FP16)};
+  QuantContext ctx{info, runner, model, resolved,
+                   d == ref::Dtype::kBf16 ? int32_t(FUSEPROOF_DTYPE_BF16) : int32_t(FUSEPROOF_DTYPE_FP16)};
+  ctx.stage_rows = o.stage_rows;  // 0: the backend's default (every row on CUDA, a stated subset on the host)
   CheckResult r;
   r.cls = c;
   r.dtype = d;

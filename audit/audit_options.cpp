@@ -56,11 +56,12 @@ std::vector<OptionDef> build_table() {
      "the host)", S(&AuditOptions::math_model), 0, 0, false, true, "--tanh-model"},
     {"--domain-biases", "domain_biases", "Second inputs (bias, up) in the domain class, 1..65536 (65536 = all 2^32 "
      "pairs; default 65536 on CUDA, 1024 on the host)", &AuditOptions::domain_biases, 1, 65536},
+    {"--stage-rows", "stage_rows", "A quantization op's stages class: tensor amaxes of the scale step, 1..65536 "
+     "(default 256 on CUDA, 24 on the host; 65536: all 2^32 NVFP4 pairs, over an hour a dtype on a GPU host); the "
+     "element step takes a sixth as many global scales (at least 2) and 4 times as many FP8 group amaxes, all of "
+     "them at 65536 and by default on CUDA", &AuditOptions::stage_rows, 1, 65536},
     {"--max-width", "max_width", "Every valid width up to this (default 65536 on CUDA, 16384 on the host)",
      &AuditOptions::max_width, 1, 1048576},
-    {"--stage-rows", "stage_rows", "Quantization ops' stages class: tensor amaxes of the scale step, 1..65536 "
-     "(default 256 on CUDA, 24 on the host; 65536: all 2^32 NVFP4 pairs, over an hour a dtype); the element step "
-     "takes a sixth as many global scales (at least 2) and 4 times as many FP8 group amaxes (CUDA's default: all)", &AuditOptions::stage_rows, 1, 65536},
     {"--property-cases", "property_cases", "Random shapes per dtype", &AuditOptions::property_cases, 1, 1000000},
     {"--shapes", "shapes", "More shapes for the shapes class: ROWSxWIDTH[,ROWSxWIDTH...] (the op's output)",
      S(&AuditOptions::shapes)},
@@ -104,16 +105,16 @@ std::vector<ScopeDef> build_scopes() {
   // clang-format off
   return {
     {"quick", "a first look in seconds on a GPU: 64 domain rows, widths to 2,048, one shape of 65,537 rows, 10 s "
-     "calls", {{"domain_biases", "64"}, {"max_width", "2048"}, {"default_shapes", "false"}, {"shapes", "65537x64"},
+     "calls, 16 stage rows", {{"domain_biases", "64"}, {"max_width", "2048"}, {"default_shapes", "false"}, {"shapes", "65537x64"},
                {"call_timeout", "10"}, {"stage_rows", "16"}}},
     {"mutant", "a mutation run on a budget: 2,048 domain rows, widths to 16,384 (past 8,192), rows above 65,535 "
-     "and one call above 2^31 elements, 10 s calls (the hang), stop at the first failing class",
+     "and one call above 2^31 elements, 10 s calls (the hang), stop at the first failing class, 24 stage rows",
      {{"domain_biases", "2048"}, {"max_width", "16384"}, {"default_shapes", "false"},
-      {"shapes", "65537x64,155345x13824"}, {"call_timeout", "10"}, {"first_fail", "true"}, {"stage_rows", "64"}}},
+      {"shapes", "65537x64,155345x13824"}, {"call_timeout", "10"}, {"first_fail", "true"}, {"stage_rows", "24"}}},
     {"default", "the backend's defaults: the production envelope on CUDA, a lighter one on the host", {}},
     {"envelope", "the production envelope on any backend: every valid width to 65,536, the op's production shapes, "
      "all 2^32 domain pairs", {{"domain_biases", "65536"}, {"max_width", "65536"}, {"default_shapes", "true"},
-                              {"stage_rows", "65536"}}},
+                               {"stage_rows", "65536"}}},
   };
   // clang-format on
 }

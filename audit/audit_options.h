@@ -63,10 +63,10 @@ struct AuditOptions {
   uint64_t seed = 20261130;
   std::string math_model;              ///< "" (by backend: emulated -> libm, cuda -> cuda), "libm", "cuda", "exact"
   uint32_t domain_biases = 0;          ///< second inputs in the domain class; 0: 65536 on CUDA, 1024 on the host
-  int64_t max_width = 0;               ///< every valid width up to this; 0: 65536 on CUDA, 16384 on the host
-  /// Quantization ops' stages class: tensor amaxes of the scale step (the element step takes a sixth as many global
+  /// A quantization op's stages class: tensor amaxes of the scale step (the element step takes a sixth as many global
   /// scales, or 4 times as many group amaxes); 0: 256 on CUDA (every global scale and group amax), 24 on the host.
   uint32_t stage_rows = 0;
+  int64_t max_width = 0;               ///< every valid width up to this; 0: 65536 on CUDA, 16384 on the host
   uint32_t property_cases = 200;       ///< random shapes per dtype in the property class
   std::string shapes;                  ///< "ROWSxWIDTH,...", added to the shapes class's defaults
   std::string model;                   ///< a named catalogue of production shapes ("wan2.2")

@@ -60,6 +60,7 @@ struct RunArgs {
 #endif
   std::string out;
   std::string dtype = "bf16";
+  bool fc_out_nvfp4_input = false;
 };
 
 void run_command(const RunArgs& a) {
@@ -71,6 +72,7 @@ void run_command(const RunArgs& a) {
   }
   if (a.dtype != "bf16" && a.dtype != "fp16") fail("e2e run: --dtype must be bf16 or fp16, got '" + a.dtype + "'");
   config.dtype = a.dtype;
+  config.fc_out_nvfp4_input = a.fc_out_nvfp4_input;
   if (a.device != "cpu" && a.device != "cuda") fail("e2e run: --device must be cpu or cuda, got '" + a.device + "'");
   const std::vector<std::string> modes = non_empty(a.modes);
   if (modes.empty()) fail("e2e run: --modes must name at least one mode, got '" + joined(a.modes) + "'");
@@ -368,9 +370,11 @@ void compare_command(const CompareArgs& a) {
   }
 }
 
-void sites_command(const std::string& config_name, const std::string& mode) {
+void sites_command(const std::string& config_name, const std::string& mode, bool fc_out_nvfp4_input) {
   try {
-    WanPipeline p(config_by_name(config_name), ComputeDevice::kCpu);
+    PipelineConfig config = config_by_name(config_name);
+    config.fc_out_nvfp4_input = fc_out_nvfp4_input;
+    WanPipeline p(config, ComputeDevice::kCpu);
     apply_quality(p, parse_quality(mode));
     for (const SiteInfo& s : p.sites()) {
       std::string why;
@@ -380,7 +384,9 @@ void sites_command(const std::string& config_name, const std::string& mode) {
         why = probe.ok ? "eligible; " + mode + " leaves it eager" : probe.message;
         if (probe.ok) p.unmount(s.name);
       }
-      const std::string how = s.dit_op.empty() ? "fc_in skip_bias_add" : "fused " + s.dit_op;
+      const std::string how = !s.dit_op.empty()         ? "fused " + s.dit_op
+                              : s.fc_out_nvfp4_input ? "fc_in skip_bias_add, fused NVFP4 quantization of fc_out's input"
+                                                     : "fc_in skip_bias_add";
       std::cout << s.name << ": " << (s.mounted ? "mounted (" + how + ")" : "eager (" + why + ")") << '\n';
     }
   } catch (const std::exception& e) {
@@ -402,6 +408,9 @@ void add_e2e_commands(CLI::App& app) {
   run->add_option("--formats", run_args->formats, "comma list of rgb24, y4m, mp4")->delimiter(',')->capture_default_str();
   run->add_option("--out", run_args->out, "output directory")->required();
   run->add_option("--dtype", run_args->dtype, "activation dtype: bf16 or fp16")->capture_default_str();
+  run->add_flag("--fc-out-nvfp4-input", run_args->fc_out_nvfp4_input,
+                "FFN fc_out takes NVFP4 activations (static global scale 128); high fuses bias + GELU + NVFP4 "
+                "quantization into one call, high-eager runs eager bias + GELU then nvfp4_quant");
   run->callback([run_args] { run_command(*run_args); });
 
   auto check_args = std::make_shared<CheckArgs>();
@@ -447,10 +456,12 @@ void add_e2e_commands(CLI::App& app) {
   });
 
   auto sites_args = std::make_shared<std::array<std::string, 2>>(std::array<std::string, 2>{"small", "high"});
+  auto sites_fp4 = std::make_shared<bool>(false);
   CLI::App* sites = app.add_subcommand("sites", "List the fusion sites and why each is mounted or eager");
   sites->add_option("--config", (*sites_args)[0], "small, default, small-dit or default-dit")->capture_default_str();
   sites->add_option("--mode", (*sites_args)[1], "lossless, high or high-eager")->capture_default_str();
-  sites->callback([sites_args] { sites_command((*sites_args)[0], (*sites_args)[1]); });
+  sites->add_flag("--fc-out-nvfp4-input", *sites_fp4, "FFN fc_out takes NVFP4 activations (as `run`)");
+  sites->callback([sites_args, sites_fp4] { sites_command((*sites_args)[0], (*sites_args)[1], *sites_fp4); });
 }
 
 void add_e2e_subcommand(CLI::App& app) {

@@ -172,11 +172,14 @@ CheckReport check_run(const nlohmann::json& run, const nlohmann::json* golden, C
             CheckOutcome::kIncomplete);
     }
     FrameDiff d = diff_frames(*high, *high_eager, "high", "high-eager");
-    // A dit_ops config also fuses its blocks' modulate and gated residual; the old gate name stays for the others.
-    const bool dit_ops = run.value("config", nlohmann::json::object()).value("dit_ops", false);
+    // A dit_ops config also fuses its blocks' modulate and gated residual, a fc_out_nvfp4_input one the NVFP4
+    // quantization of fc_out's input with bias + GELU; the old gate names stay for the others.
+    const nlohmann::json config = run.value("config", nlohmann::json::object());
+    const bool dit_ops = config.value("dit_ops", false);
+    const std::string gelu = config.value("fc_out_nvfp4_input", false) ? "bias+GELU+NVFP4 quantization" : "bias+GELU";
     frame_gate(g,
-               dit_ops ? "high == high-eager (fused bias+GELU, modulate, gated residual are lossless)"
-                       : "high == high-eager (fused bias+GELU is lossless)",
+               dit_ops ? "high == high-eager (fused " + gelu + ", modulate, gated residual are lossless)"
+                       : "high == high-eager (fused " + gelu + " is lossless)",
                d, d.detail.empty() ? std::to_string(high->at("frames").get<int>()) + " frames bit-identical" : "");
     if (remount) {
       frame_gate(g, "mount -> run -> unmount -> run == lossless",

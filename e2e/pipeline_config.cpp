@@ -2,6 +2,8 @@
 #include "pipeline_config.h"
 
 #include <nlohmann/json.hpp>
+#include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 #include "nvfp4.h"
@@ -72,6 +74,16 @@ void validate(const PipelineConfig& c) {
     for (int b = 0; b < c.blocks; ++b) known |= name == "blocks." + std::to_string(b) + ".ffn.fc_in";
     if (!known) fail("nvfp4_exclude must name FFN fc_in linears (blocks.<i>.ffn.fc_in), got '" + name + "'");
   }
+  if (c.fc_out_nvfp4_input) {
+    if (c.ffn_dim % kNvfp4BlockSize)
+      fail("ffn_dim must be a multiple of 16 for NVFP4 fc_out input blocks, got " + std::to_string(c.ffn_dim));
+    const float g = c.fc_out_input_global_scale;
+    if (!(std::isfinite(g) && g > 0.0f)) {
+      std::ostringstream v;
+      v << g;
+      fail("fc_out_input_global_scale must be a positive finite float, got " + v.str());
+    }
+  }
 }
 
 nlohmann::json to_json(const PipelineConfig& c) {
@@ -85,6 +97,10 @@ nlohmann::json to_json(const PipelineConfig& c) {
   if (c.dtype != "bf16") j["dtype"] = c.dtype;
   if (!c.nvfp4_exclude.empty()) j["nvfp4_exclude"] = c.nvfp4_exclude;
   if (c.dit_ops) j["dit_ops"] = true;
+  if (c.fc_out_nvfp4_input) {
+    j["fc_out_nvfp4_input"] = true;
+    j["fc_out_input_global_scale"] = c.fc_out_input_global_scale;
+  }
   return j;
 }
 

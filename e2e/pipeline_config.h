@@ -41,6 +41,15 @@ struct PipelineConfig {
   /// modulation in float32, residuals without a gate. On, the blocks have the fusion sites blocks.<i>.modulate_attn,
   /// gate_attn, modulate_ffn and gate_ffn (wan_pipeline.h).
   bool dit_ops = false;
+  /// fc_out of every FFN site whose fc_in runs NVFP4 takes NVFP4 activations: a = gelu_tanh(round_T(fc_in(x) + bias))
+  /// quantized to NVFP4 (E2M1 codes, one E4M3 scale per 16 elements along fc_out's reduction dim, the static global
+  /// scale below); fc_out's GEMM takes code x scale (exact in float) and applies 1 / global scale to its FP32
+  /// accumulator. In high the site is one fused call, bias_gelu_tanh_nvfp4_quant (wan_pipeline.h). Off: fc_out's input
+  /// is the activation in T.
+  bool fc_out_nvfp4_input = false;
+  /// The static global scale of those activations, one for every site, as serving stacks load `input_global_scale`
+  /// (448 x 6 / calibrated amax) from a checkpoint: 128, a calibrated amax of 21; a power of two, so 1 / 128 is exact.
+  float fc_out_input_global_scale = 128.0f;
 
   int output_frames() const { return 1 + vae_temporal * (latent_frames - 1); }
   int output_height() const { return latent_height * vae_spatial; }
@@ -60,11 +69,13 @@ PipelineConfig default_dit_config();
 /// "small", "default", "small-dit" or "default-dit"; throws std::invalid_argument naming the value otherwise.
 PipelineConfig config_by_name(std::string_view name);
 /// Throws std::invalid_argument with a one-line reason when a size rule is broken (divisibility, NVFP4 blocks), the
-/// dtype is not bf16 or fp16, or nvfp4_exclude names no FFN fc_in.
+/// dtype is not bf16 or fp16, nvfp4_exclude names no FFN fc_in, or (fc_out_nvfp4_input) ffn_dim is not a multiple of
+/// 16 or the global scale is not a positive finite float.
 void validate(const PipelineConfig& c);
 
-/// The config's JSON; "dtype" (fp16 only), "fc_in_bias", "nvfp4_exclude" and "dit_ops" appear only when not the
-/// default, so golden files written before they existed still describe their runs.
+/// The config's JSON; "dtype" (fp16 only), "fc_in_bias", "nvfp4_exclude", "dit_ops" and "fc_out_nvfp4_input" (with
+/// "fc_out_input_global_scale") appear only when not the default, so golden files written before they existed still
+/// describe their runs.
 nlohmann::json to_json(const PipelineConfig& c);
 
 /// The three quality modes of the upstream design.

@@ -19,6 +19,7 @@
 #include "family_launcher.h"
 #include "ffn_capture.h"
 #include "nvfp4.h"
+#include "quant_launcher.h"
 #include "seeded_generator.h"
 #include "adapters/torch_tensor_view.h"
 
@@ -107,6 +108,7 @@ struct Site {
   Linear* fc_in = nullptr;
   bool mounted = false;
   FusedBiasGelu op;
+  FusedBiasGeluNvfp4 op_nvfp4;       // the mounted op when fc_out takes NVFP4 input (then op is empty)
   bool saved_skip_bias_add = false;  // fc_in's flag before mount(), restored by unmount()
   int fallback_calls = 0;
   std::string fallback_reason;
@@ -136,6 +138,17 @@ struct Block {
   Linear modulation, qkv, attn_out, fc_in, fc_out;
 };
 
+/// fc_out's NVFP4 input: codes [rows, width / 2] (two E2M1 per byte) and E4M3 scales [rows, width / 16], uint8.
+struct Nvfp4Activation {
+  at::Tensor codes, scales;
+};
+
+/// A uint8 tensor as the int8 TensorView the launch API takes (TensorView has no uint8); `keep` holds the view's tensor.
+TensorView byte_view(const at::Tensor& t, at::Tensor& keep) {
+  keep = t.view(at::kChar);
+  return torch_tensor_view(keep);
+}
+
 }  // namespace
 
 struct WanPipeline::Impl {
@@ -150,6 +163,8 @@ struct WanPipeline::Impl {
   at::Tensor dec_wt;        // [channels, 3] float32
   at::Tensor up_h, up_wt;   // bilinear upsampling matrices [H, h] and [w, W]
   at::Tensor frame_idx0, frame_idx1, frame_w0, frame_w1;
+  at::Tensor e2m1_pair_lut;  // [256, 2] float32: a codes byte's two E2M1 values (low nibble first)
+  at::Tensor e4m3_lut;       // [256] float32: an E4M3 scale byte's value
   bool nvfp4 = false;
 
   Site* find(const std::string& name) {
@@ -196,7 +211,11 @@ struct WanPipeline::Impl {
     return eager_dit_op(s.op, x, b, c);
   }
 
-  at::Tensor apply_site(Site& s, const at::Tensor& h) {
+  /// Whether site s's fc_out takes NVFP4 activations: the config asks for it and the site's fc_in runs NVFP4.
+  bool fc_out_nvfp4(const Site& s) const { return config.fc_out_nvfp4_input && s.gelu_target && s.fc_in->use_nvfp4; }
+
+  /// The site's fc_in output (without its bias while mounted), captured for the bench when asked.
+  at::Tensor site_input(Site& s, const at::Tensor& h) {
     const at::Tensor u = site_linear(*s.fc_in, h);  // with skip_bias_add (mounted) the bias is left to the op
     if (s.gelu_target && s.fc_in->skip_bias_add && s.fc_in->bias.defined() && ffn_capture_pending()) {
       // FUSEPROOF_CAPTURE_FFN (ffn_capture.h): the fused op's x and bias, for `fuseproof bench --dist e2e`.
@@ -205,6 +224,11 @@ struct WanPipeline::Impl {
                        static_cast<const uint16_t*>(xc.data_ptr()), xc.size(0), xc.size(1),
                        static_cast<const uint16_t*>(bc.data_ptr()));
     }
+    return u;
+  }
+
+  at::Tensor apply_site(Site& s, const at::Tensor& h) {
+    const at::Tensor u = site_input(s, h);
     if (!s.mounted) return eager_activation(s, u);
     at::Tensor out = at::empty_like(u);
     std::string why;
@@ -218,6 +242,54 @@ struct WanPipeline::Impl {
     // The op cannot take this call (dtype, device, ...): run it eagerly and record why, rather than stop the run.
     if (s.fallback_calls++ == 0) s.fallback_reason = why;
     return eager_activation(s, u);
+  }
+
+  /// fc_out's NVFP4 input at site s: the mounted op's one call (bias + GELU + quantization); unmounted, or when the
+  /// op cannot take the call (recorded), the unfused composition: eager bias + GELU, then the quantizer alone.
+  Nvfp4Activation quantized_activation(Site& s, const at::Tensor& h) {
+    const at::Tensor u = site_input(s, h).contiguous();
+    const int64_t rows = u.size(0), width = u.size(1);
+    const auto bytes = at::TensorOptions().dtype(at::kByte).device(u.device());
+    Nvfp4Activation q{at::empty({rows, width / 2}, bytes), at::empty({rows, width / kNvfp4BlockSize}, bytes)};
+    at::Tensor codes8, scales8;
+    const TensorView codes = byte_view(q.codes, codes8), scales = byte_view(q.scales, scales8);
+    const float g = config.fc_out_input_global_scale;
+    if (s.mounted) {
+      std::string why;
+      try {
+        const LaunchStatus st = s.op_nvfp4(codes, scales, torch_tensor_view(u), torch_tensor_view(s.fc_in->bias), g);
+        if (st.ok) return q;
+        why = st.message;
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      if (s.fallback_calls++ == 0) s.fallback_reason = why;
+    }
+    const at::Tensor a = eager_activation(s, u).contiguous();
+    const LaunchStatus st = nvfp4_quant_views(codes, scales, torch_tensor_view(a), g);
+    // The unfused composition is the baseline itself: a quantizer that cannot run it stops the run.
+    if (!st.ok) throw std::runtime_error(s.name + ": fc_out input: " + st.message);
+    return q;
+  }
+
+  /// fc_out on NVFP4 activations: the GEMM of code x scale (exact in float) with the bf16 weights, FP32 accumulate,
+  /// then the epilogue: times 1 / global scale, plus the bias, rounded once to the activation dtype.
+  at::Tensor linear_nvfp4_input(const Linear& l, const Nvfp4Activation& q) const {
+    const int64_t rows = q.codes.size(0), width = 2 * q.codes.size(1), blocks = q.scales.size(1);
+    const at::Tensor elems = e2m1_pair_lut.index_select(0, q.codes.reshape({-1}).to(at::kLong))
+                                 .reshape({rows, blocks, kNvfp4BlockSize});
+    const at::Tensor sc = e4m3_lut.index_select(0, q.scales.reshape({-1}).to(at::kLong)).reshape({rows, blocks, 1});
+    at::Tensor acc = at::matmul((elems * sc).reshape({rows, width}), l.wt);
+    acc = acc * (1.0 / static_cast<double>(config.fc_out_input_global_scale));
+    if (l.bias.defined()) acc = acc + l.bias_f32;
+    return acc.to(act);
+  }
+
+  /// Block b's FFN on h: fc_out(activation(fc_in(h))), fc_out's input in T or (fc_out_nvfp4) NVFP4.
+  at::Tensor ffn(size_t b, const at::Tensor& h) {
+    Site& s = sites[b];
+    if (!fc_out_nvfp4(s)) return linear(blocks[b].fc_out, apply_site(s, h));
+    return linear_nvfp4_input(blocks[b].fc_out, quantized_activation(s, h));
   }
 
   at::Tensor timestep_sinusoid(double t) const {
@@ -254,7 +326,7 @@ struct WanPipeline::Impl {
     const at::Tensor h = apply_dit(site[0], norm(x), mod[1], mod[0]);
     x = apply_dit(site[1], x, mod[2], linear(blk.attn_out, attention(blk, h)));
     const at::Tensor h2 = apply_dit(site[2], norm(x), mod[4], mod[3]);
-    return apply_dit(site[3], x, mod[5], linear(blk.fc_out, apply_site(sites[b], h2)));
+    return apply_dit(site[3], x, mod[5], ffn(b, h2));
   }
 
   at::Tensor velocity(const at::Tensor& latent, double sigma) {
@@ -277,7 +349,7 @@ struct WanPipeline::Impl {
       x = x + linear(blk.attn_out, attention(blk, h));
       const at::Tensor h2 = (at::layer_norm(x.to(at::kFloat), {D}, {}, {}, kLayerNormEps) * (mod[3] + 1.0) + mod[2])
                                 .to(act);
-      x = x + linear(blk.fc_out, apply_site(sites[b], h2));
+      x = x + ffn(b, h2);
     }
     const at::Tensor out =
         linear(head, at::layer_norm(x.to(at::kFloat), {D}, {}, {}, kLayerNormEps).to(act)).to(at::kFloat);
@@ -382,6 +454,78 @@ FusedDitOp kernel_dit_op(kernel::FamilyOp op, kernel::Contract contract) {
   return f;
 }
 
+namespace {
+
+/// One quantization call over views through quant_launch: x [rows, width] contiguous bf16/fp16, bias (or null)
+/// [width] of x's dtype, codes int8 [rows, width / 2] and scales int8 [rows, width / 16] contiguous, all on one
+/// device; scales linear, scalars[0] = global_scale. A view that breaks a rule is refused here in one line, the
+/// ABI's rules by the launcher.
+LaunchStatus quant_views_call(kernel::QuantOp op, kernel::QuantContract contract, const TensorView& codes,
+                              const TensorView& scales, const TensorView& x, const TensorView* bias,
+                              float global_scale) {
+  const std::string name = std::string(quant_op_name(op)) + ": ";
+  const auto refuse = [&](const std::string& why) { return LaunchStatus{false, name + why}; };
+  if (x.rank != 2) return refuse("x must be rank 2, got rank " + std::to_string(x.rank));
+  if (x.dtype != ScalarType::kBf16 && x.dtype != ScalarType::kFp16)
+    return refuse(std::string("x must be bf16 or fp16, got ") + scalar_type_name(x.dtype));
+  const int64_t rows = x.sizes[0], width = x.sizes[1];
+  if (x.strides[0] != width || x.strides[1] != 1) return refuse("x must be contiguous");
+  if (bias != nullptr) {
+    if (bias->rank != 1 || bias->sizes[0] != width || bias->strides[0] != 1)
+      return refuse("bias must be one contiguous [width] row (" + std::to_string(width) + ")");
+    if (bias->dtype != x.dtype) return refuse("bias must have x's dtype");
+  }
+  if (width % kNvfp4BlockSize) return refuse("width must be a multiple of 16, got " + std::to_string(width));
+  const auto bytes_ok = [&](const TensorView& v, int64_t cols) {
+    return v.rank == 2 && v.dtype == ScalarType::kInt8 && v.sizes[0] == rows && v.sizes[1] == cols &&
+           v.strides[0] == cols && v.strides[1] == 1;
+  };
+  if (!bytes_ok(codes, width / 2))
+    return refuse("codes must be contiguous int8 [rows, width / 2] = [" + std::to_string(rows) + ", " +
+                  std::to_string(width / 2) + "]");
+  if (!bytes_ok(scales, width / kNvfp4BlockSize))
+    return refuse("scales must be contiguous int8 [rows, width / 16] = [" + std::to_string(rows) + ", " +
+                  std::to_string(width / kNvfp4BlockSize) + "]");
+  for (const TensorView* v : {&codes, &scales, bias}) {
+    if (v != nullptr && (v->device.kind != x.device.kind || v->device.index != x.device.index))
+      return refuse("codes, scales and bias must be on x's device");
+  }
+  fuseproof_call_t call{};
+  call.struct_size = sizeof(fuseproof_call_t);
+  call.dtype = x.dtype == ScalarType::kFp16 ? FUSEPROOF_DTYPE_FP16 : FUSEPROOF_DTYPE_BF16;
+  call.shape[0] = rows;
+  call.shape[1] = width;
+  call.out = codes.data;
+  call.n_inputs = bias != nullptr ? 2 : 1;
+  call.inputs[0] = {x.data, {width, 1}};
+  if (bias != nullptr) call.inputs[1] = {bias->data, {0, 1}};  // one row shared by every row
+  call.scales = scales.data;
+  call.scale_layout = FUSEPROOF_SCALE_LINEAR;
+  call.n_scalars = 1;
+  call.scalars[0] = global_scale;
+  const bool cuda = x.device.kind == DeviceKind::kCuda;
+#if FUSEPROOF_TORCH_CUDA
+  // PyTorch's current stream of x's device, as kernel_bias_gelu_tanh().
+  if (cuda) call.stream = c10::cuda::getCurrentCUDAStream(x.device.index).stream();
+#endif
+  const std::string why = quant_launch(QuantLaunch{op, contract, cuda}, call);
+  return why.empty() ? LaunchStatus{} : LaunchStatus{false, why};
+}
+
+}  // namespace
+
+FusedBiasGeluNvfp4 kernel_bias_gelu_tanh_nvfp4(kernel::QuantContract contract) {
+  return [contract](const TensorView& codes, const TensorView& scales, const TensorView& x, const TensorView& bias,
+                    float global_scale) {
+    return quant_views_call(kernel::QuantOp::kBiasGeluTanhNvfp4Quant, contract, codes, scales, x, &bias, global_scale);
+  };
+}
+
+LaunchStatus nvfp4_quant_views(const TensorView& codes, const TensorView& scales, const TensorView& x,
+                               float global_scale, kernel::QuantContract contract) {
+  return quant_views_call(kernel::QuantOp::kNvfp4Quant, contract, codes, scales, x, nullptr, global_scale);
+}
+
 WanPipeline::WanPipeline(const PipelineConfig& config, ComputeDevice device) : impl_(std::make_unique<Impl>()) {
   validate(config);
   c10::InferenceMode guard;
@@ -466,6 +610,14 @@ WanPipeline::WanPipeline(const PipelineConfig& config, ComputeDevice device) : i
   m.frame_idx1 = at::from_blob(i1.data(), {n_out}, i64).clone().to(m.device);
   m.frame_w0 = host_tensor(w0, {n_out}).to(m.device);
   m.frame_w1 = host_tensor(w1, {n_out}).to(m.device);
+  std::vector<float> pairs(512), scales(256);
+  for (int byte = 0; byte < 256; ++byte) {
+    pairs[static_cast<size_t>(2 * byte)] = e2m1_to_f32(static_cast<uint8_t>(byte & 0xF));
+    pairs[static_cast<size_t>(2 * byte + 1)] = e2m1_to_f32(static_cast<uint8_t>(byte >> 4));
+    scales[static_cast<size_t>(byte)] = e4m3_to_f32(static_cast<uint8_t>(byte));
+  }
+  m.e2m1_pair_lut = host_tensor(pairs, {256, 2}).to(m.device);
+  m.e4m3_lut = host_tensor(scales, {256}).to(m.device);
 }
 
 WanPipeline::~WanPipeline() = default;
@@ -486,6 +638,7 @@ std::vector<SiteInfo> WanPipeline::sites() const {
   for (const Site& s : impl_->sites) {
     SiteInfo i{s.name, s.gelu_target, s.fc_in->use_nvfp4, s.fc_in->bias.defined(), s.mounted};
     i.fc_in_skip_bias_add = s.fc_in->skip_bias_add;
+    i.fc_out_nvfp4_input = impl_->fc_out_nvfp4(s);
     i.fallback_calls = s.fallback_calls;
     i.fallback_reason = s.fallback_reason;
     out.push_back(i);
@@ -530,6 +683,7 @@ constexpr const char* kNoDitOps = "the config's blocks have no DiT ops (dit_ops 
 
 MountStatus WanPipeline::mount(const std::string& site) {
   if (DitSite* d = impl_->find_dit(site)) return mount(site, kernel_dit_op(d->op));
+  if (impl_->config.fc_out_nvfp4_input) return mount(site, kernel_bias_gelu_tanh_nvfp4());
   return mount(site, kernel_bias_gelu_tanh());
 }
 
@@ -550,23 +704,51 @@ MountStatus WanPipeline::mount(const std::string& site, FusedDitOp op) {
   return MountStatus{};
 }
 
+namespace {
+
+/// Why FFN site `name` cannot take a fused bias + GELU op, quantizing (fc_out's NVFP4 input) or not; "" when it can.
+std::string gelu_site_rejection(const PipelineConfig& c, const std::string& name, bool dit_site, const Site* s,
+                                bool op_quantizes) {
+  if (dit_site) return "site is not a fused-GELU target";
+  if (s == nullptr) return names_dit_site(c, name) ? kNoDitOps : "no such site";
+  if (!s->gelu_target) return "site is not a fused-GELU target";
+  if (!s->fc_in->wt_nvfp4.defined()) return "fc_in is excluded from NVFP4 (nvfp4_exclude)";
+  if (!s->fc_in->use_nvfp4) return "fc_in is not NVFP4";
+  if (!s->fc_in->bias.defined()) return "fc_in has no bias";
+  if (c.fc_out_nvfp4_input && !op_quantizes)
+    return "fc_out takes NVFP4 input (fc_out_nvfp4_input): the op must quantize";
+  if (!c.fc_out_nvfp4_input && op_quantizes) return "fc_out does not take NVFP4 input (fc_out_nvfp4_input off)";
+  return "";
+}
+
+/// Marks an accepted FFN site mounted: fc_in leaves its bias to the op, its flag kept for unmount().
+void arm_gelu_site(Site& s) {
+  s.saved_skip_bias_add = s.fc_in->skip_bias_add;
+  s.fc_in->skip_bias_add = true;
+  s.fallback_calls = 0;
+  s.fallback_reason.clear();
+  s.mounted = true;
+}
+
+}  // namespace
+
 MountStatus WanPipeline::mount(const std::string& site, FusedBiasGelu op) {
   Site* s = impl_->find(site);
-  const auto reject = [&](const char* why) { return MountStatus{false, "mount " + site + ": " + why}; };
-  if (impl_->find_dit(site) != nullptr) return reject("site is not a fused-GELU target");
-  if (s == nullptr) return reject(names_dit_site(impl_->config, site) ? kNoDitOps : "no such site");
-  if (!s->gelu_target) return reject("site is not a fused-GELU target");
-  if (s->gelu_target && !s->fc_in->wt_nvfp4.defined()) return reject("fc_in is excluded from NVFP4 (nvfp4_exclude)");
-  if (!s->fc_in->use_nvfp4) return reject("fc_in is not NVFP4");
-  if (!s->fc_in->bias.defined()) return reject("fc_in has no bias");
-  if (!op) return reject("no op given");
+  const std::string why = gelu_site_rejection(impl_->config, site, impl_->find_dit(site) != nullptr, s, false);
+  if (!why.empty() || !op) return MountStatus{false, "mount " + site + ": " + (why.empty() ? "no op given" : why)};
   if (s->mounted) unmount(site);
   s->op = std::move(op);
-  s->saved_skip_bias_add = s->fc_in->skip_bias_add;
-  s->fc_in->skip_bias_add = true;
-  s->fallback_calls = 0;
-  s->fallback_reason.clear();
-  s->mounted = true;
+  arm_gelu_site(*s);
+  return MountStatus{};
+}
+
+MountStatus WanPipeline::mount(const std::string& site, FusedBiasGeluNvfp4 op) {
+  Site* s = impl_->find(site);
+  const std::string why = gelu_site_rejection(impl_->config, site, impl_->find_dit(site) != nullptr, s, true);
+  if (!why.empty() || !op) return MountStatus{false, "mount " + site + ": " + (why.empty() ? "no op given" : why)};
+  if (s->mounted) unmount(site);
+  s->op_nvfp4 = std::move(op);
+  arm_gelu_site(*s);
   return MountStatus{};
 }
 
@@ -581,6 +763,7 @@ void WanPipeline::unmount(const std::string& site) {
   s->fc_in->skip_bias_add = s->saved_skip_bias_add;
   s->mounted = false;
   s->op = nullptr;
+  s->op_nvfp4 = nullptr;
 }
 
 void WanPipeline::unmount_all() {

@@ -10,6 +10,7 @@
 #include "bias_gelu_tanh_launcher.h"
 #include "family_ops.h"
 #include "pipeline_config.h"
+#include "quant_ops.h"
 #include "video_frames.h"
 
 namespace fuseproof::e2e {
@@ -21,6 +22,23 @@ enum class ComputeDevice { kCpu, kCuda };
 using FusedBiasGelu = std::function<LaunchStatus(const TensorView& out, const TensorView& x, const TensorView& bias)>;
 /// The fuseproof kernel through its launcher: the CUDA kernel for CUDA views, the CPU emulation for CPU views.
 FusedBiasGelu kernel_bias_gelu_tanh();
+
+/// A fused bias + GELU(tanh) + NVFP4 quantization (config.fc_out_nvfp4_input): of a = gelu_tanh(round_T(x + bias)),
+/// x [rows, width] bf16 or fp16, bias [width], writes codes, int8 [rows, width / 2] (two E2M1 per byte, element 2j in
+/// the low nibble), and scales, int8 [rows, width / 16] (one E4M3 byte per 16-element block of a row, linear layout),
+/// under `global_scale`. Returns ok or a one-line reason when it cannot take the call: the pipeline then runs the
+/// unfused composition (eager bias + GELU, then nvfp4_quant) for that call and records why.
+using FusedBiasGeluNvfp4 = std::function<LaunchStatus(const TensorView& codes, const TensorView& scales,
+                                                      const TensorView& x, const TensorView& bias, float global_scale)>;
+/// bias_gelu_tanh_nvfp4_quant under `contract` as one call through the kernels' launch API (quant_launch with an ABI
+/// v4 fuseproof_call_t: out = codes, scales linear, scalars[0] = global_scale): the CUDA kernel on PyTorch's current
+/// stream for CUDA views, the CPU emulation for CPU views (which refuses rcp-approx). The pipeline mounts vllm-ref.
+FusedBiasGeluNvfp4 kernel_bias_gelu_tanh_nvfp4(kernel::QuantContract contract = kernel::QuantContract::kVllmRef);
+/// The quantizer alone, nvfp4_quant under `contract` (vllm-ref: the unfused composition's second call), of x
+/// [rows, width] into codes and scales as above, through quant_launch on x's device.
+LaunchStatus nvfp4_quant_views(const TensorView& codes, const TensorView& scales, const TensorView& x,
+                               float global_scale,
+                               kernel::QuantContract contract = kernel::QuantContract::kVllmRef);
 
 /// A fused 3-input DiT op of the kernel family (kernels/family_ops.h): gated_residual, out = x + gate * y, inputs
 /// (x, gate, y); or modulate, out = x * (1 + scale) + shift, inputs (x, scale, shift). x and y are [rows, d] views,
@@ -51,6 +69,7 @@ struct SiteInfo {
   int fallback_calls = 0;            ///< calls of the mounted op that fell back to eager since mount()
   std::string fallback_reason;       ///< the op's first reason, "" when none fell back
   std::string dit_op;                ///< "modulate" or "gated_residual" for a DiT op site, else ""
+  bool fc_out_nvfp4_input = false;   ///< the FFN's fc_out takes NVFP4 activations (config knob and fc_in NVFP4)
   bool eligible() const { return !dit_op.empty() || (gelu_target && fc_in_nvfp4 && fc_in_bias); }
 };
 
@@ -65,7 +84,9 @@ struct LinearInfo {
 /// Result of mount(): ok, or "mount <site>: <reason>" with reason one of "fc_in is not NVFP4", "fc_in is excluded from
 /// NVFP4 (nvfp4_exclude)", "fc_in has no bias", "site is not a fused-GELU target", "no such site", and for the DiT op
 /// sites "site does not compute <op>" (a DiT op at an FFN or the time embedding), "site computes <op>, the op is <op>",
-/// "the config's blocks have no DiT ops (dit_ops off: fp32 modulation, no gates)", "no op given".
+/// "the config's blocks have no DiT ops (dit_ops off: fp32 modulation, no gates)", "no op given"; with
+/// fc_out_nvfp4_input on, a bias + GELU op without the quantization: "fc_out takes NVFP4 input (fc_out_nvfp4_input):
+/// the op must quantize"; off, a quantizing one: "fc_out does not take NVFP4 input (fc_out_nvfp4_input off)".
 struct MountStatus {
   bool ok = true;
   std::string message;
@@ -91,12 +112,15 @@ class WanPipeline {
 
   std::vector<SiteInfo> sites() const;
   std::vector<LinearInfo> linears() const;
-  /// Mounts the site's built-in kernel (bias_gelu_tanh at an FFN site, the eager-contract gated_residual or modulate
-  /// at a DiT op site) under the rules of the overloads below.
+  /// Mounts the site's built-in kernel (bias_gelu_tanh at an FFN site, bias_gelu_tanh_nvfp4_quant vllm-ref there with
+  /// fc_out_nvfp4_input, the eager-contract gated_residual or modulate at a DiT op site) under the rules below.
   MountStatus mount(const std::string& site);
   /// Mounts `op` at `site` if the site is eligible, setting its fc_in's skip_bias_add (the op adds the bias);
   /// otherwise leaves it eager and says why.
   MountStatus mount(const std::string& site, FusedBiasGelu op);
+  /// With fc_out_nvfp4_input: mounts `op` at an FFN site under the FusedBiasGelu rules (fc_in NVFP4 with a bias, not
+  /// excluded; skip_bias_add set): the site then makes fc_out's NVFP4 input in one call; otherwise says why.
+  MountStatus mount(const std::string& site, FusedBiasGeluNvfp4 op);
   /// Mounts `op` at a DiT op site (dit_ops) computing op.op: the block then calls it instead of its eager tensor ops;
   /// otherwise leaves the site eager and says why. Every DiT op site of a dit_ops config is eligible.
   MountStatus mount(const std::string& site, FusedDitOp op);

@@ -5,11 +5,15 @@
 # gate where an ffmpeg binary is present, and gate the bf16 per-frame SHA-256 against golden/e2e/sm_<cc>.json. Then the
 # same for the DiT configuration (<config>-dit: blocks that modulate and gate their residuals in the activation dtype,
 # those sites fused in high) in bf16 and fp16, gated high == high-eager and against golden/e2e/sm_<cc>_<config>-dit.json.
+# Then the config with --fc-out-nvfp4-input (the FFN's fc_out takes NVFP4 activations: high fuses bias + GELU + NVFP4
+# quantization into one call, high-eager runs eager bias + GELU then nvfp4_quant) the same way, gated against
+# golden/e2e/sm_<cc>_<config>-fc-out-nvfp4.json.
 # Exit status: 0 pass, 1 mismatch, 2 error, 3 incomplete (no golden file for this GPU's architecture or for the DiT
 # configuration, the message names the bless step; or a mounted site fell back to eager), 4 a golden file of another
 # configuration or schema, or not valid JSON.
 # Usage: scripts/nightly_e2e.sh [--out DIR] [--export DIR] [--config default|small] [--skip-build] [--commit HASH]
 #                               [--build-dir DIR] [--device cuda|cpu] [--dit-config NAME|none] [--dtypes bf16,fp16|bf16]
+#                               [--fc-out-nvfp4 on|off]
 #                               (cpu: a dry run of this script; no golden; the fp16 gates fail there by design: CPU
 #                               eager fp16 GELU is libtorch's SLEEF tanhf, not CUDA's, docs/E2E.md; --dtypes bf16 leaves
 #                               fp16 out, so the dry run reaches the golden steps: exit 3, no golden file for cpu)
@@ -26,6 +30,8 @@
 #                 (bf16) and DIR/dit/fp16: run.json, check.json/.xml, high_vs_high_eager.json, lossless_vs_high.json;
 #                 without its golden file, a candidate blessed from this run when the run's gates pass and a commit is
 #                 known: DIR/dit/sm_<cc>_<NAME>.json
+#   --fc-out-nvfp4 on|off  (default on) run --config with --fc-out-nvfp4-input last, in DIR/fc-out-nvfp4 (bf16) and
+#                 DIR/fc-out-nvfp4/fp16, the same reports and candidate as the DiT configuration's
 # Environment: FUSEPROOF_E2E_CMAKE_ARGS (extra configure arguments, e.g. -DOPENSSL_ROOT_DIR=...).
 set -uo pipefail
 
@@ -39,6 +45,7 @@ COMMIT="${FUSEPROOF_GIT_COMMIT:-}"
 DEVICE=cuda
 DIT_CONFIG=""
 DTYPES="bf16,fp16"
+FC_OUT_NVFP4=on
 
 die() { echo "nightly_e2e: $*" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
@@ -52,7 +59,8 @@ while [[ $# -gt 0 ]]; do
     --build-dir) BUILD="${2:?--build-dir needs a directory}"; [[ "$BUILD" = /* ]] || BUILD="$ROOT/$BUILD"; shift 2 ;;
     --dtypes) DTYPES="${2:?--dtypes needs bf16,fp16 or bf16}"; shift 2 ;;
     --dit-config) DIT_CONFIG="${2:?--dit-config needs a config name or none}"; shift 2 ;;
-    -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --fc-out-nvfp4) FC_OUT_NVFP4="${2:?--fc-out-nvfp4 needs on or off}"; shift 2 ;;
+    -h|--help) sed -n '2,35p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -78,9 +86,9 @@ export_files() {
     mkdir -p "$EXPORT/fp16"
     for f in run.json check.json high_vs_high_eager.json; do [[ -f "$OUT/fp16/$f" ]] && cp "$OUT/fp16/$f" "$EXPORT/fp16/"; done
   fi
-  # The DiT configuration: reports and the candidate golden file (per-frame SHA-256 only; no frames).
+  # The DiT and fc-out-nvfp4 configurations: reports and the candidate golden file (per-frame SHA-256 only; no frames).
   local d
-  for d in dit dit/fp16; do
+  for d in dit dit/fp16 fc-out-nvfp4 fc-out-nvfp4/fp16; do
     [[ -d "$OUT/$d" ]] || continue
     mkdir -p "$EXPORT/$d"
     for f in run.json check.json check.xml high_vs_high_eager.json high_vs_high_eager.md lossless_vs_high.json "$OUT/$d"/sm_*.json; do
@@ -98,6 +106,7 @@ WITH_FP16=0; [[ "$DTYPES" == *fp16* ]] && WITH_FP16=1
 # A DiT --config is its own DiT run: no second one after it.
 [[ -n "$DIT_CONFIG" ]] || { [[ "$CONFIG" == *-dit ]] && DIT_CONFIG=none || DIT_CONFIG="$CONFIG-dit"; }
 [[ "$DIT_CONFIG" =~ ^[a-z0-9-]+$ ]] || die "--dit-config must be a config name or none, got '$DIT_CONFIG'"
+[[ "$FC_OUT_NVFP4" == on || "$FC_OUT_NVFP4" == off ]] || die "--fc-out-nvfp4 must be on or off, got '$FC_OUT_NVFP4'"
 # Exit statuses combined as `e2e check` ranks them: error (2), then mismatch (1), then incomplete (3).
 combine() { local a=$1 b=$2; for s in 2 1 3; do [[ $a -eq $s || $b -eq $s ]] && { echo "$s"; return; }; done; echo 0; }
 
@@ -223,51 +232,68 @@ else
   main_rc=$(combine "$rc" "$worst")
 fi
 log "nightly_e2e: $CONFIG: exit $main_rc"
-[[ "$DIT_CONFIG" == none ]] && finish "$main_rc"
 
-# 8. The DiT configuration: its blocks modulate and gate their residuals in the activation dtype, and high fuses those
-#    sites (blocks.<i>.modulate_attn, gate_attn, modulate_ffn, gate_ffn) besides the FFN's. bf16 and fp16 on this
-#    device, high == high-eager measured through the comparator, the run's own gates, then its golden file.
-DIT="$OUT/dit"
-DIT_GOLDEN_NAME="${ARCH}_${DIT_CONFIG}"
-DIT_GOLDEN="$ROOT/golden/e2e/$DIT_GOLDEN_NAME.json"
-dit_rc=0
-for dt in ${DTYPES//,/ }; do
-  d="$DIT"; [[ $dt == fp16 ]] && d="$DIT/fp16"
-  "$E2E" run --config "$DIT_CONFIG" --device "$DEVICE" --dtype "$dt" \
-    --modes lossless,high,high-eager,lossless-after-unmount --formats rgb24 --out "$d" 2>&1 | tee -a "$LOG"
-  [[ ${PIPESTATUS[0]} -eq 0 ]] || { log "nightly_e2e: $DIT_CONFIG $dt pipeline run failed"; finish 2; }
-  "$E2E" compare --run-dir "$d" --baseline high --candidate high-eager --json "$d/high_vs_high_eager.json" \
-    --markdown-file "$d/high_vs_high_eager.md" 2>&1 | tee -a "$LOG"
-  c=${PIPESTATUS[0]}
-  [[ $c -eq 0 ]] || { log "nightly_e2e: $DIT_CONFIG $dt high vs high-eager measured different (exit $c)"; dit_rc=$(combine "$dit_rc" 1); }
-  "$E2E" compare --run-dir "$d" --baseline lossless --candidate high --json "$d/lossless_vs_high.json" 2>&1 | tee -a "$LOG"
-  c=${PIPESTATUS[0]}
-  [[ $c -eq 1 ]] || { log "nightly_e2e: $DIT_CONFIG $dt lossless vs high must measure a difference (exit 1), got exit $c"; dit_rc=$(combine "$dit_rc" 1); }
-  # The run's own gates (fp16 always; bf16 here only when there is no golden file, else with it below).
-  if [[ $dt == fp16 || ! -f "$DIT_GOLDEN" ]]; then
-    "$E2E" check --run-dir "$d" --json "$d/check.json" --junit "$d/check.xml" 2>&1 | tee -a "$LOG"
+# 8. A further configuration (run_extra LABEL CONFIG DIR GOLDEN_NAME [run arguments]): bf16 and fp16 on this device,
+#    high == high-eager measured through the comparator, lossless vs high must differ, the run's own gates, then its
+#    golden file golden/e2e/GOLDEN_NAME.json; without one, INCOMPLETE with the bless command (and a candidate written
+#    from this run when its gates pass on CUDA and the commit is known). Sets extra_rc.
+run_extra() {
+  local label=$1 config=$2 dir=$3 golden_name=$4
+  shift 4
+  local golden="$ROOT/golden/e2e/$golden_name.json" dt d c
+  extra_rc=0
+  for dt in ${DTYPES//,/ }; do
+    d="$dir"; [[ $dt == fp16 ]] && d="$dir/fp16"
+    "$E2E" run --config "$config" "$@" --device "$DEVICE" --dtype "$dt" \
+      --modes lossless,high,high-eager,lossless-after-unmount --formats rgb24 --out "$d" 2>&1 | tee -a "$LOG"
+    [[ ${PIPESTATUS[0]} -eq 0 ]] || { log "nightly_e2e: $label $dt pipeline run failed"; finish 2; }
+    "$E2E" compare --run-dir "$d" --baseline high --candidate high-eager --json "$d/high_vs_high_eager.json" \
+      --markdown-file "$d/high_vs_high_eager.md" 2>&1 | tee -a "$LOG"
     c=${PIPESTATUS[0]}
-    [[ $c -eq 0 ]] || { log "nightly_e2e: the $DIT_CONFIG $dt run's own gates fail (exit $c)"; dit_rc=$(combine "$dit_rc" "$c"); }
+    [[ $c -eq 0 ]] || { log "nightly_e2e: $label $dt high vs high-eager measured different (exit $c)"; extra_rc=$(combine "$extra_rc" 1); }
+    "$E2E" compare --run-dir "$d" --baseline lossless --candidate high --json "$d/lossless_vs_high.json" 2>&1 | tee -a "$LOG"
+    c=${PIPESTATUS[0]}
+    [[ $c -eq 1 ]] || { log "nightly_e2e: $label $dt lossless vs high must measure a difference (exit 1), got exit $c"; extra_rc=$(combine "$extra_rc" 1); }
+    # The run's own gates (fp16 always; bf16 here only when there is no golden file, else with it below).
+    if [[ $dt == fp16 || ! -f "$golden" ]]; then
+      "$E2E" check --run-dir "$d" --json "$d/check.json" --junit "$d/check.xml" 2>&1 | tee -a "$LOG"
+      c=${PIPESTATUS[0]}
+      [[ $c -eq 0 ]] || { log "nightly_e2e: the $label $dt run's own gates fail (exit $c)"; extra_rc=$(combine "$extra_rc" "$c"); }
+    fi
+  done
+  if [[ -f "$golden" ]]; then
+    "$E2E" check --run-dir "$dir" --golden "$golden" --json "$dir/check.json" --junit "$dir/check.xml" 2>&1 | tee -a "$LOG"
+    c=${PIPESTATUS[0]}
+    [[ $c -le 3 ]] || c=2
+    extra_rc=$(combine "$extra_rc" "$c")
+  elif [[ $extra_rc -eq 0 ]]; then
+    local bless="\"$E2E\" bless --run-dir $dir --arch $ARCH --out golden/e2e/$golden_name.json --comparison $dir/lossless_vs_high.json --high-comparison $dir/high_vs_high_eager.json --provenance $OUT/provenance.json"
+    if [[ -n "$COMMIT" && "$DEVICE" == cuda ]]; then
+      "$E2E" bless --run-dir "$dir" --arch "$ARCH" --out "$dir/$golden_name.json" --comparison "$dir/lossless_vs_high.json" \
+        --high-comparison "$dir/high_vs_high_eager.json" --provenance "$OUT/provenance.json" >> "$LOG" 2>&1 &&
+        log "nightly_e2e: a candidate golden file blessed from this run: $dir/$golden_name.json (exported with --export)"
+    fi
+    log "nightly_e2e: INCOMPLETE: no golden file golden/e2e/$golden_name.json for $label on $ARCH; bless it from this run"
+    log "  (its own gates pass) with, in the repository root:"
+    log "  $bless"
+    log "  or commit the candidate $dir/$golden_name.json when this run wrote one; the next nightly then gates against it"
+    extra_rc=3
   fi
-done
-if [[ -f "$DIT_GOLDEN" ]]; then
-  "$E2E" check --run-dir "$DIT" --golden "$DIT_GOLDEN" --json "$DIT/check.json" --junit "$DIT/check.xml" 2>&1 | tee -a "$LOG"
-  c=${PIPESTATUS[0]}
-  [[ $c -le 3 ]] || c=2
-  dit_rc=$(combine "$dit_rc" "$c")
-elif [[ $dit_rc -eq 0 ]]; then
-  BLESS="\"$E2E\" bless --run-dir $DIT --arch $ARCH --out golden/e2e/$DIT_GOLDEN_NAME.json --comparison $DIT/lossless_vs_high.json --high-comparison $DIT/high_vs_high_eager.json --provenance $OUT/provenance.json"
-  if [[ -n "$COMMIT" && "$DEVICE" == cuda ]]; then
-    "$E2E" bless --run-dir "$DIT" --arch "$ARCH" --out "$DIT/$DIT_GOLDEN_NAME.json" --comparison "$DIT/lossless_vs_high.json" \
-      --high-comparison "$DIT/high_vs_high_eager.json" --provenance "$OUT/provenance.json" >> "$LOG" 2>&1 &&
-      log "nightly_e2e: a candidate golden file blessed from this run: $DIT/$DIT_GOLDEN_NAME.json (exported with --export)"
-  fi
-  log "nightly_e2e: INCOMPLETE: no golden file golden/e2e/$DIT_GOLDEN_NAME.json for $DIT_CONFIG on $ARCH; bless it from this run"
-  log "  (its own gates pass) with, in the repository root:"
-  log "  $BLESS"
-  log "  or commit the candidate $DIT/$DIT_GOLDEN_NAME.json when this run wrote one; the next nightly then gates against it"
-  dit_rc=3
+  log "nightly_e2e: $label: exit $extra_rc"
+}
+
+# The DiT configuration: its blocks modulate and gate their residuals in the activation dtype, and high fuses those
+# sites (blocks.<i>.modulate_attn, gate_attn, modulate_ffn, gate_ffn) besides the FFN's.
+dit_rc=0
+if [[ "$DIT_CONFIG" != none ]]; then
+  run_extra "$DIT_CONFIG" "$DIT_CONFIG" "$OUT/dit" "${ARCH}_${DIT_CONFIG}"
+  dit_rc=$extra_rc
 fi
-log "nightly_e2e: $DIT_CONFIG: exit $dit_rc"
-finish "$(combine "$main_rc" "$dit_rc")"
+# The FFN's fc_out on NVFP4 activations: high makes them in one fused call (bias + GELU + NVFP4 quantization, static
+# global scale), high-eager by eager bias + GELU then the quantizer alone.
+fp4_rc=0
+if [[ "$FC_OUT_NVFP4" == on ]]; then
+  run_extra "$CONFIG --fc-out-nvfp4-input" "$CONFIG" "$OUT/fc-out-nvfp4" "${ARCH}_${CONFIG}-fc-out-nvfp4" --fc-out-nvfp4-input
+  fp4_rc=$extra_rc
+fi
+finish "$(combine "$main_rc" "$(combine "$dit_rc" "$fp4_rc")")"

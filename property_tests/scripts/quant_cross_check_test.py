@@ -1,7 +1,8 @@
 """quant_cross_check_test.py: python/fuseproof/quant_references.py's torch references, run on this machine's CPU torch,
 against `fuseproof eval`, byte for byte (pytest; the binary from $FUSEPROOF_BIN).
 
-torch 1.13 has no float8 and the CPU is not CUDA, so two seams model the GPU, and nothing else is changed:
+torch 1.13 has no float8 and the CPU is not CUDA, so two seams model the GPU (fuseproof/quant_emulation.py), and
+nothing else is changed:
 - quant_references.e4m3_cast, the one place the references cast to float8_e4m3fn, is replaced by c10's
   fp8e4m3fn_from_fp32_value written in numpy (round to nearest even onto E4M3, NaN above 464 and for +-Inf), with a
   NaN input taken as the GPU's positive canonical NaN (0x7F; the CPU's 0/0 NaN is negative, which c10 would code 0xFF);
@@ -30,6 +31,7 @@ SCRIPT = os.path.join(ROOT, "scripts", "capture_quant.py")
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 from fuseproof import quant_records as qr  # noqa: E402
+from fuseproof import quant_emulation  # noqa: E402
 from fuseproof import quant_references as q  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("capture_quant", SCRIPT)
@@ -41,62 +43,11 @@ TDTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16}
 RANDOM_BLOCKS = 256
 
 
-# ---- the GPU's semantics on the CPU -------------------------------------------------------------------------------
+# ---- the GPU's semantics on the CPU: fuseproof.quant_emulation --------------------------------------------------
 
-def e4m3_bytes_emulated(f):
-    """c10 fp8e4m3fn_from_fp32_value on float32 values (numpy), NaN as the GPU's positive NaN: the E4M3FN bytes.
-      | S |EEEE|MMM|  bias 7; |x| >= 480 (0x43F00000), Inf and NaN -> 0x7F | S; below 2^-6 onto the subnormal grid by
-      adding 2^14 (one binary32 rounding); otherwise rebias and round the low 20 bits to nearest even."""
-    u = np.ascontiguousarray(f, dtype=np.float32).view(np.uint32).copy()
-    nan = np.isnan(f)
-    sign = np.where(nan, 0, u & 0x80000000).astype(np.uint32)
-    a = u ^ (u & 0x80000000)
-    denorm_mask = np.uint32(141 << 23)
-    with np.errstate(over="ignore"):
-        sub = ((a.view(np.float32) + denorm_mask.view(np.float32)).view(np.uint32) - denorm_mask).astype(np.uint32)
-        odd = (a >> 20) & 1
-        norm = ((a + np.uint32(((7 - 127) << 23) & 0xFFFFFFFF) + 0x7FFFF + odd) & 0xFFFFFFFF) >> 20
-    r = np.where(a >= 0x43F00000, 0x7F, np.where(a < (121 << 23), sub, norm)).astype(np.uint32)
-    return ((r | (sign >> 24)) & 0xFF).astype(np.uint8)
-
-
-E4M3_VALUES = None
-
-
-def e4m3_cast_emulated(t):
-    """Stands in for quant_references.e4m3_cast: (bytes uint8, float32 values) of t.to(float8_e4m3fn)."""
-    global E4M3_VALUES
-    if E4M3_VALUES is None:
-        codes = np.arange(256, dtype=np.uint32)
-        e, m = (codes >> 3) & 0xF, codes & 7
-        mag = np.where(e == 0, m / 8.0 * 2.0 ** -6, (1 + m / 8.0) * 2.0 ** (e.astype(np.float64) - 7))
-        v = np.where(codes & 0x80, -mag, mag)
-        v[(codes & 0x7F) == 0x7F] = np.nan
-        E4M3_VALUES = v.astype(np.float32)
-    b = e4m3_bytes_emulated(t.detach().as_subclass(torch.Tensor).numpy())
-    return (torch.from_numpy(b).as_subclass(type(t)),
-            torch.from_numpy(E4M3_VALUES[b.astype(np.intp)]).as_subclass(type(t)))
-
-
-class CudaScalarDivision(torch.Tensor):
-    """A CPU tensor whose `t / number` (t.div, torch.div, torch.true_divide) is CUDA's: t * fl32(1 / fl32(number)).
-    torch 1.13's CPU has no fp16 clamp and no fp16 silu: those run in float32 and round back to fp16, as CUDA's
-    kernels compute in their float32 opmath type (the clamp's result is a member or the bound rounded to fp16; silu is
-    met only at 64, where it is 64 exactly)."""
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if (func in (torch.Tensor.__truediv__, torch.Tensor.div, torch.div, torch.true_divide) and len(args) == 2
-                and isinstance(args[0], torch.Tensor) and isinstance(args[1], (int, float)) and not kwargs):
-            inv = float(np.float32(1.0) / np.float32(args[1]))
-            return super().__torch_function__(torch.Tensor.__mul__, types, (args[0], inv), {})
-        if (func in (torch.Tensor.clamp, torch.clamp, torch.nn.functional.silu) and args
-                and args[0].dtype == torch.float16):
-            wide = super().__torch_function__(torch.Tensor.float, types, (args[0],), {})
-            out = super().__torch_function__(func, types, (wide,) + tuple(args[1:]), kwargs)
-            return super().__torch_function__(torch.Tensor.half, types, (out,), {})
-        return super().__torch_function__(func, types, args, kwargs)
+e4m3_bytes_emulated = quant_emulation.e4m3_bytes_emulated
+e4m3_cast_emulated = quant_emulation.e4m3_cast_emulated
+CudaScalarDivision = quant_emulation.CudaScalarDivision
 
 
 def reference_on_cpu(op, contract, dt, values, gs):

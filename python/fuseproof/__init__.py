@@ -68,9 +68,11 @@ def audit(fn, op=None, dtype="all", device=None, report=None, json=None, out_arg
     fn(x, bias) -> out for the bias ops, fn(x) -> out for the packed *_and_mul ops (x = [rows, 2d]), fn(x, gate, y)
     and fn(x, scale, shift) for gated_residual and modulate on DiT's 3-D tensors (x, y, out [rows / group_rows,
     group_rows, d]; gate, scale, shift [rows / group_rows, 1, d]); or the same with out as a last argument, filled in
-    place.
+    place. A quantization op (nvfp4_quant, fp8_group_quant and the fused ones): codes, scales = fn(*buffers,
+    *scalars), the scalars 0-dim float32 tensors (docs/SUBJECTS.md, Quantization subjects).
 
-    contract: "eager", "fp32" or "fma", as the op has them (default: fn.fuseproof_contract, else eager). dtype: "bf16", "fp16" or "all".
+    contract: "eager", "fp32" or "fma", or a quantization op's ("vllm-ref", ...), as the op has them (default:
+    fn.fuseproof_contract, else eager, or the quantization op's first). dtype: "bf16", "fp16" or "all".
     device: "cuda" (the CUDA eager model) or "cpu" (the emulated model); default cuda when available. report / json /
     junit: paths of the Markdown (report_format "markdown" or "github"), JSON and JUnit XML reports. options: the
     audit's option table (seed, only, math_model, domain_biases, max_width, property_cases, stop_after, records,

@@ -46,12 +46,15 @@ def _parser(table):
     who = a.add_mutually_exclusive_group()
     who.add_argument("--callable", metavar="MODULE:FUNCTION",
                      help="fn(*buffers) -> out or fn(*buffers, out) -> None (fuseproof ops lists each op's buffers; "
-                          "gated_residual and modulate take [groups, group_rows, d] and [groups, 1, d] tensors)")
+                          "gated_residual and modulate take [groups, group_rows, d] and [groups, 1, d] tensors); "
+                          "a quantization op: fn(*buffers, *scalars) -> (codes, scales) (docs/SUBJECTS.md)")
     who.add_argument("--subject", help="built-in subject: eager, torch-compile, torch-compile-emulated, torch-compile-reduce-overhead, "
-                          "torch-cuda-graph, triton, triton-fma, triton-fp-fusion")
+                          "torch-cuda-graph, triton, triton-fma, triton-fp-fusion; a quantization op: eager or "
+                          "torch-compile, the project's torch reference of --contract")
     a.add_argument("--op", help="op to audit (fuseproof ops lists them; default: the first, bias_gelu_tanh)")
-    a.add_argument("--contract", help="the contract to judge against: eager, fp32 or fma (default: the callable's "
-                                      "fuseproof_contract attribute, else eager)")
+    a.add_argument("--contract", help="the contract to judge against: eager, fp32 or fma, a quantization op's "
+                                      "(vllm-ref, te, ...: fuseproof ops) (default: the callable's fuseproof_contract "
+                                      "attribute, else eager, or the quantization op's first)")
     a.add_argument("--dtype", default="all", help="bf16, fp16 or all")
     a.add_argument("--backend", help="cuda (CUDA tensors, CUDA eager model) or emulated (CPU tensors, emulated model); "
                                      "default cuda when torch sees a GPU")

@@ -12,6 +12,7 @@ torch = require_torch()
 _fuseproof = extension()
 
 from fuseproof._bridge import Bridge
+from fuseproof._quant_bridge import QuantBridge
 from fuseproof.subjects import importable_name, takes_out
 
 # Every width is valid for a torch op (2-byte "vectors"), so the widths class makes 8 times the calls it makes for the
@@ -25,14 +26,29 @@ def op_spec():
     return json.loads(_fuseproof.op_spec())
 
 
+def quant_op_spec():
+    """The quantization ops (reference/quant_spec.h) as `fuseproof ops --json` prints them (its quant_ops), each with
+    "quant": True."""
+    return [dict(op, quant=True) for op in json.loads(_fuseproof.quant_op_spec())]
+
+
 def find_op(name=None):
-    """The op spec's entry of `name`; None: the seed op (the spec's first)."""
+    """The op spec's entry of `name` (an elementwise op, or a quantization op's entry with "quant": True); None: the
+    seed op (the spec's first)."""
     if name is None:
         return op_spec()["ops"][0]
-    for op in op_spec()["ops"]:
+    ops = op_spec()["ops"] + quant_op_spec()
+    for op in ops:
         if op["name"] == name:
             return op
-    raise ValueError("fuseproof audit: unknown op %s (%s)" % (name, ", ".join(o["name"] for o in op_spec()["ops"])))
+    raise ValueError("fuseproof audit: unknown op %s (%s)" % (name, ", ".join(o["name"] for o in ops)))
+
+
+def quant_buffers(op):
+    """A quantization op's buffers, as its callable receives them: the packed gate|up is one ("x")."""
+    if op["inputs"] and op["inputs"][0]["layout"] == "packed-first":
+        return ["x"]
+    return [i["name"] for i in op["inputs"]]
 
 
 def resolve_device(device):
@@ -78,6 +94,9 @@ def run_callable(fn, op=None, contract=None, dtype="all", device=None, report=No
         raise ValueError("fuseproof audit: dtype must be bf16, fp16 or all, got %s" % dtype)
     spec = find_op(op)
     op = spec["name"]
+    if spec.get("quant"):
+        return _run_quant(fn, spec, contract, dtype, device, report, json_path, options, command, name, description,
+                          subject_args, child_spec, junit, report_format)
     if contract is None:
         contract = getattr(fn, "fuseproof_contract", "eager")
     options = dict(options or {})
@@ -112,4 +131,49 @@ def run_callable(fn, op=None, contract=None, dtype="all", device=None, report=No
     }
     opts = dict(options, op=op, contract=contract, dtype=dtype, backend=backend, command=command)
     return _fuseproof.run(Bridge(fn, d, out_arg), subject, json.dumps(opts), report or "", json_path or "",
+                          child_spec or "", junit or "", report_format or "markdown")
+
+
+def _run_quant(fn, spec, contract, dtype, device, report, json_path, options, command, name, description,
+               subject_args, child_spec, junit, report_format):
+    """run_callable for a quantization op: codes, scales = fn(*buffers, *scalars) (fuseproof/_quant_bridge.py)."""
+    op = spec["name"]
+    if contract is None:
+        contract = getattr(fn, "fuseproof_contract", spec["contracts"][0]["name"])
+    contracts = [c for c in spec["contracts"] if c["name"] == contract]
+    if not contracts:
+        raise ValueError("fuseproof audit: op %s has no contract %s (%s)"
+                         % (op, contract, ", ".join(c["name"] for c in spec["contracts"])))
+    layouts = getattr(fn, "fuseproof_scale_layouts", None)
+    if layouts is not None:
+        layouts = (layouts,) if isinstance(layouts, str) else tuple(layouts)
+        unknown = [l for l in layouts if l not in spec["scale_layouts"]]
+        if unknown:
+            raise ValueError("fuseproof audit: fuseproof_scale_layouts names %s, which op %s has not (%s)"
+                             % (unknown[0], op, ", ".join(spec["scale_layouts"])))
+    d = resolve_device(device)
+    if name is None:
+        name = importable_name(fn) or getattr(fn, "__qualname__", repr(fn))
+    source, sha = _source_sha256(fn)
+    if subject_args is None:
+        importable = importable_name(fn)
+        subject_args = ["--callable", importable] if importable else []
+    ident = list(subject_args) + ["--op", op, "--contract", contract]
+    repro = list(subject_args)  # (the engine adds --op and --contract to a quantization op's reproduce line)
+    backend = "cuda" if d.type == "cuda" else "emulated"
+    args = ", ".join(quant_buffers(spec) + contracts[0]["scalars"])
+    subject = {
+        "name": name,
+        "description": (description or "Python callable") + (" (" + source + ")" if source else "") +
+                       ", fn(%s) -> (codes, scales)" % args +
+                       (", scale layouts " + ", ".join(layouts) if layouts is not None else "") +
+                       ", torch " + torch.__version__,
+        "sha256": sha,
+        "cuda": d.type == "cuda",
+        "child_command": child_command(ident + ["--backend", backend]) if subject_args else [],
+        "reproduce_prefix": "python3 -m fuseproof audit " + " ".join(shlex.quote(a) for a in repro)
+                            if subject_args else "fuseproof.audit(%s, ...) (an in-process callable)" % name,
+    }
+    opts = dict(options or {}, op=op, contract=contract, dtype=dtype, backend=backend, command=command)
+    return _fuseproof.run(QuantBridge(fn, d, layouts), subject, json.dumps(opts), report or "", json_path or "",
                           child_spec or "", junit or "", report_format or "markdown")

@@ -292,6 +292,21 @@ def nvfp4_rcp_approx_cuda(x, global_scale):
     return torch.as_tensor(codes, device=x.device), torch.as_tensor(sf, device=x.device)
 
 
+def swizzle_blockscale(scale):
+    """vLLM's swizzle_blockscale (vllm/model_executor/layers/quantization/utils/nvfp4_utils.py; the same permutation in
+    FlashInfer's and CUTLASS's tests): the [M, K] block scales padded with zeros to [round_up(M, 128), round_up(K, 4)]
+    and laid out in the 128x4 tiles of cuBLAS / tcgen05 block scaling,
+        reshape(M_padded // 128, 4, 32, K_padded // 4, 4).permute(0, 3, 2, 1, 4)
+    so block k of row r sits at ((r / 128) * (K_padded / 4) + k / 4) * 512 + (r % 32) * 16 + ((r / 32) % 4) * 4 + k % 4
+    (kernels/fuseproof_kernel_abi.h, FUSEPROOF_SCALE_SWIZZLED_128X4). Any 1-byte dtype (vLLM's is float8_e4m3fn)."""
+    M, K = scale.shape
+    m_padded, k_padded = (M + 127) // 128 * 128, (K + 3) // 4 * 4
+    padded = torch.zeros((m_padded, k_padded), dtype=scale.dtype, device=scale.device)
+    padded[:M, :K] = scale
+    padded = padded.reshape(m_padded // 128, 4, 32, k_padded // 4, 4)
+    return padded.permute(0, 3, 2, 1, 4).contiguous().reshape(m_padded, k_padded)
+
+
 # ---- FP8 per-token groups of 128: E4M3 codes, a float32 scale ----------------------------------------------------
 
 def fp8_group_sglang(x, eps=1e-10):

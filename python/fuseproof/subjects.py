@@ -4,10 +4,15 @@ Every built-in subject takes the op's buffers, as a user's callable does: fn(x, 
 packed *_and_mul ops (x = [rows, 2d], gate = x[:, :d], up = x[:, d:]), and for the ops with group-broadcast inputs
 DiT's 3-D tensors: fn(x, gate, y) (gated_residual) and fn(x, scale, shift) (modulate) with x and y
 [rows / group_rows, group_rows, d], gate, scale and shift [rows / group_rows, 1, d].
+
+A quantization op's built-in subjects (`--subject eager` and `--subject torch-compile` with --op OP --contract C) are
+the projects' torch references of quant_references.py, one per (op, contract) (quant_reference_pairs()), called as a
+user's quantization callable is: codes, scales = fn(*buffers, *scalars) (_quant_bridge.py, docs/SUBJECTS.md).
 """
 
 import collections
 import importlib
+import importlib.util
 import inspect
 
 import torch
@@ -115,6 +120,92 @@ def _triton(op, contract="eager", fp_fusion=False):
     return triton_ops.subject(op, contract, fp_fusion)
 
 
+# ---- quantization ops: the projects' torch references (quant_references.py) ---------------------------------------
+
+def _quant_references():
+    from fuseproof import quant_references as q
+    return q
+
+
+def quant_reference_pairs():
+    """Every (op, contract) with a reference in quant_references.py, in its order."""
+    q = _quant_references()
+    return [(op, c) for op, (family, _, _) in q.OPS.items() for c in q.FAMILIES[family]["contracts"]]
+
+
+def quant_reference_subject(op, contract):
+    """The torch reference of (op, contract) as a quantization callable: the op's buffers (x [rows, width]; a bias
+    [width]; the packed gate|up [rows, 2 * width]) and the contract's scalars (0-dim float32 tensors) in; the activation
+    stage (if any) in eager torch, rounded to T, on the whole tensor, as eager runs it; then the reference on the
+    [rows * blocks, block] view of the result, the scalar broadcast to [rows * blocks, 1]; out (codes [rows, width], one
+    per element, scales [rows, blocks], or for scale_layout "swizzled-128x4" quant_references.swizzle_blockscale of
+    them, as the subject's fuseproof_scale_layouts declares). Raises Refused for a contract the op has not,
+    Unavailable where it cannot run here (no torch.float8_e4m3fn and no emulation installed; rcp-approx without
+    CuPy; rcp-approx also needs CUDA tensors, --backend cuda)."""
+    q = _quant_references()
+    family, names, activation = q.OPS[op["name"]]
+    fam = q.FAMILIES[family]
+    if contract not in fam["contracts"]:
+        raise Refused("op %s has no torch reference of contract %s (%s)"
+                      % (op["name"], contract, ", ".join(fam["contracts"])))
+    ref = fam["contracts"][contract]
+    if ref is q.nvfp4_rcp_approx_cuda:
+        if importlib.util.find_spec("cupy") is None:
+            raise Unavailable("contract rcp-approx runs as a CuPy kernel (quant_references.py); CuPy is not installed")
+    elif not q.has_float8():
+        from fuseproof import quant_emulation
+        if not quant_emulation.installed():
+            raise Unavailable("torch %s has no torch.float8_e4m3fn, which the %s reference casts to (torch 2.1 or "
+                              "newer has it)" % (torch.__version__, contract))
+    block = fam["block"]
+    packed = op["inputs"][0]["layout"] == "packed-first"
+
+    def subject(*args, scale_layout="linear"):
+        n = 1 if packed else len(names)
+        buffers, scalars = args[:n], args[n:]
+        if packed:
+            w = buffers[0].shape[-1] // 2
+            inputs = (buffers[0][:, :w], buffers[0][:, w:])
+        else:
+            inputs = tuple(buffers)
+        y = activation(*inputs) if activation else inputs[0]
+        rows, width = y.shape
+        blocks = y.reshape(-1, block)
+        if fam["scalar"]:
+            codes, scales = ref(blocks, scalars[0].to(torch.float32).reshape(1, 1).expand(blocks.shape[0], 1))
+        else:
+            codes, scales = ref(blocks)
+        scales = scales.reshape(rows, width // block)
+        if scale_layout == "swizzled-128x4":
+            scales = q.swizzle_blockscale(scales)
+        return codes.reshape(rows, width), scales
+
+    subject.__qualname__ = subject.__name__ = "%s_%s_reference" % (op["name"], contract.replace("-", "_"))
+    subject.fuseproof_contract = contract
+    subject.fuseproof_scale_layouts = tuple(op["scale_layouts"])  # NVFP4: linear and vLLM's swizzle_blockscale
+    return subject
+
+
+def _quant_compiled(op, contract):
+    if not hasattr(torch, "compile"):
+        raise Unavailable("torch %s has no torch.compile (PyTorch 2.0 or later)" % torch.__version__)
+    fn = quant_reference_subject(op, contract)
+    _raise_recompile_limit()
+    compiled = torch.compile(fn)
+    compiled.fuseproof_contract = contract
+    compiled.fuseproof_scale_layouts = fn.fuseproof_scale_layouts
+    return compiled
+
+
+# name: (what it is, a factory of a quantization op's spec entry and contract)
+QUANT_BUILTIN = {
+    "eager": ("the project's torch reference of the contract, eager (python/fuseproof/quant_references.py)",
+              quant_reference_subject),
+    "torch-compile": ("torch.compile of the project's torch reference of the contract, Inductor default settings",
+                      _quant_compiled),
+}
+
+
 # name: (what it is, a factory of the op spec's entry)
 BUILTIN = {
     "eager": ("eager PyTorch: the op's eager contract run op by op (python/fuseproof/composition.py)",
@@ -144,6 +235,12 @@ _EAGER_COMPOSITION = ("eager", "torch-cuda-graph")
 def builtin(name, op, contract=None):
     """(description, fn) of a built-in subject for the op (its spec entry), to be judged against `contract` (None:
     the subject's own claim); raises Unavailable, Refused (one line), or KeyError."""
+    if op.get("quant"):
+        if name not in QUANT_BUILTIN:
+            raise Refused("subject %s has no form for quantization op %s (%s)"
+                          % (name, op["name"], ", ".join(QUANT_BUILTIN)))
+        description, make = QUANT_BUILTIN[name]
+        return description, make(op, contract if contract is not None else op["contracts"][0]["name"])
     description, make = BUILTIN[name]
     if name in _EAGER_COMPOSITION and contract is not None:
         c = [c for c in op["contracts"] if c["name"] == contract]
