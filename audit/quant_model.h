@@ -26,9 +26,12 @@ struct QuantModel {
 };
 
 /// Builds the model of (op, contract, dtype). The activation stage of a fused op runs under the cuda math model of
-/// `golden` (its MUFU data); rcp.approx.ftz comes from golden's MUFU capture. MissingDataError (one line) when the
-/// claimed contract needs golden data that is absent; UsageError when the op has no such contract.
+/// `golden` (its MUFU data), its activation tables compared with golden's: with `tables_must_equal` (a device run) a
+/// table that differs is std::runtime_error (the oracle cannot be trusted), else the difference is stated in the
+/// description (the reference self-audit FAILs on it). rcp.approx.ftz comes from golden's MUFU capture.
+/// MissingDataError (one line) when the claimed contract needs golden data that is absent; UsageError when the op has
+/// no such contract.
 QuantModel make_quant_model(const ref::QuantOpSpec& op, ref::QuantContract contract, ref::Dtype d,
-                            const GoldenArch& golden);
+                            const GoldenArch& golden, bool tables_must_equal = true);
 
 }  // namespace fuseproof::audit
