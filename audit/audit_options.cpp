@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -60,6 +61,9 @@ std::vector<OptionDef> build_table() {
      "(default 256 on CUDA, 24 on the host; 65536: all 2^32 NVFP4 pairs, over an hour a dtype on a GPU host); the "
      "element step takes a sixth as many global scales (at least 2) and 4 times as many FP8 group amaxes, all of "
      "them at 65536 and by default on CUDA", &AuditOptions::stage_rows, 1, 65536},
+    {"--differences", "differences", "A quantization op's stages class writes every input on which the subject and "
+     "each other contract differ into DIR/<op>.<contract>.vs.<other>.<dtype>.tsv (a directory, created if absent; "
+     "not a symbolic link)", S(&AuditOptions::differences)},
     {"--max-width", "max_width", "Every valid width up to this (default 65536 on CUDA, 16384 on the host)",
      &AuditOptions::max_width, 1, 1048576},
     {"--property-cases", "property_cases", "Random shapes per dtype", &AuditOptions::property_cases, 1, 1000000},
@@ -341,6 +345,14 @@ void resolve_options(AuditOptions& o) {
     if (!o.only_class) throw UsageError("audit: unknown --only " + o.only + " (" + check_class_list() + ")");
   }
   if (!o.arch.empty()) require_arch_name(o.arch);
+  if (!o.differences.empty()) {
+    std::error_code ec;
+    const auto st = std::filesystem::symlink_status(o.differences, ec);
+    if (st.type() == std::filesystem::file_type::symlink)
+      throw UsageError("audit: --differences must name a directory, not a symbolic link, got " + o.differences);
+    if (std::filesystem::exists(st) && st.type() != std::filesystem::file_type::directory)
+      throw UsageError("audit: --differences must name a directory, got " + o.differences);
+  }
   if (!o.math_model.empty() && o.math_model != "cuda" && o.math_model != "libm" && o.math_model != "exact")
     throw UsageError("audit: unknown --math-model " + o.math_model + " (cuda, libm, exact)");
   o.extra_shapes.clear();

@@ -66,6 +66,9 @@ struct AuditOptions {
   /// A quantization op's stages class: tensor amaxes of the scale step (the element step takes a sixth as many global
   /// scales, or 4 times as many group amaxes); 0: 256 on CUDA (every global scale and group amax), 24 on the host.
   uint32_t stage_rows = 0;
+  /// A quantization op's stages class also writes every input on which the subject and each other contract differ,
+  /// one TSV file per contract and dtype, into this directory; empty: none.
+  std::string differences;
   int64_t max_width = 0;               ///< every valid width up to this; 0: 65536 on CUDA, 16384 on the host
   uint32_t property_cases = 200;       ///< random shapes per dtype in the property class
   std::string shapes;                  ///< "ROWSxWIDTH,...", added to the shapes class's defaults

@@ -70,12 +70,16 @@ std::vector<std::pair<int, uint64_t>> steps_from_json(const nlohmann::json& a) {
 }  // namespace
 
 nlohmann::json contract_distance_to_json(const ContractDistance& d) {
-  return {{"contract", d.contract},           {"cases", d.cases},
+  nlohmann::json j = {{"contract", d.contract},           {"cases", d.cases},
           {"codes_differ", d.codes_differ},   {"code_steps", steps_json(d.code_steps)},
           {"blocks", d.blocks},               {"scales_differ", d.scales_differ},
           {"scale_steps", steps_json(d.scale_steps)}, {"nan_inf_differ", d.nan_inf_differ},
           {"sign_of_zero_differ", d.sign_of_zero_differ}, {"pairs", d.pairs},
           {"pairs_total", d.pairs_total}};
+  if (!d.differences_path.empty())
+    j["differences"] = {{"path", d.differences_path}, {"lines", d.differences_lines},
+                        {"sha256", d.differences_sha256}};
+  return j;
 }
 
 ContractDistance contract_distance_from_json(const nlohmann::json& j) {
@@ -91,6 +95,12 @@ ContractDistance contract_distance_from_json(const nlohmann::json& j) {
   d.sign_of_zero_differ = j.at("sign_of_zero_differ");
   d.pairs = j.at("pairs").get<std::vector<std::string>>();
   d.pairs_total = j.at("pairs_total");
+  if (j.contains("differences")) {
+    const nlohmann::json& f = j.at("differences");
+    d.differences_path = f.at("path");
+    d.differences_lines = f.at("lines");
+    d.differences_sha256 = f.at("sha256");
+  }
   return d;
 }
 

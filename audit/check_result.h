@@ -44,6 +44,11 @@ struct ContractDistance {
   /// them up to a cap; pairs_total counts every one.
   std::vector<std::string> pairs;
   uint64_t pairs_total = 0;
+  /// --differences: the file listing every differing input (one line each after a header), its lines and SHA-256;
+  /// empty when not written.
+  std::string differences_path;
+  uint64_t differences_lines = 0;
+  std::string differences_sha256;
 };
 
 /// One check class on one dtype.

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -18,6 +19,7 @@
 #include "audit/call_watch.h"
 #include "audit/counter_patterns.h"
 #include "audit/guarded_image.h"
+#include "audit/quant_differences.h"
 #include "common/parallel_for.h"
 #include "common/phase_clock.h"
 #include "reference/half_codec.h"
@@ -440,17 +442,46 @@ class QuantTally {
     return !stop();
   }
 
-  /// The lines kept for d: the finite differences first, then those where NaN or Inf is involved.
-  void finish_distance(ContractDistance& d) {
+  /// --differences: opens the file of every input where the subject and d's contract differ.
+  void open_differences(const ContractDistance& d) {
+    if (ctx_.options.differences.empty()) return;
+    const std::string name = plan_.op().name + "." + ref::quant_contract_name(plan_.contract().contract) + ".vs." +
+                             d.contract + "." + ref::dtype_name(plan_.dtype()) + ".tsv";
+    sides_[d.contract].file = std::make_unique<DifferencesFile>(ctx_.options.differences, name);
+  }
+
+  /// The lines kept for d: the finite differences first, then those where NaN or Inf is involved; the --differences
+  /// file written, under a header naming `scope`.
+  void finish_distance(ContractDistance& d, const std::string& scope) {
     DistanceSide& side = sides_[d.contract];
     d.pairs = side.finite;
     d.pairs.insert(d.pairs.end(), side.special.begin(), side.special.end());
+    if (!side.file) return;
+    const std::string header =
+        "# " + plan_.op().name + " " + ref::dtype_name(plan_.dtype()) + ": every input where the subject (claiming " +
+        ref::quant_contract_name(plan_.contract().contract) + ") and " + d.contract + " differ, once each by (value, " +
+        "the subject's scale, scalars) (scale lines: by (block amax, scale, scalars)); scope: " + scope +
+        "; columns: " + std::string(kDifferenceColumns);
+    d.differences_sha256 = side.file->finish(header);
+    d.differences_path = side.file->path();
+    d.differences_lines = side.file->lines();
+    side.file.reset();
+  }
+
+  /// The key a differing input is told apart by: (value or block amax, the subject's scale, the first scalar), exact
+  /// for E4M3 scales and for ops without scalars, else hashed.
+  uint64_t pair_key(bool scale_line, uint16_t v, uint32_t sg, uint32_t g) const {
+    const uint64_t tag = uint64_t(scale_line) << 63;
+    if (e4m3_scales(plan_)) return tag | uint64_t(v) << 40 | uint64_t(sg & 0xFFu) << 32 | g;
+    if (g == 0) return tag | uint64_t(v) << 32 | sg;
+    return tag | uint64_t(v) << 32 | (uint64_t(sg) * 0x9E3779B97F4A7C15ull >> 32 ^ g);
   }
 
   /// Adds the distance of the subject's outputs from contract `other`'s images of the same call (`tv`: its T values).
   /// A differing input is a (value, subject's scale, scalars) triple, each counted and listed once: pairs_total
   /// counts the distinct ones (past kMaxDistinctPairs, every further difference); the lines kept are the first
-  /// finite ones, then up to a quarter of them where NaN or Inf is involved.
+  /// finite ones, then up to a quarter of them where NaN or Inf is involved. --differences: each counted input is
+  /// also written to the file, so that its lines are exactly pairs_total.
   void distance(ContractDistance& d, const QuantPlan& other, const QuantCallSpec& s, const QuantOutcome& o,
                 const Image& theirs, const std::vector<uint16_t>& tv) {
     if (o.rc != 0 || !o.fault.empty() || o.not_applicable || o.codes.size() != theirs.codes.size() ||
@@ -461,13 +492,22 @@ class QuantTally {
     const int n = plan_.block_size();
     const int64_t blocks = s.blocks_per_row();
     const uint32_t g = s.scalars.empty() ? 0 : ref::f32_bits(s.scalars[0]);
-    auto keep = [&](uint64_t key, bool special, const std::function<std::string()>& line) {
+    std::vector<uint32_t> scalar_bits;
+    for (float x : s.scalars) scalar_bits.push_back(ref::f32_bits(x));
+    const int digits = e4m3_scales(plan_) ? 2 : 8;
+    auto keep = [&](uint64_t key, bool special, const std::function<std::string()>& line,
+                    const std::function<DifferenceLine()>& entry) {
       if (side.keys.size() >= kMaxDistinctPairs) {
         ++d.pairs_total;
       } else if (side.keys.insert(key).second) {
         ++d.pairs_total;
       } else {
         return;
+      }
+      if (side.file) {
+        DifferenceLine l = entry();
+        l.scalars = scalar_bits;
+        side.file->add(difference_line_text(l, digits));
       }
       std::vector<std::string>& kept = special ? side.special : side.finite;
       const size_t cap = special ? kMaxDistancePairs / 4 : kMaxDistancePairs - kMaxDistancePairs / 4;
@@ -495,14 +535,22 @@ class QuantTally {
         const auto sgp = scale_position(plan_, sg), sop = scale_position(other, so);
         const bool scale_special = !sgp || !sop;
         const uint16_t* values = tv.data() + r * s.width + k * n;
+        const uint16_t amax = plan_.block_amax(values, n), other_amax = other.block_amax(values, n);
         if (sg != so) {
           ++d.scales_differ;
           if (!scale_special) add_step(d.scale_steps, std::abs(*sgp - *sop));
           else ++d.nan_inf_differ;
-          const uint16_t amax = plan_.block_amax(values, n);
-          keep(uint64_t(1) << 63 | uint64_t(amax) << 32 | (g ^ sg * 0x9E3779B9u), scale_special, [&] {
+          keep(pair_key(true, amax, sg, g), scale_special, [&] {
             return element_head(s, r, k, -1) + " => scale " + scale_text(plan_, sg) + ", " + d.contract + " scale " +
                    scale_text(other, so);
+          }, [&] {
+            DifferenceLine l;
+            l.amax = amax;
+            l.other_amax = other_amax;
+            l.scale = sg;
+            l.other_scale = so;
+            l.kind = scale_special ? "nan-inf" : "scale:" + std::to_string(std::abs(*sgp - *sop));
+            return l;
           });
         }
         for (int e = 0; e < n; ++e) {
@@ -515,7 +563,6 @@ class QuantTally {
           // codes -6) is a NaN difference: the contracts' own codes tell which (the subject's by its claim's).
           bool no_code = false;
           if (!scale_special) {
-            const uint16_t amax = plan_.block_amax(values, n);
             const uint8_t raw_other = other.element_step(v, other.scale_step(amax, s.scalars.data()));
             const uint8_t raw_own = plan_.element_step(v, plan_.scale_step(amax, s.scalars.data()));
             no_code = raw_other == ref::kQuantNoCode || (raw_own == ref::kQuantNoCode && cg == (raw_own & 0x0F));
@@ -528,9 +575,23 @@ class QuantTally {
           } else {
             ++d.nan_inf_differ;
           }
-          keep(uint64_t(v) << 32 | (uint64_t(sg) * 0x9E3779B97F4A7C15ull >> 32 ^ g), special || !pg || !po, [&] {
+          const bool nan_inf = special || !pg || !po;
+          keep(pair_key(false, v, sg, g), nan_inf, [&] {
             return element_head(s, r, k, e) + " => code " + hex(cg, 1) + " scale " + scale_text(plan_, sg) + ", " +
                    d.contract + " code " + hex(co, 1) + " scale " + scale_text(other, so);
+          }, [&] {
+            DifferenceLine l;
+            l.value = v;
+            l.amax = amax;
+            l.other_amax = other_amax;
+            l.scale = sg;
+            l.code = cg;
+            l.other_scale = so;
+            l.other_code = co;
+            l.kind = nan_inf                  ? std::string("nan-inf")
+                     : *pg == 0 && *po == 0 ? std::string("sign-of-zero")
+                                            : "code:" + std::to_string(std::abs(*pg - *po));
+            return l;
           });
         }
       }
@@ -549,6 +610,7 @@ class QuantTally {
   struct DistanceSide {
     std::unordered_set<uint64_t> keys;
     std::vector<std::string> finite, special;  ///< the lines kept, finite differences first
+    std::unique_ptr<DifferencesFile> file;     ///< --differences
   };
   std::map<std::string, DistanceSide> sides_;  ///< per other contract
 };
@@ -895,7 +957,10 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
   QuantTally t(ctx, r);
   const Driver dr = make_driver(plan);
   std::vector<ContractDistance> dist(ctx.model.others.size());
-  for (size_t m = 0; m < dist.size(); ++m) dist[m].contract = ref::quant_contract_name(ctx.model.others[m]->contract().contract);
+  for (size_t m = 0; m < dist.size(); ++m) {
+    dist[m].contract = ref::quant_contract_name(ctx.model.others[m]->contract().contract);
+    t.open_differences(dist[m]);
+  }
   // Rows of the sweeps: as asked, else the backend's defaults (kCudaScaleRows above).
   const uint32_t asked = asked_stage_rows(ctx);
   const uint32_t scale_rows = asked ? asked : ctx.info.cuda() ? kCudaScaleRows : kHostScaleRows;
@@ -1031,7 +1096,7 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
   r.scope = scope + "; " + stage2 + "; inputs: " + dr.words + "; every code and scale compared (cases: codes and "
             "scale cells)";
   for (auto& x : dist) {
-    t.finish_distance(x);
+    t.finish_distance(x, r.scope);
     r.contract_distances.push_back(std::move(x));
   }
   if (!ctx.model.others_missing.empty()) {

@@ -30,6 +30,10 @@ std::string contract_distances_markdown(const CheckResult& c, const std::string&
     md << "| `" << d.contract << "` | " << d.cases << " | " << d.codes_differ << " | " << steps_text(d.code_steps)
        << " | " << d.blocks << " | " << d.scales_differ << " | " << steps_text(d.scale_steps) << " | "
        << d.nan_inf_differ << " | " << d.sign_of_zero_differ << " | " << d.pairs_total << " |\n";
+  for (const ContractDistance& d : c.contract_distances)
+    if (!d.differences_path.empty())
+      md << "\nEvery input where the subject and `" << d.contract << "` differ: `" << d.differences_path << "` ("
+         << d.differences_lines << " lines after its header, SHA-256 " << d.differences_sha256 << ").\n";
   for (const ContractDistance& d : c.contract_distances) {
     if (d.pairs.empty()) continue;
     md << "\nWhere the subject and `" << d.contract << "` differ (" << d.pairs_total

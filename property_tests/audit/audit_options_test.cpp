@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -216,6 +217,32 @@ TEST(Audit_Options, UnknownScopeRefusedInOneLine) {
     EXPECT_EQ(std::string(e.what()), "audit: unknown --scope fast (quick, mutant, default, envelope)");
   }
   EXPECT_THROW(resolve_options(o), UsageError);  // a child spec with a foreign scope is refused too
+}
+
+// --differences names a directory: a symbolic link (even to a directory) and a device node are refused in one line;
+// an absent path is accepted (the stages class creates it) and so is a directory.
+TEST(Audit_Options, DifferencesRefusesLinksAndDevicesInOneLine) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "fuseproof_differences_option";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "real");
+  fs::create_directory_symlink(dir / "real", dir / "link");
+  auto refusal = [](const std::string& path) -> std::string {
+    AuditOptions o;
+    o.differences = path;
+    try {
+      resolve_options(o);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(refusal((dir / "link").string()),
+            "audit: --differences must name a directory, not a symbolic link, got " + (dir / "link").string());
+  EXPECT_EQ(refusal("/dev/null"), "audit: --differences must name a directory, got /dev/null");
+  EXPECT_EQ(refusal((dir / "real").string()), "");  // the negative control
+  EXPECT_EQ(refusal((dir / "absent").string()), "");
+  fs::remove_all(dir);
 }
 
 }  // namespace

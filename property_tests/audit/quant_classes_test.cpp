@@ -9,7 +9,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <set>
+#include <tuple>
 
 #include "audit/check_result.h"
 #include "common/exit_status.h"
@@ -17,6 +21,8 @@
 #include "audit/guarded_image.h"
 #include "audit/quant_call.h"
 #include "audit/quant_classes.h"
+#include "audit/quant_differences.h"
+#include "common/sha256.h"
 #include "audit/quant_report.h"
 #include "reference/half_codec.h"
 #include "reference/math_model.h"
@@ -198,7 +204,7 @@ struct ClassRun {
 /// Runs `classes` on a fake subject of (op, contract, dtype) at the host's default scope (stage_rows 0) or `rows`.
 ClassRun run_classes(const std::string& op, ref::QuantContract c, ref::Dtype d, Bug bug, std::vector<CheckClass> classes,
                 uint32_t stage_rows = 0, int64_t max_width = 0, const ref::QuantPlan* subject = nullptr,
-                const QuantModel* given = nullptr) {
+                const QuantModel* given = nullptr, const std::string& differences = "") {
   const QuantModel model = given ? *given : test_model(op, c, d);
   FakeRunner runner(subject ? *subject : *model.plan, bug);
   PluginInfo info;
@@ -207,6 +213,7 @@ ClassRun run_classes(const std::string& op, ref::QuantContract c, ref::Dtype d, 
   info.op = op;
   AuditOptions options;
   options.records = 4;
+  options.differences = differences;
   const int32_t abi = d == ref::Dtype::kBf16 ? FUSEPROOF_DTYPE_BF16 : FUSEPROOF_DTYPE_FP16;
   QuantContext ctx{info, runner, model, options, abi, max_width, stage_rows};
   ClassRun run;
@@ -421,21 +428,137 @@ TEST(Audit_QuantModel, RcpApproxFromGoldenOrListedMissing) {
   EXPECT_NE(fused.description.find("equal at all 65536 inputs"), std::string::npos) << fused.description;
 }
 
+/// A fresh empty directory under the test's temporary folder.
+std::string fresh_dir(const std::string& name) {
+  const std::filesystem::path p = std::filesystem::path(::testing::TempDir()) / name;
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p.string();
+}
+
+/// Re-evaluates one --differences line with the claimed contract's plan and the other's: "" when the line's scales
+/// and codes are exactly theirs and they differ, else why not.
+std::string check_difference_line(const std::string& text, const ref::QuantPlan& claimed, const ref::QuantPlan& other) {
+  const auto l = parse_difference_line(text);
+  if (!l) return "unparsable: " + text;
+  std::vector<float> sc;
+  for (uint32_t b : l->scalars) sc.push_back(ref::f32_from_bits(b));
+  if (int(sc.size()) != claimed.scalars()) return "scalars: " + text;
+  const ref::QuantBlockState a = claimed.scale_step(l->amax, sc.data()), b = other.scale_step(l->other_amax, sc.data());
+  if (a.scale.byte != l->scale || b.scale.byte != l->other_scale)
+    return "scales " + std::to_string(a.scale.byte) + " " + std::to_string(b.scale.byte) + ": " + text;
+  if (!l->value) return l->scale != l->other_scale && !l->code && !l->other_code ? "" : "scale line: " + text;
+  if (!l->code || !l->other_code) return "codes missing: " + text;
+  const uint8_t ca = claimed.element_step(*l->value, a) & 0x0F, cb = other.element_step(*l->value, b) & 0x0F;
+  if (ca != *l->code || cb != *l->other_code) return "codes: " + text;
+  return ca != cb ? "" : "equal codes: " + text;
+}
+
+/// Checks a --differences file of the subject (claiming `claimed`) against `other`: its lines are d.pairs_total, its
+/// digest d's, every line re-evaluates to its codes and scales, no (value, scale, scalars) input twice.
+void expect_differences_file(const ContractDistance& d, const std::string& dir, const ref::QuantPlan& claimed,
+                             const ref::QuantPlan& other) {
+  const std::string name = "nvfp4_quant." + std::string(ref::quant_contract_name(claimed.contract().contract)) +
+                           ".vs." + d.contract + "." + ref::dtype_name(claimed.dtype()) + ".tsv";
+  EXPECT_EQ(d.differences_path, (std::filesystem::path(dir) / name).string());
+  EXPECT_EQ(d.differences_sha256, Sha256::of_file(d.differences_path));
+  std::ifstream in(d.differences_path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line)) << d.differences_path;
+  EXPECT_EQ(line.rfind("# nvfp4_quant ", 0), 0u) << line;
+  EXPECT_NE(line.find(d.contract), std::string::npos) << line;
+  EXPECT_NE(line.find(kDifferenceColumns), std::string::npos) << line;
+  EXPECT_NE(line.find("scope: scale step"), std::string::npos) << line;
+  uint64_t lines = 0;
+  std::set<std::tuple<bool, uint16_t, uint32_t, std::vector<uint32_t>>> seen;
+  while (std::getline(in, line)) {
+    ++lines;
+    const std::string why = check_difference_line(line, claimed, other);
+    EXPECT_EQ(why, "") << d.differences_path;
+    if (!why.empty()) return;
+    const auto l = *parse_difference_line(line);
+    EXPECT_TRUE(seen.insert({bool(l.value), l.value ? *l.value : l.amax, l.scale, l.scalars}).second) << line;
+  }
+  EXPECT_EQ(lines, d.pairs_total) << d.contract;
+  EXPECT_EQ(lines, d.differences_lines) << d.contract;
+}
+
+// --differences: every differing input in a file per other contract, each line re-evaluated with both plans; a
+// subject equal to the other contract gives an empty list (the negative control), and a tampered line is caught.
+TEST(Audit_QuantClasses, StagesDifferencesFileListsEveryDifference) {
+  const std::string dir = fresh_dir("fuseproof_differences");
+  const QuantModel m = test_model("nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16);
+  const ClassRun run = run_classes("nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16, Bug::kNone,
+                                   {CheckClass::kStages}, 2, 0, nullptr, &m, dir);
+  const CheckResult& r = run.results[0];
+  ASSERT_EQ(r.contract_distances.size(), m.others.size());
+  uint64_t all = 0;
+  for (size_t k = 0; k < m.others.size(); ++k) {
+    expect_differences_file(r.contract_distances[k], dir, *m.plan, *m.others[k]);
+    all += r.contract_distances[k].differences_lines;
+  }
+  EXPECT_GT(all, 64u);  // more than the 64 lines the report keeps
+  // The JSON keeps where the list is, and the Markdown says so.
+  const CheckResult back = check_from_json(check_to_json(r));
+  EXPECT_EQ(back.contract_distances[0].differences_path, r.contract_distances[0].differences_path);
+  EXPECT_EQ(back.contract_distances[0].differences_lines, r.contract_distances[0].differences_lines);
+  EXPECT_EQ(back.contract_distances[0].differences_sha256, r.contract_distances[0].differences_sha256);
+  const std::string md = contract_distances_markdown(r, "vllm-ref");
+  EXPECT_NE(md.find(r.contract_distances[0].differences_path), std::string::npos) << md;
+  EXPECT_NE(md.find(r.contract_distances[0].differences_sha256), std::string::npos) << md;
+
+  // The checker can fail: a line with the other code changed is refused.
+  std::ifstream in(r.contract_distances[0].differences_path);
+  std::string line;
+  std::getline(in, line);
+  bool tampered = false;
+  while (std::getline(in, line)) {
+    auto l = *parse_difference_line(line);
+    if (!l.value) continue;
+    l.other_code = uint8_t((*l.other_code + 1) & 0x0F);
+    EXPECT_NE(check_difference_line(difference_line_text(l, 2), *m.plan, *m.others[0]), "");
+    tampered = true;
+    break;
+  }
+  EXPECT_TRUE(tampered);
+
+  // The negative control: a subject equal to the other contract (vllm-ref listed as another contract of itself):
+  // its list is empty over as many cases.
+  const std::string dir2 = fresh_dir("fuseproof_differences_self");
+  QuantModel self = m;
+  self.others = {m.plan};
+  const ClassRun same = run_classes("nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16, Bug::kNone,
+                                    {CheckClass::kStages}, 2, 0, nullptr, &self, dir2);
+  ASSERT_EQ(same.results[0].contract_distances.size(), 1u);
+  const ContractDistance& d = same.results[0].contract_distances[0];
+  EXPECT_EQ(d.cases, r.contract_distances[0].cases);
+  EXPECT_EQ(d.pairs_total, 0u);
+  EXPECT_EQ(d.differences_lines, 0u);
+  expect_differences_file(d, dir2, *m.plan, *m.plan);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(dir2);
+}
+
 // What the distances answer: a subject equal to vLLM's reference against the rcp.approx kernel's contract (the MUFU
 // capture's rcp.approx.ftz): on exactly which (value, scale) pairs they differ.
 TEST(Audit_QuantClasses, VllmRefAgainstRcpApproxPairs) {
   if (!test::golden().has_mufu()) GTEST_SKIP() << "no unpacked MUFU tables in " << test::golden_build_dir();
   const ref::QuantOpSpec& op = *ref::find_quant_op("nvfp4_quant");
   const QuantModel m = make_quant_model(op, ref::QuantContract::kVllmRef, ref::Dtype::kBf16, test::golden());
+  const std::string dir = fresh_dir("fuseproof_differences_rcp");
   const ClassRun run = run_classes("nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16, Bug::kNone,
-                                   {CheckClass::kStages}, 2, 0, nullptr, &m);
+                                   {CheckClass::kStages}, 2, 0, nullptr, &m, dir);
   const CheckResult& r = run.results[0];
   EXPECT_EQ(r.status, CheckStatus::kPass) << summary(r);
   const ContractDistance* rcp = nullptr;
-  for (const ContractDistance& d : r.contract_distances)
-    if (d.contract == "rcp-approx") rcp = &d;
+  const ref::QuantPlan* rcp_plan = nullptr;
+  for (size_t k = 0; k < r.contract_distances.size(); ++k)
+    if (r.contract_distances[k].contract == "rcp-approx") rcp = &r.contract_distances[k], rcp_plan = m.others[k].get();
   ASSERT_NE(rcp, nullptr);
   EXPECT_GT(rcp->pairs_total, 0u);  // at least the -0 codes (0x0 against 0x8) and the NaN members
+  // --differences: all of them, not the 64 kept.
+  expect_differences_file(*rcp, dir, *m.plan, *rcp_plan);
+  std::filesystem::remove_all(dir);
   std::printf("%s", contract_distances_markdown(r, "vllm-ref", 6).c_str());
 }
 
