@@ -9,8 +9,17 @@ namespace fuseproof::audit {
 
 std::string steps_text(const std::vector<std::pair<int, uint64_t>>& steps) {
   if (steps.empty()) return "none";
+  // The first kShown distances one by one, the rest as one range (the JSON keeps every bucket).
+  constexpr size_t kShown = 8;
   std::string s;
-  for (const auto& [k, n] : steps) s += (s.empty() ? "" : ", ") + std::to_string(k) + ": " + std::to_string(n);
+  for (size_t i = 0; i < steps.size() && i < kShown; ++i)
+    s += (s.empty() ? "" : ", ") + std::to_string(steps[i].first) + ": " + std::to_string(steps[i].second);
+  if (steps.size() > kShown) {
+    uint64_t rest = 0;
+    for (size_t i = kShown; i < steps.size(); ++i) rest += steps[i].second;
+    s += ", " + std::to_string(steps[kShown].first) + ".." + std::to_string(steps.back().first) + ": " +
+         std::to_string(rest);
+  }
   return s;
 }
 

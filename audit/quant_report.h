@@ -14,7 +14,8 @@ namespace fuseproof::audit {
 /// distances. `claimed` names the subject's contract.
 std::string contract_distances_markdown(const CheckResult& c, const std::string& claimed, size_t max_pairs = 16);
 
-/// "0: 12, 1: 3, 5: 1" (steps: elements), "none" when empty.
+/// "0: 12, 1: 3, 5: 1" (steps: elements), the first 8 one by one and the rest as one range ("9..126: 4077"); "none"
+/// when empty.
 std::string steps_text(const std::vector<std::pair<int, uint64_t>>& steps);
 
 }  // namespace fuseproof::audit
