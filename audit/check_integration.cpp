@@ -2,6 +2,7 @@
 // several streams at once, CUDA graphs, and one process's history of dtypes and shapes.
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 
 #include "audit/check_support.h"
 #include "common/sha256.h"
@@ -226,29 +227,44 @@ void check_streams(const CheckContext& ctx, CheckResult& r) {
   // One plain call first (checked like any other), as a model warms up before it serves: the kernel's module loads
   // (CUDA lazy loading synchronises the context) and its allocator pools fill outside the concurrent calls.
   if (!run_valid(ctx, t, specs[0], "streams warm-up call", std::nullopt, "warmup,")) return;
-  watch_label("streams: " + std::to_string(kCalls) + " calls at once");
-  std::optional<ConcurrentOutcome> co = ctx.runner.call_concurrent(specs, kLanes);
-  if (!co) {
-    r.status = CheckStatus::kSkipped;
-    r.note = "this runner has no streams or threads to run calls at once on";
-    return;
+  // A loaded host (2 cores, other tests beside it) may run the lanes' calls one after another: the set is run again,
+  // and checked again, until two calls overlap or kAttempts sets have run (then the class says it tested no overlap).
+  constexpr int kAttempts = 6;
+  std::optional<ConcurrentOutcome> co;
+  int checked = 0, attempts = 0, most = 0;
+  uint64_t pairs = 0;
+  while (attempts < kAttempts) {
+    ++attempts;
+    watch_label("streams: " + std::to_string(kCalls) + " calls at once");
+    co = ctx.runner.call_concurrent(specs, kLanes);
+    if (!co) {
+      r.status = CheckStatus::kSkipped;
+      r.note = "this runner has no streams or threads to run calls at once on";
+      return;
+    }
+    if (!co->fault.empty()) {
+      if (!co->subject_fault) throw std::runtime_error("audit: backend failure in the streams calls: " + co->fault);
+      t.fault("CUDA error in the streams calls (" + std::to_string(kCalls) + " calls on " + co->lanes + "): " +
+              co->fault);
+      return;
+    }
+    checked = 0;
+    for (int i = 0; i < kCalls; ++i, ++checked)
+      if (!run_valid(ctx, t, specs[size_t(i)],
+                     "streams call " + std::to_string(i) + " (lane " + std::to_string(i % kLanes) + ")",
+                     std::move(co->calls[size_t(i)]),
+                     "call=" + std::to_string(i) + ",lane=" + std::to_string(i % kLanes) + ","))
+        break;
+    if (checked < kCalls) break;  // a mismatch: the class fails on it
+    std::tie(most, pairs) = overlap_of(co->spans, kLanes);
+    if (most >= 2) break;
   }
-  if (!co->fault.empty()) {
-    if (!co->subject_fault) throw std::runtime_error("audit: backend failure in the streams calls: " + co->fault);
-    t.fault("CUDA error in the streams calls (" + std::to_string(kCalls) + " calls on " + co->lanes + "): " + co->fault);
-    return;
-  }
-  int checked = 0;
-  for (int i = 0; i < kCalls; ++i, ++checked)
-    if (!run_valid(ctx, t, specs[size_t(i)],
-                   "streams call " + std::to_string(i) + " (lane " + std::to_string(i % kLanes) + ")",
-                   std::move(co->calls[size_t(i)]), "call=" + std::to_string(i) + ",lane=" + std::to_string(i % kLanes) + ","))
-      break;
-  const auto [most, pairs] = overlap_of(co->spans, kLanes);
   double first = 1e300, last = 0, busy = 0;
   for (const Span& sp : co->spans) first = std::min(first, sp.start_us), last = std::max(last, sp.end_us),
                                    busy += sp.end_us - sp.start_us;
-  r.note = "measured overlap: up to " + std::to_string(most) + " of the " + std::to_string(kCalls) +
+  if (checked == kCalls) std::tie(most, pairs) = overlap_of(co->spans, kLanes);
+  r.note = (attempts > 1 ? "set " + std::to_string(attempts) + " of up to " + std::to_string(kAttempts) + ": " : "") +
+           "measured overlap: up to " + std::to_string(most) + " of the " + std::to_string(kCalls) +
            " calls in flight at once, " + std::to_string(pairs) + " pairs of calls on different lanes overlapping in "
            "time; the calls' spans add up to " + fixed1(busy) + " us in " + fixed1(last - first) + " us of wall time (" +
            (cuda ? "CUDA events recorded on each stream around each call" : "the host's steady clock around each call") +
