@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "audit/call_watch.h"
+#include "audit/cuda/device_slot.h"
 #include "audit/counter_patterns.h"
 #include "audit/kernel_runner.h"
 #include "common/phase_clock.h"
@@ -18,11 +19,6 @@ namespace fuseproof::audit {
 
 namespace {
 
-#define FP_CUDA_TRY(expr)                                                                   \
-  do {                                                                                      \
-    const cudaError_t fp_e_ = (expr);                                                       \
-    if (fp_e_ != cudaSuccess) return std::string(#expr) + ": " + cudaGetErrorString(fp_e_); \
-  } while (0)
 
 __global__ void fill_u16(uint16_t* p, size_t n, uint16_t v) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) p[i] = v;
@@ -74,26 +70,6 @@ __global__ void late_producer(LateWrites w, uint64_t delay_ns) {
     for (size_t i = threadIdx.x; i < w.n[k]; i += blockDim.x) w.dst[k][i] = w.src[k][i];
   __threadfence();
 }
-
-/// A device allocation reused from call to call while it is large enough: the widths class makes thousands of calls,
-/// and cudaMalloc/cudaFree (which synchronise) per call cost more than the calls.
-struct DeviceSlot {
-  uint8_t* base = nullptr;
-  size_t capacity = 0;
-  std::string reserve(size_t bytes) {
-    if (capacity >= bytes) return "";
-    release();
-    FP_CUDA_TRY(cudaMalloc(&base, bytes));
-    capacity = bytes;
-    return "";
-  }
-  void release() {
-    if (base) cudaFree(base);
-    base = nullptr;
-    capacity = 0;
-  }
-  ~DeviceSlot() { release(); }
-};
 
 /// A one-off device buffer of guard + data + guard for a large call.
 struct DeviceGuarded {

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "audit/call_watch.h"
+#include "audit/cuda/device_slot.h"
 #include "audit/quant_images.h"
 #include "audit/quant_runner.h"
 #include "common/phase_clock.h"
@@ -14,36 +15,9 @@ namespace fuseproof::audit {
 
 namespace {
 
-#define FP_CUDA_TRY(expr)                                                                   \
-  do {                                                                                      \
-    const cudaError_t fp_e_ = (expr);                                                       \
-    if (fp_e_ != cudaSuccess) return std::string(#expr) + ": " + cudaGetErrorString(fp_e_); \
-  } while (0)
 
 /// Streams a batch's calls are spread over: enough to overlap one call's copies with another's kernel.
 constexpr int kLanes = 4;
-
-/// A device allocation kept from batch to batch while it is large enough (cudaMalloc synchronises).
-struct DeviceSlot {
-  uint8_t* base = nullptr;
-  size_t capacity = 0;
-  std::string reserve(size_t bytes) {
-    if (capacity >= bytes) return "";
-    release();
-    FP_CUDA_TRY(cudaMalloc(&base, bytes));
-    capacity = bytes;
-    return "";
-  }
-  void release() {
-    if (base) cudaFree(base);
-    base = nullptr;
-    capacity = 0;
-  }
-  DeviceSlot() = default;
-  DeviceSlot(DeviceSlot&& o) noexcept : base(o.base), capacity(o.capacity) { o.base = nullptr, o.capacity = 0; }
-  DeviceSlot& operator=(DeviceSlot&&) = delete;
-  ~DeviceSlot() { release(); }
-};
 
 /// Pinned host memory kept from batch to batch: the staging of every copy, so that copies are truly asynchronous
 /// (a copy from pageable memory holds the host until it is done) and overlap the other lanes' kernels.

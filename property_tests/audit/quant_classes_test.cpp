@@ -248,7 +248,7 @@ TEST(Audit_QuantClasses, ClassListAndOrder) {
 
 // Every class PASSes a correct subject, over nonzero cases and at least two distinct expected outputs, for each kind
 // of op (a quantizer alone, NVFP4 and FP8; a fused op of a packed pair; a fused op of a row-broadcast bias). The
-// stage sweeps run 1 row (the host's default scope is the timing test's).
+// stage sweeps take 1 row (the host's default scope is the timing test's).
 struct OpCase {
   const char* op;
   ref::QuantContract contract;
