@@ -52,13 +52,7 @@ fuseproof_call_t abi_call(const CallSpec& s, const std::vector<uint8_t*>& buffer
   c.shape[0] = s.rows;
   c.shape[1] = s.width;
   c.out = s.null_out ? nullptr : out + s.out_misalign;
-  c.n_inputs = s.n_inputs_override >= 0 ? s.n_inputs_override : int32_t(s.inputs.size());
-  for (int i = 0; i < int(s.inputs.size()) && i < FUSEPROOF_MAX_INPUTS; ++i) {
-    const InputView& v = s.inputs[size_t(i)];
-    c.inputs[i].data = s.null_of(i) ? nullptr : buffer_data[size_t(v.buffer)] + v.offset * 2 + s.misalign_of(i);
-    c.inputs[i].stride[0] = v.stride[0];
-    c.inputs[i].stride[1] = v.stride[1];
-  }
+  set_abi_inputs(c, s, buffer_data);
   c.stream = stream;
   c.group_rows = s.group_rows;
   return c;

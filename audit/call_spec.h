@@ -58,6 +58,19 @@ std::vector<InputView> layout_views(const ref::OpSpec& op, int64_t width);
 /// of rows * width. group_rows must divide rows (ops without group-broadcast inputs ignore it).
 CallSpec make_call(const ref::OpSpec& op, int64_t rows, int64_t width, int32_t dtype, int64_t group_rows = 1);
 
+/// n_inputs and inputs[] of an ABI call from a spec's views once each buffer's data starts at buffer_data[k], with the
+/// spec's null and misaligned input probes and its n_inputs override (CallSpec and QuantCallSpec alike).
+template <class Spec>
+void set_abi_inputs(fuseproof_call_t& c, const Spec& s, const std::vector<uint8_t*>& buffer_data) {
+  c.n_inputs = s.n_inputs_override >= 0 ? s.n_inputs_override : int32_t(s.inputs.size());
+  for (int i = 0; i < int(s.inputs.size()) && i < FUSEPROOF_MAX_INPUTS; ++i) {
+    const InputView& v = s.inputs[size_t(i)];
+    c.inputs[i].data = s.null_of(i) ? nullptr : buffer_data[size_t(v.buffer)] + v.offset * 2 + s.misalign_of(i);
+    c.inputs[i].stride[0] = v.stride[0];
+    c.inputs[i].stride[1] = v.stride[1];
+  }
+}
+
 /// The ABI call for `spec` once each buffer's data starts at buffer_data[k] and out at `out`; pointers of null and
 /// misaligned probes applied. The error fields are left for Plugin::call.
 fuseproof_call_t abi_call(const CallSpec& spec, const std::vector<uint8_t*>& buffer_data, uint8_t* out, void* stream);
