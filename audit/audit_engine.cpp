@@ -280,6 +280,21 @@ Description describe_here(AuditOptions& o, const Subject& subject, std::unique_p
 uint32_t resolved_domain_biases(const AuditOptions& o, bool cuda) { return o.domain_biases ? o.domain_biases : (cuda ? 65536u : 1024u); }
 int64_t resolved_max_width(const AuditOptions& o, bool cuda) { return o.max_width ? o.max_width : (cuda ? 65536 : 16384); }
 
+/// One class on one dtype: `run` fills the result; the class, dtype, seconds and phases (--profile) are set here.
+template <class Run>
+CheckResult timed_class(CheckClass c, ref::Dtype d, const Run& run) {
+  CheckResult r;
+  r.cls = c;
+  r.dtype = d;
+  const auto tc = std::chrono::steady_clock::now();
+  {
+    const PhaseSinkScope profile(&r.phases);
+    run(r);
+  }
+  r.seconds = seconds_since(tc);
+  return r;
+}
+
 /// One class on one dtype, in this process.
 CheckResult run_class_here(const AuditOptions& o, const PluginInfo& info, KernelRunner& runner, ref::Dtype d,
                            CheckClass c) {
@@ -295,16 +310,7 @@ CheckResult run_class_here(const AuditOptions& o, const PluginInfo& info, Kernel
     other = model_for(o, other_d, o.backend);
   const CheckContext ctx{info, runner, model, o, abi(d), resolved_domain_biases(o, info.cuda()),
                          resolved_max_width(o, info.cuda()), other ? &*other : nullptr, abi(other_d)};
-  CheckResult r;
-  r.cls = c;
-  r.dtype = d;
-  const auto tc = std::chrono::steady_clock::now();
-  {
-    const PhaseSinkScope profile(&r.phases);
-    run_check_class(c, ctx, r);
-  }
-  r.seconds = seconds_since(tc);
-  return r;
+  return timed_class(c, d, [&](CheckResult& r) { run_check_class(c, ctx, r); });
 }
 
 /// One class of a quantization op on one dtype, in this process. The classes read the options themselves: the
@@ -317,17 +323,8 @@ CheckResult run_quant_class_here(const AuditOptions& o, const PluginInfo& info, 
   resolved.max_width = resolved_max_width(o, info.cuda());
   QuantContext ctx{info, runner, model, resolved,
                    d == ref::Dtype::kBf16 ? int32_t(FUSEPROOF_DTYPE_BF16) : int32_t(FUSEPROOF_DTYPE_FP16)};
-  ctx.stage_rows = o.stage_rows;  // 0: the backend's default (every row on CUDA, a stated subset on the host)
-  CheckResult r;
-  r.cls = c;
-  r.dtype = d;
-  const auto tc = std::chrono::steady_clock::now();
-  {
-    const PhaseSinkScope profile(&r.phases);
-    run_quant_class(c, ctx, r);
-  }
-  r.seconds = seconds_since(tc);
-  return r;
+  ctx.stage_rows = o.stage_rows;  // 0: the backend's default (quant_classes.cpp states it)
+  return timed_class(c, d, [&](CheckResult& r) { run_quant_class(c, ctx, r); });
 }
 
 /// The runners of one subject: the elementwise one or the quantization one, made in the process that runs the checks.
