@@ -1,8 +1,5 @@
 // family_emulation.cpp: the family kernels' element functions run on the host over a validated call.
-#include <algorithm>
-#include <thread>
-#include <vector>
-
+#include "common/parallel_for.h"
 #include "family_launcher.h"
 
 namespace fuseproof::detail {
@@ -21,18 +18,14 @@ void run(const fuseproof_call_t& c) {
   for (int i = 0; i < N; ++i) in[i] = static_cast<const uint16_t*>(c.inputs[i].data);
   auto* out = static_cast<uint16_t*>(c.out);
   // Rows split over the host's threads, as blocks split them on the device; every element is independent.
-  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(rows, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (int64_t t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (int64_t r = rows * t / threads; r < rows * (t + 1) / threads; ++r)
-        for (int64_t col = 0; col < w; ++col) {
-          uint16_t e[3] = {};
-          for (int i = 0; i < N; ++i) e[i] = in[i][kernel::family_in<Op>(i, r, col, w, g)];
-          out[r * w + col] = kernel::family_element<Op, D, C>(e[0], e[1], e[2]);
-        }
-    });
-  for (auto& th : pool) th.join();
+  fuseproof::parallel_for(size_t(rows), [&](unsigned, size_t lo, size_t hi) {
+    for (int64_t r = int64_t(lo); r < int64_t(hi); ++r)
+      for (int64_t col = 0; col < w; ++col) {
+        uint16_t e[3] = {};
+        for (int i = 0; i < N; ++i) e[i] = in[i][kernel::family_in<Op>(i, r, col, w, g)];
+        out[r * w + col] = kernel::family_element<Op, D, C>(e[0], e[1], e[2]);
+      }
+  });
 }
 
 template <kernel::FamilyOp Op, Contract C>

@@ -2,10 +2,7 @@
 // the host's threads; for the built-in emulation and the host mutants.
 #pragma once
 
-#include <algorithm>
-#include <thread>
-#include <vector>
-
+#include "common/parallel_for.h"
 #include "fuseproof_kernel_abi.h"
 #include "quant_ops.h"
 
@@ -17,18 +14,13 @@ namespace fuseproof::detail {
 template <kernel::QuantOp Op, kernel::QuantContract C, kernel::QuantFault F = kernel::QuantFault::kNone>
 void quant_emulate_op(const kernel::QuantArgs& a, int32_t dtype) {
   const int64_t rows = kernel::quant_scale_rows(a.layout, a.rows), cols = kernel::quant_scale_cols(a.layout, a.blocks);
-  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(rows, std::thread::hardware_concurrency()));
-  auto body = [&](int64_t t) {
-    for (int64_t r = rows * t / threads; r < rows * (t + 1) / threads; ++r)
+  fuseproof::parallel_for(size_t(rows), [&](unsigned, size_t lo, size_t hi) {
+    for (int64_t r = int64_t(lo); r < int64_t(hi); ++r)
       for (int64_t k = 0; k < cols; ++k) {
         if (dtype == FUSEPROOF_DTYPE_BF16) kernel::quant_cell<Op, kernel::Half::kBf16, C, F>(a, r, k);
         else kernel::quant_cell<Op, kernel::Half::kFp16, C, F>(a, r, k);
       }
-  };
-  if (threads == 1) return body(0);
-  std::vector<std::thread> pool;
-  for (int64_t t = 0; t < threads; ++t) pool.emplace_back(body, t);
-  for (auto& th : pool) th.join();
+  });
 }
 
 }  // namespace fuseproof::detail
