@@ -20,6 +20,7 @@ import concurrent.futures
 import itertools
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -267,6 +268,8 @@ def main(argv):
             args.out = "OUT"  # a dry run writes nothing
         if not (args.budget > 0):
             raise PlanError("gpu_runner: --budget must be a positive number of seconds, got %s" % args.budget)
+        if args.commit and not re.fullmatch(r"[0-9a-f]{40}", args.commit):
+            raise PlanError("gpu_runner: --commit must be a 40-hex commit hash (e2e records it), got '%s'" % args.commit)
         args.fuseproof = args.fuseproof or os.path.join(args.build, "bin", "fuseproof")
         groups = args.steps or plan.get("run", {}).get("default", [])
         for g in groups:

@@ -42,12 +42,15 @@ GOLDEN="golden/$GOLDEN_ARCH"
 E2E_GOLDEN="golden/e2e/$GOLDEN_ARCH.json"
 # The DiT configuration nightly_e2e.sh runs after default (blocks with modulate and gated-residual sites).
 E2E_DIT_GOLDEN="golden/e2e/${GOLDEN_ARCH}_default-dit.json"
+E2E_NVFP4_GOLDEN="golden/e2e/${GOLDEN_ARCH}_default-fc-out-nvfp4.json"
 have_golden=1
 [[ -f "$ROOT/$GOLDEN/provenance.json" ]] || have_golden=0
 have_e2e_golden=1
 [[ -f "$ROOT/$E2E_GOLDEN" ]] || have_e2e_golden=0
 have_e2e_dit_golden=1
 [[ -f "$ROOT/$E2E_DIT_GOLDEN" ]] || have_e2e_dit_golden=0
+have_e2e_nvfp4_golden=1
+[[ -f "$ROOT/$E2E_NVFP4_GOLDEN" ]] || have_e2e_nvfp4_golden=0
 
 # One command of the plan: printed with its working directory's meaning (the repository root), run unless --dry-run.
 run() {
@@ -106,6 +109,10 @@ step_e2e() {
     echo "# $E2E_DIT_GOLDEN is absent: the e2e check will exit 3; a candidate blessed from the run goes to" \
       "$OUT/e2e/dit/${GOLDEN_ARCH}_default-dit.json"
   fi
+  if [[ $have_e2e_nvfp4_golden -eq 0 ]]; then
+    echo "# $E2E_NVFP4_GOLDEN is absent: the e2e check will exit 3; a candidate blessed from the run goes to" \
+      "$OUT/e2e/fc-out-nvfp4/${GOLDEN_ARCH}_default-fc-out-nvfp4.json"
+  fi
   run scripts/nightly_e2e.sh --skip-build --build-dir "$BUILD" --out "$OUT/e2e" "${export_args[@]}" || rc=$?
   record e2e "$rc"
 }
@@ -130,8 +137,9 @@ no golden data for this architecture ($ARCH): the verdict is INCOMPLETE, never a
      writes $E2E_GOLDEN and records/e2e/$GOLDEN_ARCH.md.
   3. The DiT configuration's golden file (per-frame SHA-256, written here on the GPU when the run's own gates pass and
      the commit is known): $OUT/e2e/dit/${GOLDEN_ARCH}_default-dit.json; review it and copy it to $E2E_DIT_GOLDEN
-     (or bless it with the command scripts/nightly_e2e.sh printed).
-  4. Commit $GOLDEN/, $E2E_GOLDEN, $E2E_DIT_GOLDEN and records/e2e/$GOLDEN_ARCH.md; the next nightly judges against them.
+     (or bless it with the command scripts/nightly_e2e.sh printed). The same for the NVFP4 fc_out configuration:
+     $OUT/e2e/fc-out-nvfp4/${GOLDEN_ARCH}_default-fc-out-nvfp4.json to $E2E_NVFP4_GOLDEN.
+  4. Commit $GOLDEN/, $E2E_GOLDEN, $E2E_DIT_GOLDEN, $E2E_NVFP4_GOLDEN and records/e2e/$GOLDEN_ARCH.md; the next nightly judges against them.
 EOF
 }
 
@@ -141,7 +149,7 @@ step_verdict() {
   if [[ $DRY -eq 1 ]]; then
     echo "# verdict: the worst of build, test, audit and e2e (error 2, corrupt 4, defect 1, incomplete 3)"
     echo "# golden data: $GOLDEN $(present_or_absent $have_golden), $E2E_GOLDEN $(present_or_absent $have_e2e_golden)," \
-      "$E2E_DIT_GOLDEN $(present_or_absent $have_e2e_dit_golden)"
+      "$E2E_DIT_GOLDEN $(present_or_absent $have_e2e_dit_golden), $E2E_NVFP4_GOLDEN $(present_or_absent $have_e2e_nvfp4_golden)"
     echo "# on exit 3 (INCOMPLETE), the verdict prints:"
     golden_instructions | sed 's/^/#   /'
     return 0

@@ -95,10 +95,11 @@ class Nightly_GpuDryRun(unittest.TestCase):
     def test_Sm90PlanJudgesAgainstItsGoldenData(self):
         text, commands = self.check_plan("sm_90", "90", True)
         self.assertNotIn("--export", commands[4])
-        # The op family's, the Wan e2e and the DiT e2e golden data are all there (sm_90_default-dit.json blessed on
-        # the GPU, docs/E2E.md, Golden outputs and the nightly): no step of the plan exits 3.
+        # The op family's, the Wan e2e, the DiT e2e and the NVFP4 fc_out e2e golden data are all there (blessed on the
+        # GPU, docs/E2E.md, Golden outputs and the nightly): no step of the plan exits 3.
         self.assertNotIn("golden/sm_90 is absent", text)
         self.assertTrue(os.path.exists(os.path.join(ROOT, "golden", "e2e", "sm_90_default-dit.json")))
+        self.assertTrue(os.path.exists(os.path.join(ROOT, "golden", "e2e", "sm_90_default-fc-out-nvfp4.json")))
         self.assertEqual([l for l in text.splitlines() if "will exit 3" in l], [])
 
     def test_Sm100PlanSaysTheGoldenDataIsMissing(self):
