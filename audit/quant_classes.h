@@ -21,6 +21,9 @@ struct QuantContext {
   /// times as many group amaxes); 0: options.stage_rows (--stage-rows), else the backend's default (quant_classes.cpp:
   /// a stated strided subset with the specials; on the host a whole audit of one op in about 30 s on 2 cores).
   uint32_t stage_rows = 0;
+  /// Stages class: the scale step through the generic batch path (run_batches) instead of its fast path, which must
+  /// give the same result (the test of the fast path).
+  bool generic_scale_sweep = false;
 };
 
 /// The classes a quantization op runs, in order: rejection, widths, stages, blocks, layout.
