@@ -131,6 +131,9 @@ void put(const Driver& dr, QuantCallSpec& s, int64_t r, int64_t c, uint16_t v) {
 /// The byte images a correct kernel writes: the packed codes, and every scale cell (padding cells 0x00).
 struct Image {
   std::vector<uint8_t> codes, scales;
+  /// Where set (the scale step's fast path): which byte values `codes` holds, and (one-byte scale cells) `scales`.
+  bool has_bytes_present = false;
+  std::array<bool, 256> codes_present{}, scales_present{};
 };
 
 /// The quantizer's T inputs of block (r, k) (after the activation stage).
@@ -288,7 +291,9 @@ void add_steps(std::vector<std::pair<int, uint64_t>>& hist, int s, uint64_t coun
 /// the other contracts.
 class QuantTally {
  public:
-  QuantTally(const QuantContext& ctx, CheckResult& r) : ctx_(ctx), r_(r), plan_(*ctx.model.plan) {
+  QuantTally(const QuantContext& ctx, CheckResult& r)
+      : ctx_(ctx), r_(r), plan_(*ctx.model.plan),
+        max_distinct_(ctx.max_distinct_pairs ? ctx.max_distinct_pairs : kMaxDistinctPairs) {
     for (const auto& in : plan_.op().inputs) names_.push_back(in.name);
   }
 
@@ -378,7 +383,12 @@ class QuantTally {
               " scale bytes, expected " + std::to_string(want.codes.size()) + " and " + std::to_string(want.scales.size()));
       return !stop();
     }
-    for (uint8_t b : want.codes) seen_code(b);
+    if (want.has_bytes_present) {  // the same set of byte values, counted once each
+      for (int b = 0; b < 256; ++b)
+        if (want.codes_present[size_t(b)]) seen_code(uint8_t(b));
+    } else {
+      for (uint8_t b : want.codes) seen_code(b);
+    }
     const int cell = scale_cell_bytes(plan_);
     // Codes, row by row; a row that differs element by element.
     const size_t row_bytes = want.codes.size() / size_t(s.rows);
@@ -411,7 +421,12 @@ class QuantTally {
     // Scales, cell by cell: a block's scale at its offset, and every padding cell 0x00.
     const int64_t cells = int64_t(want.scales.size()) / cell;
     if (want.scales == o.scales) {  // the common case, in bulk
-      for (int64_t q = 0; q < cells; ++q) seen_scale(scale_bits_at(plan_, want.scales, q));
+      if (want.has_bytes_present && cell == 1) {  // at most 256 values: the guard's set never fills, order is free
+        for (int b = 0; b < 256; ++b)
+          if (want.scales_present[size_t(b)]) seen_scale(uint32_t(b));
+      } else {
+        for (int64_t q = 0; q < cells; ++q) seen_scale(scale_bits_at(plan_, want.scales, q));
+      }
       r_.cases += uint64_t(cells);
       r_.vs_contract.add_exact(uint64_t(cells));
       return !stop();
@@ -503,7 +518,7 @@ class QuantTally {
     const int digits = e4m3_scales(plan_) ? 2 : 8;
     auto keep = [&](uint64_t key, bool special, const std::function<std::string()>& line,
                     const std::function<DifferenceLine()>& entry) {
-      if (side.keys.size() >= kMaxDistinctPairs) {
+      if (side.keys.size() >= max_distinct_) {
         ++d.pairs_total;
       } else if (side.keys.insert(key).second) {
         ++d.pairs_total;
@@ -615,6 +630,13 @@ class QuantTally {
     bool special = false;  ///< a NaN or Inf is involved: the kept line goes to the special list
     int64_t steps = 0;     ///< |steps| along the format's order (finite, not sign-of-zero)
     bool sign_of_zero = false;
+    /// keep() calls this event stands for: consecutive differing elements of one block with the same inputs and codes
+    /// (a block's zeros); the i-th is the block's i-th differing element from e on.
+    uint32_t count = 1;
+    bool same_as(const DistanceEvent& o) const {
+      return key == o.key && value == o.value && cg == o.cg && co == o.co && special == o.special && steps == o.steps &&
+             sign_of_zero == o.sign_of_zero;
+    }
   };
   /// A worker's share of distance_batch: the order-free counts, and the keep() calls in order (or only their number,
   /// where the state at the batch's start shows they can only count).
@@ -637,7 +659,7 @@ class QuantTally {
     DistanceSide& side = sides_[d.contract];
     const size_t finite_cap = kMaxDistancePairs - kMaxDistancePairs / 4, special_cap = kMaxDistancePairs / 4;
     // keep() calls that can only count (the key set full, no file, their list of lines full) need no event.
-    const bool all_events = side.keys.size() < kMaxDistinctPairs || side.file != nullptr;
+    const bool all_events = side.keys.size() < max_distinct_ || side.file != nullptr;
     const bool finite_events = side.finite.size() < finite_cap, special_events = side.special.size() < special_cap;
     constexpr int64_t kChunkRows = 128;
     struct Item {
@@ -669,9 +691,20 @@ class QuantTally {
       const size_t row_code_bytes = th.codes.size() / size_t(s.rows);
       const int cell = scale_cell_bytes(plan_);
       const bool linear = s.layout == ref::ScaleLayout::kLinear;
-      auto keep = [&](const DistanceEvent& ev) {
-        if (all_events || (ev.special ? special_events : finite_events)) p.events.push_back(ev);
-        else ++p.counted_only;
+      const bool e2m1 = plan_.op().element_format == ref::ElementFormat::kE2m1;
+      bool run_open = false;  // the last keep() of this block went to p.events.back()
+      auto keep = [&](const DistanceEvent& ev, bool element) {
+        if (all_events || (ev.special ? special_events : finite_events)) {
+          if (element && run_open && p.events.back().same_as(ev)) {
+            ++p.events.back().count;
+          } else {
+            p.events.push_back(ev);
+            run_open = element;
+          }
+        } else {
+          ++p.counted_only;
+          run_open = false;
+        }
       };
       for (int64_t r = item.r0; r < item.r1; ++r) {
         if (linear &&
@@ -703,50 +736,65 @@ class QuantTally {
             ev.key = pair_key(true, amax, sg, g);
             ev.special = scale_special;
             ev.steps = scale_special ? 0 : std::abs(*sgp - *sop);
-            keep(ev);
+            keep(ev, false);
           }
+          // A block whose code bytes are equal has no code difference (E2M1: n / 2 whole bytes, n even).
+          const size_t cb = e2m1 ? size_t(n / 2) : size_t(n), co0 = e2m1 ? size_t(base / 2) : size_t(base);
+          if (std::memcmp(o.codes.data() + co0, th.codes.data() + co0, cb) == 0) continue;
           std::optional<ref::QuantBlockState> other_state;  // only where the contracts' amaxes differ
+          run_open = false;
+          // The last differing element's inputs and what followed from them (a block's zeros repeat them).
+          bool have_last = false;
+          uint16_t last_v = 0;
+          uint8_t last_cg = 0, last_co = 0, last_ro = 0, last_rp = 0;
+          DistanceEvent ce = ev;
           for (int e = 0; e < n; ++e) {
-            const uint8_t cg = code_in(plan_, o.codes, s.width, r, k * n + e);
-            const uint8_t co = code_in(other, th.codes, s.width, r, k * n + e);
+            // code_at's reading: the E2M1 nibble (element 2j low, 2j + 1 high), or the byte.
+            const size_t at = size_t(base + e);
+            const uint8_t cg = e2m1 ? uint8_t(at & 1 ? o.codes[at / 2] >> 4 : o.codes[at / 2] & 0x0F) : o.codes[at];
+            const uint8_t co = e2m1 ? uint8_t(at & 1 ? th.codes[at / 2] >> 4 : th.codes[at / 2] & 0x0F) : th.codes[at];
             if (cg == co) continue;
             ++p.codes_differ;
             const uint16_t v = values[e];
-            bool no_code = false;
+            // The contracts' own codes of v under the claimed contract's amax: the images' where the amaxes agree.
+            uint8_t raw_other = 0, raw_own = 0;
             if (!scale_special) {
-              // The contracts' own codes of v under the claimed contract's amax: the images' where the amaxes agree.
-              uint8_t raw_other = traw[size_t(base + e)];
+              raw_other = traw[size_t(base + e)];
               if (oamax != amax) {
                 if (!other_state) other_state = other.scale_step(amax, s.scalars.data());
                 raw_other = other.element_step(v, *other_state);
               }
-              const uint8_t raw_own = oraw[size_t(base + e)];
-              no_code = raw_other == ref::kQuantNoCode || (raw_own == ref::kQuantNoCode && cg == (raw_own & 0x0F));
+              raw_own = oraw[size_t(base + e)];
             }
-            const bool special = scale_special || no_code || ref::is_nan_bits(dt, v) || abs_bits(v) == inf_bits(dt);
-            const auto pg = code_position(plan_, cg), po = code_position(other, co);
-            bool zero_sign = false;
-            if (!special && pg && po) {
-              if (*pg == 0 && *po == 0) ++p.sign_of_zero_differ, zero_sign = true;
-              add_step(p.code_steps, std::abs(*pg - *po));
+            if (!(have_last && v == last_v && cg == last_cg && co == last_co && raw_other == last_ro &&
+                  raw_own == last_rp)) {
+              const bool no_code = !scale_special && (raw_other == ref::kQuantNoCode ||
+                                                      (raw_own == ref::kQuantNoCode && cg == (raw_own & 0x0F)));
+              const bool special = scale_special || no_code || ref::is_nan_bits(dt, v) || abs_bits(v) == inf_bits(dt);
+              const auto pg = code_position(plan_, cg), po = code_position(other, co);
+              ce.value = v;
+              ce.cg = cg;
+              ce.co = co;
+              ce.special = special || !pg || !po;
+              ce.sign_of_zero = !ce.special && *pg == 0 && *po == 0;
+              ce.steps = ce.special ? 0 : std::abs(*pg - *po);
+              ce.key = pair_key(false, v, sg, g);
+              have_last = true, last_v = v, last_cg = cg, last_co = co, last_ro = raw_other, last_rp = raw_own;
+            }
+            if (!ce.special) {
+              if (ce.sign_of_zero) ++p.sign_of_zero_differ;
+              add_step(p.code_steps, ce.steps);
             } else {
               ++p.nan_inf_differ;
             }
-            DistanceEvent ce = ev;
             ce.e = e;
-            ce.value = v;
-            ce.cg = cg;
-            ce.co = co;
-            ce.special = special || !pg || !po;
-            ce.sign_of_zero = !ce.special && zero_sign;
-            ce.steps = ce.special ? 0 : std::abs(*pg - *po);
-            ce.key = pair_key(false, v, sg, g);
-            keep(ce);
+            keep(ce, true);
           }
         }
       }
     });
     // In order: the counts (order-free), then every keep() as distance() makes it.
+    const PhaseClock in_order("other contracts: differences in order");
     const int digits = e4m3_scales(plan_) ? 2 : 8;
     for (size_t it = 0; it < items.size(); ++it) {
       DistancePart& p = parts[it];
@@ -762,8 +810,15 @@ class QuantTally {
       d.pairs_total += p.counted_only;
       std::vector<uint32_t> scalar_bits;
       for (float x : s.scalars) scalar_bits.push_back(ref::f32_bits(x));
-      for (const DistanceEvent& ev : p.events) {
-        if (side.keys.size() >= kMaxDistinctPairs) {
+      const QuantOutcome& o = got[items[it].call];
+      const Image& th = *theirs[items[it].call];
+      for (const DistanceEvent& ev : p.events)
+        for (uint32_t i = 0; i < ev.count; ++i) {
+        if (side.keys.size() >= max_distinct_) {
+          if (!side.file && (ev.special ? side.special.size() >= special_cap : side.finite.size() >= finite_cap)) {
+            d.pairs_total += ev.count - i;  // each remaining call only counts
+            break;
+          }
           ++d.pairs_total;
         } else if (side.keys.insert(ev.key).second) {
           ++d.pairs_total;
@@ -785,12 +840,21 @@ class QuantTally {
           side.file->add(difference_line_text(l, digits));
         }
         std::vector<std::string>& kept = ev.special ? side.special : side.finite;
-        if (kept.size() < (ev.special ? special_cap : finite_cap))
-          kept.push_back(ev.e < 0 ? element_head(s, ev.r, ev.k, -1) + " => scale " + scale_text(plan_, ev.sg) + ", " +
-                                        d.contract + " scale " + scale_text(other, ev.so)
-                                  : element_head(s, ev.r, ev.k, ev.e) + " => code " + hex(ev.cg, 1) + " scale " +
-                                        scale_text(plan_, ev.sg) + ", " + d.contract + " code " + hex(ev.co, 1) +
-                                        " scale " + scale_text(other, ev.so));
+        if (kept.size() < (ev.special ? special_cap : finite_cap)) {
+          // The i-th differing element of the block from ev.e on.
+          int e = ev.e;
+          for (uint32_t left = i; e >= 0 && left > 0;) {
+            ++e;
+            if (code_in(plan_, o.codes, s.width, ev.r, int64_t(ev.k) * plan_.block_size() + e) !=
+                code_in(other, th.codes, s.width, ev.r, int64_t(ev.k) * plan_.block_size() + e))
+              --left;
+          }
+          kept.push_back(e < 0 ? element_head(s, ev.r, ev.k, -1) + " => scale " + scale_text(plan_, ev.sg) + ", " +
+                                     d.contract + " scale " + scale_text(other, ev.so)
+                               : element_head(s, ev.r, ev.k, e) + " => code " + hex(ev.cg, 1) + " scale " +
+                                     scale_text(plan_, ev.sg) + ", " + d.contract + " code " + hex(ev.co, 1) +
+                                     " scale " + scale_text(other, ev.so));
+        }
       }
     }
   }
@@ -799,6 +863,7 @@ class QuantTally {
   const QuantContext& ctx_;
   CheckResult& r_;
   const QuantPlan& plan_;
+  size_t max_distinct_;  ///< differing inputs told apart per other contract
   std::vector<std::string> names_;
   bool codes_seen_[256] = {};
   std::unordered_set<uint32_t> scales_seen_;
@@ -1167,9 +1232,10 @@ AmaxGroups amax_groups(const QuantPlan& plan, const QuantCallSpec& s, const std:
 /// expected_image of call s with its codes before packing (`raw`, one per element), on one thread. The same
 /// arithmetic: a block's scale is plan.scale_step(plan.block_amax(values)), each element's code
 /// plan.element_step(value, that state); the state is computed once for every block of one amax, and the code of +0
-/// once under it (both are functions of their arguments only).
+/// once under it (both are functions of their arguments only). `bytes_present`: Image::codes_present and
+/// scales_present too (the claimed contract's image, for QuantTally::compare).
 void grouped_image(const QuantPlan& plan, const QuantCallSpec& s, const std::vector<uint16_t>& tv, const AmaxGroups& g,
-                   Image& img, std::vector<uint8_t>& raw) {
+                   Image& img, std::vector<uint8_t>& raw, bool bytes_present) {
   const int n = plan.block_size();
   const int64_t blocks = s.blocks_per_row();
   const int cell = scale_cell_bytes(plan);
@@ -1208,6 +1274,13 @@ void grouped_image(const QuantPlan& plan, const QuantCallSpec& s, const std::vec
   } else {
     std::copy(raw.begin(), raw.end(), img.codes.begin());
   }
+  img.has_bytes_present = bytes_present;
+  if (!bytes_present) return;
+  img.codes_present.fill(false);
+  img.scales_present.fill(false);
+  for (uint8_t b : img.codes) img.codes_present[b] = true;
+  for (uint8_t b : img.scales) img.scales_present[b] = true;
+  img.has_bytes_present = true;
 }
 
 /// The scale step's calls on the fast path: one call per tensor amax, all of the same blocks (the template `call`),
@@ -1229,28 +1302,36 @@ bool scale_sweep(const QuantContext& ctx, QuantTally& t, const QuantCallSpec& ca
     parallel_items(plans.size(), [&](unsigned, size_t p) { groups[p] = amax_groups(*plans[p], call, tv); });
   }
   const size_t batch = size_t(std::max(1, ctx.runner.preferred_batch()));
+  // The calls and images of a batch, kept from batch to batch (only the scalars and the bytes change).
+  std::vector<QuantCallSpec> specs;
+  std::vector<Image> img;
+  std::vector<std::vector<uint8_t>> raw;
   for (size_t i0 = 0; i0 < rows.size(); i0 += batch) {
     const size_t i1 = std::min(rows.size(), i0 + batch), nb = i1 - i0;
     *reached = i1;
     const std::string label =
         "scale step" + (scalars ? " up to tensor amax " + hex(rows[i1 - 1], 4) : std::string());
-    std::vector<QuantCallSpec> specs(nb, call);
+    specs.resize(nb, call);
     for (size_t j = 0; j < nb; ++j)
       if (scalars) plan.scalars_from_tensor_amax(rows[i0 + j], specs[j].scalars.data());
-    std::vector<Image> img(nb * plans.size());
-    std::vector<std::vector<uint8_t>> raw(nb * plans.size());
-    {
-      const PhaseClock reference("reference values (scale step: amaxes grouped)");
-      parallel_items(img.size(), [&](unsigned, size_t q) {
-        const size_t j = q / plans.size(), p = q % plans.size();
-        grouped_image(*plans[p], specs[j], tv, groups[p], img[q], raw[q]);
-      });
-    }
+    img.resize(nb * plans.size());
+    raw.resize(nb * plans.size());
     watch_label(label + " (calls 0.." + std::to_string(nb - 1) + ")");
     std::vector<QuantOutcome> got;
     {
-      const PhaseClock kernel("kernel");
-      got = ctx.runner.call_batch(specs);
+      // The subject's batch on this thread while the expected images are computed on the others: a runner's host
+      // side (guarded images, copies) is serial, and the images need nothing from it.
+      const PhaseClock overlapped("reference values and kernel (overlapped)");
+      run_workers(2, [&](unsigned w) {
+        if (w == 0) {
+          got = ctx.runner.call_batch(specs);
+          return;
+        }
+        parallel_items(img.size(), [&](unsigned, size_t q) {
+          const size_t j = q / plans.size(), p = q % plans.size();
+          grouped_image(*plans[p], specs[j], tv, groups[p], img[q], raw[q], p == 0);
+        });
+      });
     }
     if (got.size() != specs.size()) throw std::runtime_error("audit: the quant runner returned a short batch");
     {

@@ -24,6 +24,9 @@ struct QuantContext {
   /// Stages class: the scale step through the generic batch path (run_batches) instead of its fast path, which must
   /// give the same result (the test of the fast path).
   bool generic_scale_sweep = false;
+  /// Stages class: differing inputs told apart per other contract before every further one only counts (0: the
+  /// default, 2^21; tests make it small to reach that regime).
+  size_t max_distinct_pairs = 0;
 };
 
 /// The classes a quantization op runs, in order: rejection, widths, stages, blocks, layout.

@@ -567,7 +567,7 @@ TEST(Audit_QuantClasses, VllmRefAgainstRcpApproxPairs) {
 
 /// The stages class of `runner`'s subject, its scale step through the fast path or the generic one (run_batches).
 CheckResult stages_via(QuantRunner& runner, const QuantModel& model, bool generic, uint32_t rows, uint64_t stop_after,
-                       const std::string& differences) {
+                       const std::string& differences, size_t max_distinct) {
   PluginInfo info;
   info.memory = FUSEPROOF_MEMORY_HOST;
   info.vector_bytes = 16;
@@ -579,6 +579,7 @@ CheckResult stages_via(QuantRunner& runner, const QuantModel& model, bool generi
   const int32_t abi = model.dtype == ref::Dtype::kBf16 ? FUSEPROOF_DTYPE_BF16 : FUSEPROOF_DTYPE_FP16;
   QuantContext ctx{info, runner, model, options, abi, 0, rows};
   ctx.generic_scale_sweep = generic;
+  ctx.max_distinct_pairs = max_distinct;
   CheckResult r;
   {
     const PhaseSinkScope sink(&r.phases);
@@ -597,10 +598,11 @@ bool has_phase(const CheckResult& r, const std::string& name) {
 /// Runs the stages class both ways (fresh --differences directories each) and expects every field of the results
 /// equal but the time and the files' directory, and the files byte for byte; returns the fast path's result.
 CheckResult expect_paths_agree(const std::function<std::unique_ptr<QuantRunner>()>& runner, const QuantModel& model,
-                               uint32_t rows, uint64_t stop_after) {
-  const std::string fast_dir = fresh_dir("fuseproof_sweep_fast"), generic_dir = fresh_dir("fuseproof_sweep_generic");
-  const CheckResult fast = stages_via(*runner(), model, false, rows, stop_after, fast_dir);
-  const CheckResult generic = stages_via(*runner(), model, true, rows, stop_after, generic_dir);
+                               uint32_t rows, uint64_t stop_after, size_t max_distinct = 0, bool differences = true) {
+  const std::string fast_dir = differences ? fresh_dir("fuseproof_sweep_fast") : "";
+  const std::string generic_dir = differences ? fresh_dir("fuseproof_sweep_generic") : "";
+  const CheckResult fast = stages_via(*runner(), model, false, rows, stop_after, fast_dir, max_distinct);
+  const CheckResult generic = stages_via(*runner(), model, true, rows, stop_after, generic_dir, max_distinct);
   auto comparable = [](const CheckResult& r) {
     nlohmann::json j = check_to_json(r);
     j.erase("seconds");
@@ -617,14 +619,41 @@ CheckResult expect_paths_agree(const std::function<std::unique_ptr<QuantRunner>(
   for (size_t k = 0; k < fast.contract_distances.size() && k < generic.contract_distances.size(); ++k) {
     const std::string& a = fast.contract_distances[k].differences_path;
     const std::string& b = generic.contract_distances[k].differences_path;
-    EXPECT_FALSE(a.empty());
+    EXPECT_EQ(a.empty(), !differences);
+    if (a.empty()) continue;
     std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
     const std::string ta((std::istreambuf_iterator<char>(fa)), {}), tb((std::istreambuf_iterator<char>(fb)), {});
     EXPECT_EQ(ta, tb) << a << " and " << b;
   }
-  std::filesystem::remove_all(fast_dir);
-  std::filesystem::remove_all(generic_dir);
+  if (differences) {
+    std::filesystem::remove_all(fast_dir);
+    std::filesystem::remove_all(generic_dir);
+  }
   return fast;
+}
+
+struct SweepCase {
+    const char* op;
+    ref::QuantContract contract;
+    ref::Dtype dtype;
+    Bug bug;
+    uint32_t rows;  ///< 5: two batches of FakeRunner's 4
+    uint64_t stop_after;
+    size_t max_distinct;  ///< small: most differences past the set of distinct ones (counted, listed, not told apart)
+    bool differences;
+};
+
+void expect_sweep_cases_agree(const std::vector<SweepCase>& cases) {
+  for (const SweepCase& c : cases) {
+    SCOPED_TRACE(std::string(c.op) + " " + ref::quant_contract_name(c.contract) + " " + ref::dtype_name(c.dtype) +
+                 " bug " + std::to_string(int(c.bug)));
+    const QuantModel m = test_model(c.op, c.contract, c.dtype);
+    const CheckResult r = expect_paths_agree([&] { return std::make_unique<FakeRunner>(*m.plan, c.bug); }, m, c.rows,
+                                             c.stop_after, c.max_distinct, c.differences);
+    EXPECT_EQ(r.status, c.bug == Bug::kNone ? CheckStatus::kPass : CheckStatus::kFail) << summary(r);
+    EXPECT_GT(r.cases, 0u);
+    if (c.stop_after) EXPECT_TRUE(r.stopped_early) << summary(r);
+  }
 }
 
 // The scale step's fast path (grouped scale steps, the distances on every core) gives exactly the generic path's
@@ -632,29 +661,20 @@ CheckResult expect_paths_agree(const std::function<std::unique_ptr<QuantRunner>(
 // subject and on broken ones (the negative control: their results differ from the correct one's and FAIL), and with
 // an early stop.
 TEST(Audit_QuantClasses, ScaleSweepFastPathEqualsGeneric) {
-  struct Case {
-    const char* op;
-    ref::QuantContract contract;
-    ref::Dtype dtype;
-    Bug bug;
-    uint64_t stop_after;
-  };
-  const Case cases[] = {
-      {"nvfp4_quant", ref::QuantContract::kTe, ref::Dtype::kFp16, Bug::kNone, 0},
-      {"nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16, Bug::kScaleOffByOne, 0},
-      {"nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16, Bug::kAmaxSigned, 5},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(std::string(c.op) + " " + ref::quant_contract_name(c.contract) + " " + ref::dtype_name(c.dtype) +
-                 " bug " + std::to_string(int(c.bug)));
-    const QuantModel m = test_model(c.op, c.contract, c.dtype);
-    // 5 tensor amaxes: two batches of FakeRunner's 4.
-    const CheckResult r = expect_paths_agree([&] { return std::make_unique<FakeRunner>(*m.plan, c.bug); }, m, 5,
-                                             c.stop_after);
-    EXPECT_EQ(r.status, c.bug == Bug::kNone ? CheckStatus::kPass : CheckStatus::kFail) << summary(r);
-    EXPECT_GT(r.cases, 0u);
-    if (c.stop_after) EXPECT_TRUE(r.stopped_early) << summary(r);
-  }
+  expect_sweep_cases_agree({
+      {"nvfp4_quant", ref::QuantContract::kTe, ref::Dtype::kFp16, Bug::kNone, 5, 0, 0, true},
+      {"nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16, Bug::kScaleOffByOne, 5, 0, 0, true},
+      {"nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16, Bug::kAmaxSigned, 2, 5, 0, true},
+  });
+}
+
+// The same past a small set of distinct differences, where every further difference is counted and (with the files)
+// listed, one by one: the fast path's runs of equal differences (a block's zeros) expand to exactly those lines.
+TEST(Audit_QuantClasses, ScaleSweepFastPathEqualsGenericPastDistinctCap) {
+  expect_sweep_cases_agree({
+      {"nvfp4_quant", ref::QuantContract::kTe, ref::Dtype::kBf16, Bug::kNone, 1, 0, 1000, true},
+      {"nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kFp16, Bug::kNone, 2, 0, 1000, false},
+  });
 }
 
 // The same with the built-in nvfp4_quant emulation and its inexact-reciprocal mutant as plugins on the host runner:
