@@ -19,7 +19,8 @@ struct QuantContext {
   int64_t max_width = 0;
   /// Stages class: the tensor amaxes of the scale step (the element step takes a sixth as many global scales, or 4
   /// times as many group amaxes); 0: options.stage_rows (--stage-rows), else the backend's default (quant_classes.cpp:
-  /// a stated strided subset with the specials; on the host a whole audit of one op in about 30 s on 2 cores).
+  /// on CUDA every tensor amax; on the host a stated strided subset with the specials, a whole audit of one op in
+  /// about 30 s on 2 cores).
   uint32_t stage_rows = 0;
   /// Stages class: the scale step through the generic batch path (run_batches) instead of its fast path, which must
   /// give the same result (the test of the fast path).
