@@ -599,8 +599,10 @@ bool has_phase(const CheckResult& r, const std::string& name) {
 /// equal but the time and the files' directory, and the files byte for byte; returns the fast path's result.
 CheckResult expect_paths_agree(const std::function<std::unique_ptr<QuantRunner>()>& runner, const QuantModel& model,
                                uint32_t rows, uint64_t stop_after, size_t max_distinct = 0, bool differences = true) {
-  const std::string fast_dir = differences ? fresh_dir("fuseproof_sweep_fast") : "";
-  const std::string generic_dir = differences ? fresh_dir("fuseproof_sweep_generic") : "";
+  // Directories of this test alone (ctest runs the tests of this file side by side).
+  const std::string tag = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string fast_dir = differences ? fresh_dir("fuseproof_" + tag + "_fast") : "";
+  const std::string generic_dir = differences ? fresh_dir("fuseproof_" + tag + "_generic") : "";
   const CheckResult fast = stages_via(*runner(), model, false, rows, stop_after, fast_dir, max_distinct);
   const CheckResult generic = stages_via(*runner(), model, true, rows, stop_after, generic_dir, max_distinct);
   auto comparable = [](const CheckResult& r) {
@@ -623,7 +625,7 @@ CheckResult expect_paths_agree(const std::function<std::unique_ptr<QuantRunner>(
     if (a.empty()) continue;
     std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
     const std::string ta((std::istreambuf_iterator<char>(fa)), {}), tb((std::istreambuf_iterator<char>(fb)), {});
-    EXPECT_EQ(ta, tb) << a << " and " << b;
+    EXPECT_TRUE(ta == tb) << a << " (" << ta.size() << " bytes) and " << b << " (" << tb.size() << " bytes) differ";
   }
   if (differences) {
     std::filesystem::remove_all(fast_dir);
