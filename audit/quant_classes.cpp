@@ -649,15 +649,22 @@ class QuantTally {
     uint64_t counted_only = 0;
   };
 
-  /// distance() over a batch of calls of identical blocks (only the scalars differ), exactly: the calls' rows scanned
-  /// on every core, then the keep() calls applied in distance()'s order. `theirs_raw`/`own_raw`: each element's code
-  /// before packing under `other` and under the claimed contract; `own_amax`/`other_amax`: each block's amax by each
-  /// contract's rule (the same values in every call).
+  /// What distance_batch reads of one call besides its outcome: `other`'s image and the call's T values; where known
+  /// (the scale step's fast path), each element's code before packing under `other` and under the claimed contract,
+  /// and each block's amax by each contract's rule (else computed as distance() computes them).
+  struct DistanceInputs {
+    const Image* theirs = nullptr;
+    const uint16_t* tv = nullptr;
+    const std::vector<uint8_t>* theirs_raw = nullptr;
+    const std::vector<uint8_t>* own_raw = nullptr;
+    const uint16_t* own_amax = nullptr;
+    const uint16_t* other_amax = nullptr;
+  };
+
+  /// distance() over a batch of calls, exactly: the calls' rows scanned on every core, then the keep() calls applied
+  /// in distance()'s order.
   void distance_batch(ContractDistance& d, const QuantPlan& other, const std::vector<QuantCallSpec>& specs,
-                      const std::vector<QuantOutcome>& got, const std::vector<const Image*>& theirs,
-                      const std::vector<const std::vector<uint8_t>*>& theirs_raw,
-                      const std::vector<const std::vector<uint8_t>*>& own_raw, const std::vector<uint16_t>& tv,
-                      const std::vector<uint16_t>& own_amax, const std::vector<uint16_t>& other_amax) {
+                      const std::vector<QuantOutcome>& got, const std::vector<DistanceInputs>& in) {
     DistanceSide& side = sides_[d.contract];
     const size_t finite_cap = kMaxDistancePairs - kMaxDistancePairs / 4, special_cap = kMaxDistancePairs / 4;
     // keep() calls that can only count (the key set full, no file, their list of lines full) need no event.
@@ -672,8 +679,8 @@ class QuantTally {
     for (size_t j = 0; j < specs.size(); ++j) {
       const QuantCallSpec& s = specs[j];
       const QuantOutcome& o = got[j];
-      if (o.rc != 0 || !o.fault.empty() || o.not_applicable || o.codes.size() != theirs[j]->codes.size() ||
-          o.scales.size() != theirs[j]->scales.size())
+      if (o.rc != 0 || !o.fault.empty() || o.not_applicable || o.codes.size() != in[j].theirs->codes.size() ||
+          o.scales.size() != in[j].theirs->scales.size())
         continue;
       for (int64_t r0 = 0; r0 < s.rows; r0 += kChunkRows) items.push_back({j, r0, std::min(s.rows, r0 + kChunkRows)});
     }
@@ -682,9 +689,8 @@ class QuantTally {
       const Item& item = items[it];
       const QuantCallSpec& s = specs[item.call];
       const QuantOutcome& o = got[item.call];
-      const Image& th = *theirs[item.call];
-      const std::vector<uint8_t>& traw = *theirs_raw[item.call];
-      const std::vector<uint8_t>& oraw = *own_raw[item.call];
+      const DistanceInputs& call = in[item.call];
+      const Image& th = *call.theirs;
       DistancePart& p = parts[it];
       const ref::Dtype dt = plan_.dtype();
       const int n = plan_.block_size();
@@ -726,9 +732,10 @@ class QuantTally {
           const auto sgp = scale_position(plan_, sg), sop = scale_position(other, so);
           const bool scale_special = !sgp || !sop;
           const int64_t base = r * s.width + k * n;
-          const uint16_t* values = tv.data() + base;
+          const uint16_t* values = call.tv + base;
           const size_t b = size_t(r * blocks + k);
-          const uint16_t amax = own_amax[b], oamax = other_amax[b];
+          const uint16_t amax = call.own_amax ? call.own_amax[b] : plan_.block_amax(values, n);
+          const uint16_t oamax = call.other_amax ? call.other_amax[b] : other.block_amax(values, n);
           DistanceEvent ev;
           ev.r = int32_t(r), ev.k = int32_t(k), ev.amax = amax, ev.other_amax = oamax, ev.sg = sg, ev.so = so;
           if (sg != so) {
@@ -743,7 +750,7 @@ class QuantTally {
           // A block whose code bytes are equal has no code difference (E2M1: n / 2 whole bytes, n even).
           const size_t cb = e2m1 ? size_t(n / 2) : size_t(n), co0 = e2m1 ? size_t(base / 2) : size_t(base);
           if (std::memcmp(o.codes.data() + co0, th.codes.data() + co0, cb) == 0) continue;
-          std::optional<ref::QuantBlockState> other_state;  // only where the contracts' amaxes differ
+          std::optional<ref::QuantBlockState> other_state, own_state;  // where no image's code serves
           run_open = false;
           // The last differing element's inputs and what followed from them (a block's zeros repeat them).
           bool have_last = false;
@@ -761,12 +768,18 @@ class QuantTally {
             // The contracts' own codes of v under the claimed contract's amax: the images' where the amaxes agree.
             uint8_t raw_other = 0, raw_own = 0;
             if (!scale_special) {
-              raw_other = traw[size_t(base + e)];
-              if (oamax != amax) {
+              if (call.theirs_raw && oamax == amax) {
+                raw_other = (*call.theirs_raw)[size_t(base + e)];
+              } else {
                 if (!other_state) other_state = other.scale_step(amax, s.scalars.data());
                 raw_other = other.element_step(v, *other_state);
               }
-              raw_own = oraw[size_t(base + e)];
+              if (call.own_raw) {
+                raw_own = (*call.own_raw)[size_t(base + e)];
+              } else {
+                if (!own_state) own_state = plan_.scale_step(amax, s.scalars.data());
+                raw_own = plan_.element_step(v, *own_state);
+              }
             }
             if (!(have_last && v == last_v && cg == last_cg && co == last_co && raw_other == last_ro &&
                   raw_own == last_rp)) {
@@ -813,7 +826,7 @@ class QuantTally {
       std::vector<uint32_t> scalar_bits;
       for (float x : s.scalars) scalar_bits.push_back(ref::f32_bits(x));
       const QuantOutcome& o = got[items[it].call];
-      const Image& th = *theirs[items[it].call];
+      const Image& th = *in[items[it].call].theirs;
       for (const DistanceEvent& ev : p.events)
         for (uint32_t i = 0; i < ev.count; ++i) {
         if (side.keys.size() >= max_distinct_) {
@@ -911,8 +924,14 @@ bool run_batches(const QuantContext& ctx, QuantTally& t, std::vector<QuantCallSp
       const PhaseClock other("other contracts");
       for (size_t m = 0; m < ctx.model.others.size(); ++m) {
         const std::vector<Image> theirs = expected_images(*ctx.model.others[m], part, values);
-        for (size_t j = 0; j < part.size(); ++j)
-          t.distance((*distances)[m], *ctx.model.others[m], part[j], got[j], theirs[j], values[j]);
+        if (ctx.generic_paths) {  // the reference of distance_batch's test
+          for (size_t j = 0; j < part.size(); ++j)
+            t.distance((*distances)[m], *ctx.model.others[m], part[j], got[j], theirs[j], values[j]);
+          continue;
+        }
+        std::vector<QuantTally::DistanceInputs> in(part.size());
+        for (size_t j = 0; j < part.size(); ++j) in[j].theirs = &theirs[j], in[j].tv = values[j].data();
+        t.distance_batch((*distances)[m], *ctx.model.others[m], part, got, in);
       }
     }
   }
@@ -1343,15 +1362,16 @@ bool scale_sweep(const QuantContext& ctx, QuantTally& t, const QuantCallSpec& ca
     }
     const PhaseClock other("other contracts");
     for (size_t m = 0; m + 1 < plans.size(); ++m) {
-      std::vector<const Image*> theirs(nb);
-      std::vector<const std::vector<uint8_t>*> theirs_raw(nb), own_raw(nb);
+      std::vector<QuantTally::DistanceInputs> in(nb);
       for (size_t j = 0; j < nb; ++j) {
-        theirs[j] = &img[j * plans.size() + m + 1];
-        theirs_raw[j] = &raw[j * plans.size() + m + 1];
-        own_raw[j] = &raw[j * plans.size()];
+        in[j].theirs = &img[j * plans.size() + m + 1];
+        in[j].tv = tv.data();
+        in[j].theirs_raw = &raw[j * plans.size() + m + 1];
+        in[j].own_raw = &raw[j * plans.size()];
+        in[j].own_amax = groups[0].amax.data();
+        in[j].other_amax = groups[m + 1].amax.data();
       }
-      t.distance_batch(dist[m], *plans[m + 1], specs, got, theirs, theirs_raw, own_raw, tv, groups[0].amax,
-                       groups[m + 1].amax);
+      t.distance_batch(dist[m], *plans[m + 1], specs, got, in);
     }
   }
   return true;
@@ -1391,10 +1411,10 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
       scalars ? strided_rows(scale_rows, special_amaxes(d), &rows_words) : std::vector<uint16_t>{0};
   uint64_t stage1_blocks = 0;
   // The fast path where every tensor amax is one call of the same blocks (every op: at most 65,536 blocks a call);
-  // the generic one (QuantContext::generic_scale_sweep) is its test's reference.
+  // the generic one (QuantContext::generic_paths) is its test's reference.
   std::vector<QuantCallSpec> specs;
   add_block_calls(ctx, dr, sc, block_list, specs);
-  const bool fast = specs.size() == 1 && specs[0].layout == ref::ScaleLayout::kLinear && !ctx.generic_scale_sweep;
+  const bool fast = specs.size() == 1 && specs[0].layout == ref::ScaleLayout::kLinear && !ctx.generic_paths;
   if (fast) {
     size_t reached = 0;
     go = scale_sweep(ctx, t, specs[0], amax_rows, scalars, dist, &reached);

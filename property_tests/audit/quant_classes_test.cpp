@@ -565,7 +565,7 @@ TEST(Audit_QuantClasses, VllmRefAgainstRcpApproxPairs) {
   std::printf("%s", contract_distances_markdown(r, "vllm-ref", 6).c_str());
 }
 
-/// The stages class of `runner`'s subject, its scale step through the fast path or the generic one (run_batches).
+/// The stages class of `runner`'s subject through the fast paths or the generic ones (QuantContext::generic_paths).
 CheckResult stages_via(QuantRunner& runner, const QuantModel& model, bool generic, uint32_t rows, uint64_t stop_after,
                        const std::string& differences, size_t max_distinct) {
   PluginInfo info;
@@ -578,7 +578,7 @@ CheckResult stages_via(QuantRunner& runner, const QuantModel& model, bool generi
   options.differences = differences;
   const int32_t abi = model.dtype == ref::Dtype::kBf16 ? FUSEPROOF_DTYPE_BF16 : FUSEPROOF_DTYPE_FP16;
   QuantContext ctx{info, runner, model, options, abi, 0, rows};
-  ctx.generic_scale_sweep = generic;
+  ctx.generic_paths = generic;
   ctx.max_distinct_pairs = max_distinct;
   CheckResult r;
   {
