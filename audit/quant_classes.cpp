@@ -34,13 +34,15 @@ using ref::QuantPlan;
 constexpr size_t kMaxDistancePairs = 64;  ///< (value, scale) lines kept per other contract
 constexpr size_t kMaxDistinctPairs = size_t(1) << 21;  ///< differing inputs told apart per other contract
 // The stage sweeps' default rows. On the host a whole audit of one op, both dtypes, takes about 30 s on 2 cores: 24
-// tensor amaxes, 4 global scales, 96 FP8 group amaxes. On CUDA the audit's host side sets the pace (about 18 M cases
-// a second a dtype on 16 cores, H100 host): every FP8 group amax (1.1 G cases, a minute) and every NVFP4 global
-// scale of the set, but 256 tensor amaxes of the NVFP4 scale step: all 65,536 are 2^32 pairs, 73 G cases, over an hour
-// a dtype (`--stage-rows 65536`, the envelope scope). --stage-rows N sets N tensor amaxes, N / 6 global scales (at
-// least 2: those of tensor amaxes 1.0 and 2688) and 4 N group amaxes.
+// tensor amaxes, 4 global scales, 96 FP8 group amaxes. On CUDA the audit's host side sets the pace, and the default is
+// the whole domain: every FP8 group amax (1.1 G cases, a minute), every NVFP4 global scale of the set, and every
+// tensor amax of the NVFP4 scale step, 2^32 (tensor amax, block amax) pairs, 73 G cases a dtype. The scale step's fast
+// path (scale_sweep) costs about 26 ms of one core a tensor amax on the host side with the three other contracts'
+// distances (the subject's own calls aside): 65,536 of them spread over 16 cores are about 2 minutes a dtype.
+// --stage-rows N sets N tensor amaxes, N / 6 global scales (at least 2: those of tensor amaxes 1.0 and 2688) and 4 N
+// group amaxes; the quick scope takes 4.
 constexpr uint32_t kHostScaleRows = 24;
-constexpr uint32_t kCudaScaleRows = 256;
+constexpr uint32_t kCudaScaleRows = 65536;
 constexpr uint32_t kRowsPerGlobalScale = 6;
 constexpr uint32_t kAmaxRowsPerRow = 4;
 constexpr uint32_t kAllRows = 65536;
@@ -131,6 +133,9 @@ void put(const Driver& dr, QuantCallSpec& s, int64_t r, int64_t c, uint16_t v) {
 /// The byte images a correct kernel writes: the packed codes, and every scale cell (padding cells 0x00).
 struct Image {
   std::vector<uint8_t> codes, scales;
+  /// Where set (the scale step's fast path): which byte values `codes` holds, and (one-byte scale cells) `scales`.
+  bool has_bytes_present = false;
+  std::array<bool, 256> codes_present{}, scales_present{};
 };
 
 /// The quantizer's T inputs of block (r, k) (after the activation stage).
@@ -278,11 +283,19 @@ void add_step(std::vector<std::pair<int, uint64_t>>& hist, int64_t steps) {
   else hist.insert(it, {s, 1});
 }
 
+void add_steps(std::vector<std::pair<int, uint64_t>>& hist, int s, uint64_t count) {
+  auto it = std::lower_bound(hist.begin(), hist.end(), s, [](const auto& p, int v) { return p.first < v; });
+  if (it != hist.end() && it->first == s) it->second += count;
+  else hist.insert(it, {s, count});
+}
+
 /// One class's comparison state: counts, records, the distinct-output guard, the early stop, and the distances from
 /// the other contracts.
 class QuantTally {
  public:
-  QuantTally(const QuantContext& ctx, CheckResult& r) : ctx_(ctx), r_(r), plan_(*ctx.model.plan) {
+  QuantTally(const QuantContext& ctx, CheckResult& r)
+      : ctx_(ctx), r_(r), plan_(*ctx.model.plan),
+        max_distinct_(ctx.max_distinct_pairs ? ctx.max_distinct_pairs : kMaxDistinctPairs) {
     for (const auto& in : plan_.op().inputs) names_.push_back(in.name);
   }
 
@@ -372,7 +385,12 @@ class QuantTally {
               " scale bytes, expected " + std::to_string(want.codes.size()) + " and " + std::to_string(want.scales.size()));
       return !stop();
     }
-    for (uint8_t b : want.codes) seen_code(b);
+    if (want.has_bytes_present) {  // the same set of byte values, counted once each
+      for (int b = 0; b < 256; ++b)
+        if (want.codes_present[size_t(b)]) seen_code(uint8_t(b));
+    } else {
+      for (uint8_t b : want.codes) seen_code(b);
+    }
     const int cell = scale_cell_bytes(plan_);
     // Codes, row by row; a row that differs element by element.
     const size_t row_bytes = want.codes.size() / size_t(s.rows);
@@ -405,7 +423,12 @@ class QuantTally {
     // Scales, cell by cell: a block's scale at its offset, and every padding cell 0x00.
     const int64_t cells = int64_t(want.scales.size()) / cell;
     if (want.scales == o.scales) {  // the common case, in bulk
-      for (int64_t q = 0; q < cells; ++q) seen_scale(scale_bits_at(plan_, want.scales, q));
+      if (want.has_bytes_present && cell == 1) {  // at most 256 values: the guard's set never fills, order is free
+        for (int b = 0; b < 256; ++b)
+          if (want.scales_present[size_t(b)]) seen_scale(uint32_t(b));
+      } else {
+        for (int64_t q = 0; q < cells; ++q) seen_scale(scale_bits_at(plan_, want.scales, q));
+      }
       r_.cases += uint64_t(cells);
       r_.vs_contract.add_exact(uint64_t(cells));
       return !stop();
@@ -497,7 +520,7 @@ class QuantTally {
     const int digits = e4m3_scales(plan_) ? 2 : 8;
     auto keep = [&](uint64_t key, bool special, const std::function<std::string()>& line,
                     const std::function<DifferenceLine()>& entry) {
-      if (side.keys.size() >= kMaxDistinctPairs) {
+      if (side.keys.size() >= max_distinct_) {
         ++d.pairs_total;
       } else if (side.keys.insert(key).second) {
         ++d.pairs_total;
@@ -598,10 +621,264 @@ class QuantTally {
     }
   }
 
+  /// One difference of a stage-1 call from another contract, as distance() meets it: a block's scale (e < 0) or an
+  /// element's code; everything keep() and its line need.
+  struct DistanceEvent {
+    uint64_t key = 0;
+    int32_t r = 0, k = 0, e = -1;
+    uint16_t value = 0, amax = 0, other_amax = 0;
+    uint32_t sg = 0, so = 0;
+    uint8_t cg = 0, co = 0;
+    bool special = false;  ///< a NaN or Inf is involved: the kept line goes to the special list
+    int64_t steps = 0;     ///< |steps| along the format's order (finite, not sign-of-zero)
+    bool sign_of_zero = false;
+    /// keep() calls this event stands for: consecutive differing elements of one block with the same inputs and codes
+    /// (a block's zeros); the i-th is the block's i-th differing element from e on.
+    uint32_t count = 1;
+    bool same_as(const DistanceEvent& o) const {
+      return key == o.key && value == o.value && cg == o.cg && co == o.co && special == o.special && steps == o.steps &&
+             sign_of_zero == o.sign_of_zero;
+    }
+  };
+  /// A worker's share of distance_batch: the order-free counts, and the keep() calls in order (or only their number,
+  /// where the state at the batch's start shows they can only count).
+  struct DistancePart {
+    uint64_t blocks = 0, cases = 0, scales_differ = 0, codes_differ = 0, nan_inf_differ = 0, sign_of_zero_differ = 0;
+    std::vector<std::pair<int, uint64_t>> scale_steps, code_steps;
+    std::vector<DistanceEvent> events;
+    uint64_t counted_only = 0;
+  };
+
+  /// What distance_batch reads of one call besides its outcome: `other`'s image and the call's T values; where known
+  /// (the scale step's fast path), each element's code before packing under `other` and under the claimed contract,
+  /// and each block's amax by each contract's rule (else computed as distance() computes them).
+  struct DistanceInputs {
+    const Image* theirs = nullptr;
+    const uint16_t* tv = nullptr;
+    const std::vector<uint8_t>* theirs_raw = nullptr;
+    const std::vector<uint8_t>* own_raw = nullptr;
+    const uint16_t* own_amax = nullptr;
+    const uint16_t* other_amax = nullptr;
+  };
+
+  /// distance() over a batch of calls, exactly: the calls' rows scanned on every core, then the keep() calls applied
+  /// in distance()'s order.
+  void distance_batch(ContractDistance& d, const QuantPlan& other, const std::vector<QuantCallSpec>& specs,
+                      const std::vector<QuantOutcome>& got, const std::vector<DistanceInputs>& in) {
+    DistanceSide& side = sides_[d.contract];
+    const size_t finite_cap = kMaxDistancePairs - kMaxDistancePairs / 4, special_cap = kMaxDistancePairs / 4;
+    // keep() calls that can only count (the key set full, no file, their list of lines full) need no event.
+    const bool all_events = side.keys.size() < max_distinct_ || side.file != nullptr;
+    const bool finite_events = side.finite.size() < finite_cap, special_events = side.special.size() < special_cap;
+    constexpr int64_t kChunkRows = 128;
+    struct Item {
+      size_t call;
+      int64_t r0, r1;
+    };
+    std::vector<Item> items;
+    for (size_t j = 0; j < specs.size(); ++j) {
+      const QuantCallSpec& s = specs[j];
+      const QuantOutcome& o = got[j];
+      if (o.rc != 0 || !o.fault.empty() || o.not_applicable || o.codes.size() != in[j].theirs->codes.size() ||
+          o.scales.size() != in[j].theirs->scales.size())
+        continue;
+      for (int64_t r0 = 0; r0 < s.rows; r0 += kChunkRows) items.push_back({j, r0, std::min(s.rows, r0 + kChunkRows)});
+    }
+    std::vector<DistancePart> parts(items.size());
+    parallel_items(items.size(), [&](unsigned, size_t it) {
+      const Item& item = items[it];
+      const QuantCallSpec& s = specs[item.call];
+      const QuantOutcome& o = got[item.call];
+      const DistanceInputs& call = in[item.call];
+      const Image& th = *call.theirs;
+      DistancePart& p = parts[it];
+      const ref::Dtype dt = plan_.dtype();
+      const int n = plan_.block_size();
+      const int64_t blocks = s.blocks_per_row();
+      const uint32_t g = s.scalars.empty() ? 0 : ref::f32_bits(s.scalars[0]);
+      const size_t row_code_bytes = th.codes.size() / size_t(s.rows);
+      const int cell = scale_cell_bytes(plan_);
+      const bool linear = s.layout == ref::ScaleLayout::kLinear;
+      const bool e2m1 = plan_.op().element_format == ref::ElementFormat::kE2m1;
+      bool run_open = false;  // the last keep() of this block went to p.events.back()
+      auto keep = [&](const DistanceEvent& ev, bool element) {
+        if (all_events || (ev.special ? special_events : finite_events)) {
+          if (element && run_open && p.events.back().same_as(ev)) {
+            ++p.events.back().count;
+          } else {
+            p.events.push_back(ev);
+            run_open = element;
+          }
+        } else {
+          ++p.counted_only;
+          run_open = false;
+        }
+      };
+      for (int64_t r = item.r0; r < item.r1; ++r) {
+        if (linear &&
+            std::memcmp(o.codes.data() + size_t(r) * row_code_bytes, th.codes.data() + size_t(r) * row_code_bytes,
+                        row_code_bytes) == 0 &&
+            std::memcmp(o.scales.data() + size_t(r * blocks * cell), th.scales.data() + size_t(r * blocks * cell),
+                        size_t(blocks * cell)) == 0) {
+          p.blocks += uint64_t(blocks);
+          p.cases += uint64_t(blocks * n);
+          continue;
+        }
+        for (int64_t k = 0; k < blocks; ++k) {
+          ++p.blocks;
+          p.cases += uint64_t(n);
+          const int64_t off = ref::scale_offset(s.layout, r, k, s.rows, blocks);
+          const uint32_t sg = scale_bits_at(plan_, o.scales, off), so = scale_bits_at(other, th.scales, off);
+          const auto sgp = scale_position(plan_, sg), sop = scale_position(other, so);
+          const bool scale_special = !sgp || !sop;
+          const int64_t base = r * s.width + k * n;
+          const uint16_t* values = call.tv + base;
+          const size_t b = size_t(r * blocks + k);
+          const uint16_t amax = call.own_amax ? call.own_amax[b] : plan_.block_amax(values, n);
+          const uint16_t oamax = call.other_amax ? call.other_amax[b] : other.block_amax(values, n);
+          DistanceEvent ev;
+          ev.r = int32_t(r), ev.k = int32_t(k), ev.amax = amax, ev.other_amax = oamax, ev.sg = sg, ev.so = so;
+          if (sg != so) {
+            ++p.scales_differ;
+            if (!scale_special) add_step(p.scale_steps, std::abs(*sgp - *sop));
+            else ++p.nan_inf_differ;
+            ev.key = pair_key(true, amax, sg, g);
+            ev.special = scale_special;
+            ev.steps = scale_special ? 0 : std::abs(*sgp - *sop);
+            keep(ev, false);
+          }
+          // A block whose code bytes are equal has no code difference (E2M1: n / 2 whole bytes, n even).
+          const size_t cb = e2m1 ? size_t(n / 2) : size_t(n), co0 = e2m1 ? size_t(base / 2) : size_t(base);
+          if (std::memcmp(o.codes.data() + co0, th.codes.data() + co0, cb) == 0) continue;
+          std::optional<ref::QuantBlockState> other_state, own_state;  // where no image's code serves
+          run_open = false;
+          // The last differing element's inputs and what followed from them (a block's zeros repeat them).
+          bool have_last = false;
+          uint16_t last_v = 0;
+          uint8_t last_cg = 0, last_co = 0, last_ro = 0, last_rp = 0;
+          DistanceEvent ce = ev;
+          for (int e = 0; e < n; ++e) {
+            // code_at's reading: the E2M1 nibble (element 2j low, 2j + 1 high), or the byte.
+            const size_t at = size_t(base + e);
+            const uint8_t cg = e2m1 ? uint8_t(at & 1 ? o.codes[at / 2] >> 4 : o.codes[at / 2] & 0x0F) : o.codes[at];
+            const uint8_t co = e2m1 ? uint8_t(at & 1 ? th.codes[at / 2] >> 4 : th.codes[at / 2] & 0x0F) : th.codes[at];
+            if (cg == co) continue;
+            ++p.codes_differ;
+            const uint16_t v = values[e];
+            // The contracts' own codes of v under the claimed contract's amax: the images' where the amaxes agree.
+            uint8_t raw_other = 0, raw_own = 0;
+            if (!scale_special) {
+              if (call.theirs_raw && oamax == amax) {
+                raw_other = (*call.theirs_raw)[size_t(base + e)];
+              } else {
+                if (!other_state) other_state = other.scale_step(amax, s.scalars.data());
+                raw_other = other.element_step(v, *other_state);
+              }
+              if (call.own_raw) {
+                raw_own = (*call.own_raw)[size_t(base + e)];
+              } else {
+                if (!own_state) own_state = plan_.scale_step(amax, s.scalars.data());
+                raw_own = plan_.element_step(v, *own_state);
+              }
+            }
+            if (!(have_last && v == last_v && cg == last_cg && co == last_co && raw_other == last_ro &&
+                  raw_own == last_rp)) {
+              const bool no_code = !scale_special && (raw_other == ref::kQuantNoCode ||
+                                                      (raw_own == ref::kQuantNoCode && cg == (raw_own & 0x0F)));
+              const bool special = scale_special || no_code || ref::is_nan_bits(dt, v) || abs_bits(v) == inf_bits(dt);
+              const auto pg = code_position(plan_, cg), po = code_position(other, co);
+              ce.value = v;
+              ce.cg = cg;
+              ce.co = co;
+              ce.special = special || !pg || !po;
+              ce.sign_of_zero = !ce.special && *pg == 0 && *po == 0;
+              ce.steps = ce.special ? 0 : std::abs(*pg - *po);
+              ce.key = pair_key(false, v, sg, g);
+              have_last = true, last_v = v, last_cg = cg, last_co = co, last_ro = raw_other, last_rp = raw_own;
+            }
+            if (!ce.special) {
+              if (ce.sign_of_zero) ++p.sign_of_zero_differ;
+              add_step(p.code_steps, ce.steps);
+            } else {
+              ++p.nan_inf_differ;
+            }
+            ce.e = e;
+            keep(ce, true);
+          }
+        }
+      }
+    });
+    // In order: the counts (order-free), then every keep() as distance() makes it.
+    const PhaseClock in_order("other contracts: differences in order");
+    const int digits = e4m3_scales(plan_) ? 2 : 8;
+    for (size_t it = 0; it < items.size(); ++it) {
+      DistancePart& p = parts[it];
+      const QuantCallSpec& s = specs[items[it].call];
+      d.blocks += p.blocks;
+      d.cases += p.cases;
+      d.scales_differ += p.scales_differ;
+      d.codes_differ += p.codes_differ;
+      d.nan_inf_differ += p.nan_inf_differ;
+      d.sign_of_zero_differ += p.sign_of_zero_differ;
+      for (const auto& [st, c] : p.scale_steps) add_steps(d.scale_steps, st, c);
+      for (const auto& [st, c] : p.code_steps) add_steps(d.code_steps, st, c);
+      d.pairs_total += p.counted_only;
+      std::vector<uint32_t> scalar_bits;
+      for (float x : s.scalars) scalar_bits.push_back(ref::f32_bits(x));
+      const QuantOutcome& o = got[items[it].call];
+      const Image& th = *in[items[it].call].theirs;
+      for (const DistanceEvent& ev : p.events)
+        for (uint32_t i = 0; i < ev.count; ++i) {
+        if (side.keys.size() >= max_distinct_) {
+          if (!side.file && (ev.special ? side.special.size() >= special_cap : side.finite.size() >= finite_cap)) {
+            d.pairs_total += ev.count - i;  // each remaining call only counts
+            break;
+          }
+          ++d.pairs_total;
+        } else if (side.keys.insert(ev.key).second) {
+          ++d.pairs_total;
+        } else {
+          continue;
+        }
+        if (side.file) {
+          DifferenceLine l;
+          if (ev.e >= 0) l.value = ev.value, l.code = ev.cg, l.other_code = ev.co;
+          l.amax = ev.amax;
+          l.other_amax = ev.other_amax;
+          l.scale = ev.sg;
+          l.other_scale = ev.so;
+          l.kind = ev.special        ? std::string("nan-inf")
+                   : ev.e < 0        ? "scale:" + std::to_string(ev.steps)
+                   : ev.sign_of_zero ? std::string("sign-of-zero")
+                                     : "code:" + std::to_string(ev.steps);
+          l.scalars = scalar_bits;
+          side.file->add(difference_line_text(l, digits));
+        }
+        std::vector<std::string>& kept = ev.special ? side.special : side.finite;
+        if (kept.size() < (ev.special ? special_cap : finite_cap)) {
+          // The i-th differing element of the block from ev.e on.
+          int e = ev.e;
+          for (uint32_t left = i; e >= 0 && left > 0;) {
+            ++e;
+            if (code_in(plan_, o.codes, s.width, ev.r, int64_t(ev.k) * plan_.block_size() + e) !=
+                code_in(other, th.codes, s.width, ev.r, int64_t(ev.k) * plan_.block_size() + e))
+              --left;
+          }
+          kept.push_back(e < 0 ? element_head(s, ev.r, ev.k, -1) + " => scale " + scale_text(plan_, ev.sg) + ", " +
+                                     d.contract + " scale " + scale_text(other, ev.so)
+                               : element_head(s, ev.r, ev.k, e) + " => code " + hex(ev.cg, 1) + " scale " +
+                                     scale_text(plan_, ev.sg) + ", " + d.contract + " code " + hex(ev.co, 1) +
+                                     " scale " + scale_text(other, ev.so));
+        }
+      }
+    }
+  }
+
  private:
   const QuantContext& ctx_;
   CheckResult& r_;
   const QuantPlan& plan_;
+  size_t max_distinct_;  ///< differing inputs told apart per other contract
   std::vector<std::string> names_;
   bool codes_seen_[256] = {};
   std::unordered_set<uint32_t> scales_seen_;
@@ -647,8 +924,14 @@ bool run_batches(const QuantContext& ctx, QuantTally& t, std::vector<QuantCallSp
       const PhaseClock other("other contracts");
       for (size_t m = 0; m < ctx.model.others.size(); ++m) {
         const std::vector<Image> theirs = expected_images(*ctx.model.others[m], part, values);
-        for (size_t j = 0; j < part.size(); ++j)
-          t.distance((*distances)[m], *ctx.model.others[m], part[j], got[j], theirs[j], values[j]);
+        if (ctx.generic_paths) {  // the reference of distance_batch's test
+          for (size_t j = 0; j < part.size(); ++j)
+            t.distance((*distances)[m], *ctx.model.others[m], part[j], got[j], theirs[j], values[j]);
+          continue;
+        }
+        std::vector<QuantTally::DistanceInputs> in(part.size());
+        for (size_t j = 0; j < part.size(); ++j) in[j].theirs = &theirs[j], in[j].tv = values[j].data();
+        t.distance_batch((*distances)[m], *ctx.model.others[m], part, got, in);
       }
     }
   }
@@ -949,6 +1232,151 @@ uint32_t asked_stage_rows(const QuantContext& ctx) {
   return ctx.stage_rows ? ctx.stage_rows : ctx.options.stage_rows;
 }
 
+/// The blocks of one call as a plan sees them, fixed while only the scalars change: each block's amax by the plan's
+/// rule, and the blocks in order of amax (one scale step for every block of an amax).
+struct AmaxGroups {
+  std::vector<uint16_t> amax;    ///< per block, r * blocks + k
+  std::vector<uint32_t> order;   ///< block indices sorted by amax (stable)
+};
+
+AmaxGroups amax_groups(const QuantPlan& plan, const QuantCallSpec& s, const std::vector<uint16_t>& tv) {
+  const int n = plan.block_size();
+  AmaxGroups g;
+  g.amax.resize(size_t(s.rows * s.blocks_per_row()));
+  for (size_t b = 0; b < g.amax.size(); ++b) g.amax[b] = plan.block_amax(tv.data() + b * size_t(n), n);
+  g.order.resize(g.amax.size());
+  for (size_t b = 0; b < g.order.size(); ++b) g.order[b] = uint32_t(b);
+  std::stable_sort(g.order.begin(), g.order.end(), [&](uint32_t x, uint32_t y) { return g.amax[x] < g.amax[y]; });
+  return g;
+}
+
+/// expected_image of call s with its codes before packing (`raw`, one per element), on one thread. The same
+/// arithmetic: a block's scale is plan.scale_step(plan.block_amax(values)), each element's code
+/// plan.element_step(value, that state); the state is computed once for every block of one amax, and the code of +0
+/// once under it (both are functions of their arguments only). `bytes_present`: Image::codes_present and
+/// scales_present too (the claimed contract's image, for QuantTally::compare).
+void grouped_image(const QuantPlan& plan, const QuantCallSpec& s, const std::vector<uint16_t>& tv, const AmaxGroups& g,
+                   Image& img, std::vector<uint8_t>& raw, bool bytes_present) {
+  const int n = plan.block_size();
+  const int64_t blocks = s.blocks_per_row();
+  const int cell = scale_cell_bytes(plan);
+  img.codes.assign(s.codes_bytes, 0);
+  img.scales.assign(s.scale_bytes, 0);
+  raw.resize(size_t(s.rows * s.width));
+  for (size_t i = 0; i < g.order.size();) {
+    const uint16_t a = g.amax[g.order[i]];
+    const ref::QuantBlockState st = plan.scale_step(a, s.scalars.data());
+    int zero_code = -1;
+    for (; i < g.order.size() && g.amax[g.order[i]] == a; ++i) {
+      const uint32_t b = g.order[i];
+      const int64_t r = int64_t(b) / blocks, k = int64_t(b) % blocks;
+      const size_t base = size_t(b) * size_t(n);
+      for (int e = 0; e < n; ++e) {
+        const uint16_t v = tv[base + size_t(e)];
+        if (v != 0) {
+          raw[base + size_t(e)] = plan.element_step(v, st);
+        } else {
+          if (zero_code < 0) zero_code = plan.element_step(0, st);
+          raw[base + size_t(e)] = uint8_t(zero_code);
+        }
+      }
+      const int64_t off = ref::scale_offset(s.layout, r, k, s.rows, blocks) * cell;
+      if (cell == 1) {
+        img.scales[size_t(off)] = st.scale.byte;
+      } else {
+        const uint32_t u = ref::f32_bits(st.scale.value);
+        for (int q = 0; q < 4; ++q) img.scales[size_t(off + q)] = uint8_t(u >> (8 * q));
+      }
+    }
+  }
+  if (plan.op().element_format == ref::ElementFormat::kE2m1) {
+    for (size_t i = 0; i < img.codes.size(); ++i)
+      img.codes[i] = uint8_t((raw[2 * i] & 0x0F) | uint8_t((raw[2 * i + 1] & 0x0F) << 4));
+  } else {
+    std::copy(raw.begin(), raw.end(), img.codes.begin());
+  }
+  img.has_bytes_present = bytes_present;
+  if (!bytes_present) return;
+  img.codes_present.fill(false);
+  img.scales_present.fill(false);
+  for (uint8_t b : img.codes) img.codes_present[b] = true;
+  for (uint8_t b : img.scales) img.scales_present[b] = true;
+  img.has_bytes_present = true;
+}
+
+/// The scale step's calls on the fast path: one call per tensor amax, all of the same blocks (the template `call`),
+/// only the scalars differing. The T values and each contract's block amaxes once; per batch of the runner's size
+/// the expected images of the claimed contract and of every other (each call and contract on a core of its own,
+/// grouped_image), the subject's batch, the comparison (QuantTally::compare, as run_batches), and the distances
+/// (QuantTally::distance_batch). Counts, records, distances and --differences lines equal run_batches'. False once the
+/// class should stop; `reached`: the rows of the batches begun.
+bool scale_sweep(const QuantContext& ctx, QuantTally& t, const QuantCallSpec& call, const std::vector<uint16_t>& rows,
+                 bool scalars, std::vector<ContractDistance>& dist, size_t* reached) {
+  const QuantPlan& plan = *ctx.model.plan;
+  std::vector<const QuantPlan*> plans = {&plan};
+  for (const auto& o : ctx.model.others) plans.push_back(o.get());
+  std::vector<uint16_t> tv;
+  std::vector<AmaxGroups> groups(plans.size());
+  {
+    const PhaseClock reference("reference values (scale step: amaxes grouped)");
+    tv = call_values(plan, call, 0);
+    parallel_items(plans.size(), [&](unsigned, size_t p) { groups[p] = amax_groups(*plans[p], call, tv); });
+  }
+  const size_t batch = size_t(std::max(1, ctx.runner.preferred_batch()));
+  // The calls and images of a batch, kept from batch to batch (only the scalars and the bytes change).
+  std::vector<QuantCallSpec> specs;
+  std::vector<Image> img;
+  std::vector<std::vector<uint8_t>> raw;
+  for (size_t i0 = 0; i0 < rows.size(); i0 += batch) {
+    const size_t i1 = std::min(rows.size(), i0 + batch), nb = i1 - i0;
+    *reached = i1;
+    const std::string label =
+        "scale step" + (scalars ? " up to tensor amax " + hex(rows[i1 - 1], 4) : std::string());
+    specs.resize(nb, call);
+    for (size_t j = 0; j < nb; ++j)
+      if (scalars) plan.scalars_from_tensor_amax(rows[i0 + j], specs[j].scalars.data());
+    img.resize(nb * plans.size());
+    raw.resize(nb * plans.size());
+    watch_label(label + " (calls 0.." + std::to_string(nb - 1) + ")");
+    std::vector<QuantOutcome> got;
+    {
+      // The subject's batch on this thread while the expected images are computed on the others: a runner's host
+      // side (guarded images, copies) is serial, and the images need nothing from it.
+      const PhaseClock overlapped("reference values and kernel (overlapped)");
+      run_workers(2, [&](unsigned w) {
+        if (w == 0) {
+          got = ctx.runner.call_batch(specs);
+          return;
+        }
+        parallel_items(img.size(), [&](unsigned, size_t q) {
+          const size_t j = q / plans.size(), p = q % plans.size();
+          grouped_image(*plans[p], specs[j], tv, groups[p], img[q], raw[q], p == 0);
+        });
+      });
+    }
+    if (got.size() != specs.size()) throw std::runtime_error("audit: the quant runner returned a short batch");
+    {
+      const PhaseClock comparison("comparison");
+      for (size_t j = 0; j < nb; ++j)
+        if (!t.compare(specs[j], got[j], img[j * plans.size()], label + " call " + std::to_string(j))) return false;
+    }
+    const PhaseClock other("other contracts");
+    for (size_t m = 0; m + 1 < plans.size(); ++m) {
+      std::vector<QuantTally::DistanceInputs> in(nb);
+      for (size_t j = 0; j < nb; ++j) {
+        in[j].theirs = &img[j * plans.size() + m + 1];
+        in[j].tv = tv.data();
+        in[j].theirs_raw = &raw[j * plans.size() + m + 1];
+        in[j].own_raw = &raw[j * plans.size()];
+        in[j].own_amax = groups[0].amax.data();
+        in[j].other_amax = groups[m + 1].amax.data();
+      }
+      t.distance_batch(dist[m], *plans[m + 1], specs, got, in);
+    }
+  }
+  return true;
+}
+
 void quant_stages(const QuantContext& ctx, CheckResult& r) {
   const QuantPlan& plan = *ctx.model.plan;
   const ref::QuantOpSpec& op = plan.op();
@@ -982,10 +1410,20 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
   const std::vector<uint16_t> amax_rows =
       scalars ? strided_rows(scale_rows, special_amaxes(d), &rows_words) : std::vector<uint16_t>{0};
   uint64_t stage1_blocks = 0;
+  // The fast path where every tensor amax is one call of the same blocks (every op: at most 65,536 blocks a call);
+  // the generic one (QuantContext::generic_paths) is its test's reference.
+  std::vector<QuantCallSpec> specs;
+  add_block_calls(ctx, dr, sc, block_list, specs);
+  const bool fast = specs.size() == 1 && specs[0].layout == ref::ScaleLayout::kLinear && !ctx.generic_paths;
+  if (fast) {
+    size_t reached = 0;
+    go = scale_sweep(ctx, t, specs[0], amax_rows, scalars, dist, &reached);
+    stage1_blocks = uint64_t(bvals.size()) * reached;
+  }
+  specs.clear();
   // Several tensor amaxes' calls to a batch, so that the runner can overlap them.
   const size_t batch = size_t(std::max(1, ctx.runner.preferred_batch()));
-  std::vector<QuantCallSpec> specs;
-  for (size_t i = 0; i < amax_rows.size() && go; ++i) {
+  for (size_t i = 0; i < amax_rows.size() && go && !fast; ++i) {
     if (scalars) plan.scalars_from_tensor_amax(amax_rows[i], sc.data());
     add_block_calls(ctx, dr, sc, block_list, specs);
     stage1_blocks += bvals.size();

@@ -19,8 +19,16 @@ struct QuantContext {
   int64_t max_width = 0;
   /// Stages class: the tensor amaxes of the scale step (the element step takes a sixth as many global scales, or 4
   /// times as many group amaxes); 0: options.stage_rows (--stage-rows), else the backend's default (quant_classes.cpp:
-  /// a stated strided subset with the specials; on the host a whole audit of one op in about 30 s on 2 cores).
+  /// on CUDA every tensor amax; on the host a stated strided subset with the specials, a whole audit of one op in
+  /// about 30 s on 2 cores).
   uint32_t stage_rows = 0;
+  /// Stages class: the scale step through the generic batch path (run_batches) instead of its fast path, and every
+  /// distance from another contract by QuantTally::distance, call after call, instead of on every core; the result
+  /// must be the same (the test of the fast paths).
+  bool generic_paths = false;
+  /// Stages class: differing inputs told apart per other contract before every further one only counts (0: the
+  /// default, 2^21; tests make it small to reach that regime).
+  size_t max_distinct_pairs = 0;
 };
 
 /// The classes a quantization op runs, in order: rejection, widths, stages, blocks, layout.

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <tuple>
@@ -19,6 +21,7 @@
 #include "common/exit_status.h"
 #include "property_tests/support/golden_paths.h"
 #include "audit/guarded_image.h"
+#include "audit/plugin_loader.h"
 #include "audit/quant_call.h"
 #include "audit/quant_classes.h"
 #include "audit/quant_differences.h"
@@ -560,6 +563,134 @@ TEST(Audit_QuantClasses, VllmRefAgainstRcpApproxPairs) {
   expect_differences_file(*rcp, dir, *m.plan, *rcp_plan);
   std::filesystem::remove_all(dir);
   std::printf("%s", contract_distances_markdown(r, "vllm-ref", 6).c_str());
+}
+
+/// The stages class of `runner`'s subject through the fast paths or the generic ones (QuantContext::generic_paths).
+CheckResult stages_via(QuantRunner& runner, const QuantModel& model, bool generic, uint32_t rows, uint64_t stop_after,
+                       const std::string& differences, size_t max_distinct) {
+  PluginInfo info;
+  info.memory = FUSEPROOF_MEMORY_HOST;
+  info.vector_bytes = 16;
+  info.op = model.op->name;
+  AuditOptions options;
+  options.records = 8;
+  options.stop_after = stop_after;
+  options.differences = differences;
+  const int32_t abi = model.dtype == ref::Dtype::kBf16 ? FUSEPROOF_DTYPE_BF16 : FUSEPROOF_DTYPE_FP16;
+  QuantContext ctx{info, runner, model, options, abi, 0, rows};
+  ctx.generic_paths = generic;
+  ctx.max_distinct_pairs = max_distinct;
+  CheckResult r;
+  {
+    const PhaseSinkScope sink(&r.phases);
+    run_quant_class(CheckClass::kStages, ctx, r);
+  }
+  settle_check(r);
+  return r;
+}
+
+bool has_phase(const CheckResult& r, const std::string& name) {
+  for (const auto& p : r.phases.phases)
+    if (p.first == name) return true;
+  return false;
+}
+
+/// Runs the stages class both ways (fresh --differences directories each) and expects every field of the results
+/// equal but the time and the files' directory, and the files byte for byte; returns the fast path's result.
+CheckResult expect_paths_agree(const std::function<std::unique_ptr<QuantRunner>()>& runner, const QuantModel& model,
+                               uint32_t rows, uint64_t stop_after, size_t max_distinct = 0, bool differences = true) {
+  // Directories of this test alone (ctest runs the tests of this file side by side).
+  const std::string tag = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string fast_dir = differences ? fresh_dir("fuseproof_" + tag + "_fast") : "";
+  const std::string generic_dir = differences ? fresh_dir("fuseproof_" + tag + "_generic") : "";
+  const CheckResult fast = stages_via(*runner(), model, false, rows, stop_after, fast_dir, max_distinct);
+  const CheckResult generic = stages_via(*runner(), model, true, rows, stop_after, generic_dir, max_distinct);
+  auto comparable = [](const CheckResult& r) {
+    nlohmann::json j = check_to_json(r);
+    j.erase("seconds");
+    j.erase("phases");
+    for (auto& d : j["contract_distances"])
+      if (d.contains("differences")) d["differences"].erase("path");
+    return j;
+  };
+  // Each path ran (the fast one names its phase).
+  EXPECT_TRUE(has_phase(fast, "reference values (scale step: amaxes grouped)"));
+  EXPECT_FALSE(has_phase(generic, "reference values (scale step: amaxes grouped)"));
+  EXPECT_EQ(comparable(fast).dump(1), comparable(generic).dump(1));
+  EXPECT_EQ(fast.contract_distances.size(), generic.contract_distances.size());
+  for (size_t k = 0; k < fast.contract_distances.size() && k < generic.contract_distances.size(); ++k) {
+    const std::string& a = fast.contract_distances[k].differences_path;
+    const std::string& b = generic.contract_distances[k].differences_path;
+    EXPECT_EQ(a.empty(), !differences);
+    if (a.empty()) continue;
+    std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+    const std::string ta((std::istreambuf_iterator<char>(fa)), {}), tb((std::istreambuf_iterator<char>(fb)), {});
+    EXPECT_TRUE(ta == tb) << a << " (" << ta.size() << " bytes) and " << b << " (" << tb.size() << " bytes) differ";
+  }
+  if (differences) {
+    std::filesystem::remove_all(fast_dir);
+    std::filesystem::remove_all(generic_dir);
+  }
+  return fast;
+}
+
+struct SweepCase {
+    const char* op;
+    ref::QuantContract contract;
+    ref::Dtype dtype;
+    Bug bug;
+    uint32_t rows;  ///< 5: two batches of FakeRunner's 4
+    uint64_t stop_after;
+    size_t max_distinct;  ///< small: most differences past the set of distinct ones (counted, listed, not told apart)
+    bool differences;
+};
+
+void expect_sweep_cases_agree(const std::vector<SweepCase>& cases) {
+  for (const SweepCase& c : cases) {
+    SCOPED_TRACE(std::string(c.op) + " " + ref::quant_contract_name(c.contract) + " " + ref::dtype_name(c.dtype) +
+                 " bug " + std::to_string(int(c.bug)));
+    const QuantModel m = test_model(c.op, c.contract, c.dtype);
+    const CheckResult r = expect_paths_agree([&] { return std::make_unique<FakeRunner>(*m.plan, c.bug); }, m, c.rows,
+                                             c.stop_after, c.max_distinct, c.differences);
+    EXPECT_EQ(r.status, c.bug == Bug::kNone ? CheckStatus::kPass : CheckStatus::kFail) << summary(r);
+    EXPECT_GT(r.cases, 0u);
+    if (c.stop_after) EXPECT_TRUE(r.stopped_early) << summary(r);
+  }
+}
+
+// The scale step's fast path (grouped scale steps, the distances on every core) gives exactly the generic path's
+// result: counts, verdict, records, distance tables and --differences files; over two runner batches, on a correct
+// subject and on broken ones (the negative control: their results differ from the correct one's and FAIL), and with
+// an early stop.
+TEST(Audit_QuantClasses, ScaleSweepFastPathEqualsGeneric) {
+  expect_sweep_cases_agree({
+      {"nvfp4_quant", ref::QuantContract::kTe, ref::Dtype::kFp16, Bug::kNone, 5, 0, 0, true},
+      {"nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16, Bug::kScaleOffByOne, 5, 0, 0, true},
+      {"nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16, Bug::kAmaxSigned, 2, 5, 0, true},
+  });
+}
+
+// The same past a small set of distinct differences, where every further difference is counted and (with the files)
+// listed, one by one: the fast path's runs of equal differences (a block's zeros) expand to exactly those lines.
+TEST(Audit_QuantClasses, ScaleSweepFastPathEqualsGenericPastDistinctCap) {
+  expect_sweep_cases_agree({
+      {"nvfp4_quant", ref::QuantContract::kTe, ref::Dtype::kBf16, Bug::kNone, 1, 0, 1000, true},
+      {"nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kFp16, Bug::kNone, 2, 0, 1000, false},
+  });
+}
+
+// The same with the built-in nvfp4_quant emulation and its inexact-reciprocal mutant as plugins on the host runner:
+// the mutant's codes and scales differ from vllm-ref's, so its result FAILs where the emulation's PASSes.
+TEST(Audit_QuantClasses, ScaleSweepFastPathEqualsGenericPlugins) {
+  const QuantModel m = test_model("nvfp4_quant", ref::QuantContract::kVllmRef, ref::Dtype::kBf16);
+  const Plugin emulated = Plugin::load(std::string(FUSEPROOF_PLUGIN_DIR) + "/libnvfp4_quant_emulated.so", "nvfp4_quant");
+  const Plugin mutant =
+      Plugin::load(std::string(FUSEPROOF_MUTANT_DIR) + "/libhost_nvfp4_quant_inexact_rcp.so", "nvfp4_quant");
+  const CheckResult good = expect_paths_agree([&] { return make_host_quant_runner(emulated); }, m, 3, 0);
+  EXPECT_EQ(good.status, CheckStatus::kPass) << summary(good);
+  const CheckResult bad = expect_paths_agree([&] { return make_host_quant_runner(mutant); }, m, 3, 0);
+  EXPECT_EQ(bad.status, CheckStatus::kFail) << summary(bad);
+  EXPECT_GT(bad.mismatches, 0u);
 }
 
 // The host's default scope (stage_rows 0): what a whole audit of one op runs per dtype, timed (the numbers of the
