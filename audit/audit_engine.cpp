@@ -321,9 +321,19 @@ CheckResult run_quant_class_here(const AuditOptions& o, const PluginInfo& info, 
   AuditOptions resolved = o;
   resolved.domain_biases = resolved_domain_biases(o, info.cuda());
   resolved.max_width = resolved_max_width(o, info.cuda());
-  QuantContext ctx{info, runner, model, resolved,
-                   d == ref::Dtype::kBf16 ? int32_t(FUSEPROOF_DTYPE_BF16) : int32_t(FUSEPROOF_DTYPE_FP16)};
+  const auto abi = [](ref::Dtype t) {
+    return t == ref::Dtype::kBf16 ? int32_t(FUSEPROOF_DTYPE_BF16) : int32_t(FUSEPROOF_DTYPE_FP16);
+  };
+  QuantContext ctx{info, runner, model, resolved, abi(d)};
   ctx.stage_rows = o.stage_rows;  // 0: the backend's default (quant_classes.cpp states it)
+  // As for the elementwise ops: only a class that mixes dtypes sees the other dtype's model, when both were asked for.
+  const ref::Dtype other_d = d == ref::Dtype::kBf16 ? ref::Dtype::kFp16 : ref::Dtype::kBf16;
+  std::optional<QuantModel> other;
+  if (check_class_mixes_dtypes(c) && std::find(o.dtypes.begin(), o.dtypes.end(), other_d) != o.dtypes.end()) {
+    other = quant_model_for(o, other_d);
+    ctx.other_model = &*other;
+    ctx.other_abi_dtype = abi(other_d);
+  }
   return timed_class(c, d, [&](CheckResult& r) { run_quant_class(c, ctx, r); });
 }
 

@@ -179,22 +179,6 @@ void check_repeat(const CheckContext& ctx, CheckResult& r) {
 
 namespace {
 
-/// The most calls whose spans intersect at one instant, and the pairs of calls on different lanes that intersect.
-std::pair<int, uint64_t> overlap_of(const std::vector<Span>& spans, int lanes) {
-  std::vector<std::pair<double, int>> ev;
-  for (const Span& sp : spans) ev.push_back({sp.start_us, 1}), ev.push_back({sp.end_us, -1});
-  std::sort(ev.begin(), ev.end());  // an end before a start at the same instant: touching spans do not overlap
-  int now = 0, most = 0;
-  for (const auto& e : ev) most = std::max(most, now += e.second);
-  uint64_t pairs = 0;
-  for (size_t i = 0; i < spans.size(); ++i)
-    for (size_t j = i + 1; j < spans.size(); ++j)
-      if (int(i) % lanes != int(j) % lanes && spans[i].start_us < spans[j].end_us &&
-          spans[j].start_us < spans[i].end_us)
-        ++pairs;
-  return {most, pairs};
-}
-
 std::string fixed1(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f", v);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "audit/call_spec.h"
@@ -72,6 +73,10 @@ struct LargeOutcome {
 struct Span {
   double start_us = 0, end_us = 0;
 };
+
+/// The most calls whose spans intersect at one instant, and the pairs of calls on different lanes (call i on lane
+/// i % lanes) that intersect.
+std::pair<int, uint64_t> overlap_of(const std::vector<Span>& spans, int lanes);
 
 /// The calls of call_concurrent, in the order given.
 struct ConcurrentOutcome {

@@ -3,6 +3,9 @@
 // comparison on the bytes of the codes and scales tensors against ref::QuantPlan.
 #include "audit/quant_classes.h"
 
+#include "audit/quant_call_classes.h"
+#include "audit/quant_class_support.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -130,13 +133,7 @@ void put(const Driver& dr, QuantCallSpec& s, int64_t r, int64_t c, uint16_t v) {
   for (int i = 0; i < dr.inputs; ++i) s.at(i, r, c) = dr.in[v][size_t(i)];
 }
 
-/// The byte images a correct kernel writes: the packed codes, and every scale cell (padding cells 0x00).
-struct Image {
-  std::vector<uint8_t> codes, scales;
-  /// Where set (the scale step's fast path): which byte values `codes` holds, and (one-byte scale cells) `scales`.
-  bool has_bytes_present = false;
-  std::array<bool, 256> codes_present{}, scales_present{};
-};
+using Image = QuantExpected;
 
 /// The quantizer's T inputs of block (r, k) (after the activation stage).
 void block_values(const QuantPlan& plan, const QuantCallSpec& s, int64_t r, int64_t k, uint16_t* values) {
@@ -1013,7 +1010,9 @@ std::vector<uint16_t> special_amaxes(ref::Dtype d) {
 
 const std::vector<CheckClass>& quant_check_classes() {
   static const std::vector<CheckClass> c = {CheckClass::kRejection, CheckClass::kWidths, CheckClass::kStages,
-                                            CheckClass::kBlocks, CheckClass::kLayout};
+                                            CheckClass::kBlocks,    CheckClass::kLayout, CheckClass::kShapes,
+                                            CheckClass::kBatch,     CheckClass::kRepeat, CheckClass::kStreams,
+                                            CheckClass::kGraph,     CheckClass::kHistory};
   return c;
 }
 
@@ -1760,8 +1759,38 @@ void run_quant_class(CheckClass c, const QuantContext& ctx, CheckResult& r) {
     case CheckClass::kStages: quant_stages(ctx, r); break;
     case CheckClass::kBlocks: quant_blocks(ctx, r); break;
     case CheckClass::kLayout: quant_layout(ctx, r); break;
+    case CheckClass::kShapes: quant_shapes(ctx, r); break;
+    case CheckClass::kBatch: quant_batch(ctx, r); break;
+    case CheckClass::kRepeat: quant_repeat(ctx, r); break;
+    case CheckClass::kStreams: quant_streams(ctx, r); break;
+    case CheckClass::kGraph: quant_graph(ctx, r); break;
+    case CheckClass::kHistory: quant_history(ctx, r); break;
     default: throw std::logic_error(std::string("audit: ") + check_class_name(c) + " is not a quantization class");
   }
 }
+
+// The helpers above, for audit/quant_call_classes.cpp (audit/quant_class_support.h).
+
+std::vector<QuantExpected> expected_quant_images(const QuantContext& ctx, const std::vector<QuantCallSpec>& specs) {
+  return expected_images(*ctx.model.plan, specs, batch_values(*ctx.model.plan, specs));
+}
+
+struct QuantCallTally::Impl {
+  Impl(const QuantContext& ctx, CheckResult& r) : t(ctx, r) {}
+  QuantTally t;
+};
+
+QuantCallTally::QuantCallTally(const QuantContext& ctx, CheckResult& r) : impl_(std::make_unique<Impl>(ctx, r)) {}
+QuantCallTally::~QuantCallTally() = default;
+bool QuantCallTally::compare(const QuantCallSpec& s, const QuantOutcome& o, const QuantExpected& want,
+                             const std::string& label) {
+  return impl_->t.compare(s, o, want, label);
+}
+void QuantCallTally::failure(const std::string& line, uint64_t count) { impl_->t.failure(line, count); }
+bool QuantCallTally::stop() { return impl_->t.stop(); }
+
+uint64_t quant_seed(const QuantContext& ctx, CheckClass c) { return quant_class_seed(ctx, c); }
+
+void quant_scalars_from_call(const ref::QuantPlan& plan, QuantCallSpec& s) { scalars_from_call(plan, s); }
 
 }  // namespace fuseproof::audit

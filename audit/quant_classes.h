@@ -29,9 +29,14 @@ struct QuantContext {
   /// Stages class: differing inputs told apart per other contract before every further one only counts (0: the
   /// default, 2^21; tests make it small to reach that regime).
   size_t max_distinct_pairs = 0;
+  /// History class: the other dtype's model and ABI code when both dtypes were asked for (else null: every call of
+  /// the history is of this dtype).
+  const QuantModel* other_model = nullptr;
+  int32_t other_abi_dtype = 0;
 };
 
-/// The classes a quantization op runs, in order: rejection, widths, stages, blocks, layout.
+/// The classes a quantization op runs, in order: rejection, widths, stages, blocks, layout, then the calls as models
+/// make them (audit/quant_call_classes.h): shapes, batch, repeat, streams, graph, history.
 const std::vector<CheckClass>& quant_check_classes();
 
 /// Runs class c (one of quant_check_classes()) on ctx: cases, mismatches, records, the scope in words, and for the

@@ -1,5 +1,12 @@
 // quant_host_runner.cpp: QuantRunner for host-memory plugins: each call on guarded images of its own, the calls of a
 // batch spread over every core.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "audit/call_watch.h"
 #include "audit/quant_images.h"
 #include "audit/quant_runner.h"
@@ -35,6 +42,76 @@ class HostQuantRunner final : public QuantRunner {
 
   std::string hardware() const override { return host_cpu_description(); }
   int preferred_batch() const override { return int(4 * worker_count()); }
+
+  uint64_t memory_available() const override {
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+  }
+
+  /// The buffers generated in place, codes and scales poisoned; the plugin's call on them, then the inputs
+  /// regenerated and compared, and the codes and scales handed to `check` in chunks of about 2^24 elements.
+  std::optional<QuantLargeOutcome> large_call(const QuantLargeSpec& s, const QuantChunkCheck& check) override {
+    QuantLargeOutcome o;
+    const QuantCallSpec& v = s.view;
+    std::vector<GuardedImage> bufs;
+    for (size_t k = 0; k < s.buffer_elems.size(); ++k) {
+      bufs.emplace_back(s.buffer_elems[k], input_guard_fill(int(k)));
+      s.fill(int(k), reinterpret_cast<uint16_t*>(bufs.back().data()));
+    }
+    GuardedImage codes((v.codes_bytes + 1) / 2, kPoison), scales((v.scale_bytes + 1) / 2, kPoison);
+    std::vector<uint8_t*> ptrs;
+    for (auto& b : bufs) ptrs.push_back(b.data());
+    const fuseproof_call_t c = abi_quant_call(v, ptrs, codes.aligned_data(), scales.aligned_data(), nullptr);
+    {
+      const PhaseClock kernel("kernel");
+      watch_begin(describe_quant_call(v));
+      o.rc = plugin_.call(c, &o.message);
+      watch_end();
+    }
+    o.guard_writes = guard_bytes_changed(codes, v.codes_bytes) + guard_bytes_changed(scales, v.scale_bytes);
+    for (size_t k = 0; k < bufs.size(); ++k)
+      o.inputs_changed += s.changed(int(k), reinterpret_cast<const uint16_t*>(bufs[k].data())) +
+                          (bufs[k].guard_writes() + 1) / 2;
+    if (o.rc != 0) return o;
+    const size_t row_codes = v.codes_bytes / size_t(v.rows), row_scales = v.scale_bytes / size_t(v.rows);
+    const int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 24) / v.width);
+    for (int64_t r0 = 0; r0 < v.rows; r0 += chunk)
+      if (!check(r0, std::min(chunk, v.rows - r0), codes.data() + size_t(r0) * row_codes,
+                 scales.data() + size_t(r0) * row_scales))
+        break;
+    return o;
+  }
+
+  /// One thread per lane, released together; each makes its calls one after another on images of its own.
+  std::optional<QuantConcurrentOutcome> call_concurrent(const std::vector<QuantCallSpec>& specs, int lanes) override {
+    QuantConcurrentOutcome co;
+    const size_t n = specs.size();
+    lanes = std::max(1, std::min(lanes, int(n)));
+    co.lanes = std::to_string(lanes) + " host threads (one per lane, released together)";
+    std::vector<QuantImages> images = quant_images_of(specs);
+    co.calls.resize(n);
+    co.spans.resize(n);
+    using clock = std::chrono::steady_clock;
+    std::atomic<int> ready{0};
+    clock::time_point origin;
+    watch_begin(std::to_string(n) + " calls on " + co.lanes);
+    run_workers(unsigned(lanes), [&](unsigned lane) {
+      if (ready.fetch_add(1) + 1 == lanes) origin = clock::now(), ready.fetch_add(1);
+      while (ready.load() <= lanes) std::this_thread::yield();
+      for (size_t i = size_t(lane); i < n; i += size_t(lanes)) {
+        const auto t0 = clock::now();
+        const fuseproof_call_t c = abi_quant_call(specs[i], images[i].buffer_data(), images[i].codes.aligned_data(),
+                                                  images[i].scales.aligned_data(), nullptr);
+        co.calls[i].rc = plugin_.call(c, &co.calls[i].message);
+        const auto t1 = clock::now();
+        co.spans[i] = {std::chrono::duration<double, std::micro>(t0 - origin).count(),
+                       std::chrono::duration<double, std::micro>(t1 - origin).count()};
+      }
+    });
+    watch_end();
+    for (size_t i = 0; i < n; ++i) images[i].finish(specs[i], co.calls[i]);
+    return co;
+  }
 
  private:
   const Plugin& plugin_;
