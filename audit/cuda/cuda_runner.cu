@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "audit/call_watch.h"
+#include "audit/cuda/device_kernels.cuh"
 #include "audit/cuda/device_slot.h"
 #include "audit/counter_patterns.h"
 #include "audit/kernel_runner.h"
@@ -19,37 +20,6 @@ namespace fuseproof::audit {
 
 namespace {
 
-
-__global__ void fill_u16(uint16_t* p, size_t n, uint16_t v) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) p[i] = v;
-}
-
-__device__ uint64_t global_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-/// x[i] = counter_pattern(seed, i) for i < n.
-__global__ void fill_counter(uint16_t* x, size_t n, bool bf16, uint64_t seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    x[i] = counter_pattern(bf16, seed, i);
-}
-
-/// Counts elements of x that differ from counter_pattern(seed, i).
-__global__ void count_changed(const uint16_t* x, size_t n, bool bf16, uint64_t seed, unsigned long long* changed) {
-  unsigned long long local = 0;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    local += x[i] != counter_pattern(bf16, seed, i);
-  if (local) atomicAdd(changed, local);
-}
-
-/// The streams class's gate: spins `ns` on the origin stream while the calls are enqueued behind it.
-__global__ void spin_ns(uint64_t ns) {
-  const uint64_t t0 = global_ns();
-  while (global_ns() - t0 < ns) {
-  }
-}
 
 /// What the PDL producer writes late: up to FUSEPROOF_MAX_INPUTS buffers.
 struct LateWrites {
@@ -70,33 +40,6 @@ __global__ void late_producer(LateWrites w, uint64_t delay_ns) {
     for (size_t i = threadIdx.x; i < w.n[k]; i += blockDim.x) w.dst[k][i] = w.src[k][i];
   __threadfence();
 }
-
-/// A one-off device buffer of guard + data + guard for a large call.
-struct DeviceGuarded {
-  uint8_t* base = nullptr;
-  size_t bytes = 0;
-  std::string alloc(size_t elems, uint16_t fill, cudaStream_t s) {
-    bytes = (2 * kGuardElems + elems) * 2;
-    FP_CUDA_TRY(cudaMalloc(&base, bytes));
-    fill_u16<<<256, 256, 0, s>>>(reinterpret_cast<uint16_t*>(base), bytes / 2, fill);
-    FP_CUDA_TRY(cudaGetLastError());
-    return "";
-  }
-  uint16_t* data() const { return reinterpret_cast<uint16_t*>(base + kGuardElems * 2); }
-  /// Guard bytes (head and tail around `elems`) that are no longer `fill`.
-  std::string guard_changes(size_t elems, uint16_t fill, uint64_t* count) const {
-    std::vector<uint8_t> head(kGuardElems * 2), tail(bytes - kGuardElems * 2 - elems * 2);
-    FP_CUDA_TRY(cudaMemcpy(head.data(), base, head.size(), cudaMemcpyDeviceToHost));
-    FP_CUDA_TRY(cudaMemcpy(tail.data(), base + kGuardElems * 2 + elems * 2, tail.size(), cudaMemcpyDeviceToHost));
-    const uint8_t f[2] = {uint8_t(fill & 0xFF), uint8_t(fill >> 8)};
-    for (size_t i = 0; i < head.size(); ++i) *count += head[i] != f[i & 1];
-    for (size_t i = 0; i < tail.size(); ++i) *count += tail[i] != f[i & 1];  // data ends on an even byte
-    return "";
-  }
-  ~DeviceGuarded() {
-    if (base) cudaFree(base);
-  }
-};
 
 /// A call's images on the device, on allocations of their own (the concurrent and captured calls keep them).
 struct DeviceImages {
@@ -126,29 +69,6 @@ struct DeviceImages {
       FP_CUDA_TRY(cudaMemcpy(im.buffers[k].bytes(), slots[k].base, im.buffers[k].size_bytes(), cudaMemcpyDeviceToHost));
     FP_CUDA_TRY(cudaMemcpy(im.out.bytes(), slots[nb].base, im.out.size_bytes(), cudaMemcpyDeviceToHost));
     return "";
-  }
-};
-
-/// Streams and events made for one class, destroyed with it.
-struct StreamSet {
-  std::vector<cudaStream_t> streams;
-  std::vector<cudaEvent_t> events;
-  std::string make(int n_streams, size_t n_events) {
-    for (int i = 0; i < n_streams; ++i) {
-      streams.push_back(nullptr);
-      FP_CUDA_TRY(cudaStreamCreateWithFlags(&streams.back(), cudaStreamNonBlocking));
-    }
-    for (size_t i = 0; i < n_events; ++i) {
-      events.push_back(nullptr);
-      FP_CUDA_TRY(cudaEventCreate(&events.back()));
-    }
-    return "";
-  }
-  ~StreamSet() {
-    for (auto e : events)
-      if (e) cudaEventDestroy(e);
-    for (auto s : streams)
-      if (s) cudaStreamDestroy(s);
   }
 };
 

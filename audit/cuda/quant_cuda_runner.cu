@@ -3,9 +3,13 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <optional>
+#include <thread>
 
 #include "audit/call_watch.h"
+#include "audit/cuda/device_kernels.cuh"
 #include "audit/cuda/device_slot.h"
 #include "audit/quant_images.h"
 #include "audit/quant_runner.h"
@@ -14,7 +18,6 @@
 namespace fuseproof::audit {
 
 namespace {
-
 
 /// Streams a batch's calls are spread over: enough to overlap one call's copies with another's kernel.
 constexpr int kLanes = 4;
@@ -45,6 +48,48 @@ std::vector<GuardedImage*> images_in_order(QuantImages& im) {
   v.push_back(&im.codes);
   v.push_back(&im.scales);
   return v;
+}
+
+/// A call's images on the device, on allocations of their own (the concurrent and captured calls keep them).
+struct QuantDeviceImages {
+  std::vector<DeviceSlot> slots;  // the buffers, then codes, then scales
+  std::vector<uint8_t*> data;     // where each buffer's data starts
+  uint8_t* codes = nullptr;       // the tensors' aligned starts (a probe's misalignment is abi_quant_call's)
+  uint8_t* scales = nullptr;
+  /// Copies the images in (allocating on the first use), asynchronously on `s`.
+  std::string upload(QuantImages& im, cudaStream_t s) {
+    const std::vector<GuardedImage*> order = images_in_order(im);
+    const size_t nb = im.buffers.size();
+    slots.resize(order.size());
+    data.clear();
+    for (size_t k = 0; k < order.size(); ++k) {
+      if (auto e = slots[k].reserve(order[k]->size_bytes()); !e.empty()) return e;
+      FP_CUDA_TRY(cudaMemcpyAsync(slots[k].base, order[k]->bytes(), order[k]->size_bytes(), cudaMemcpyHostToDevice, s));
+    }
+    for (size_t k = 0; k < nb; ++k) data.push_back(slots[k].base + im.buffers[k].data_offset());
+    codes = slots[nb].base + kGuardElems * 2;
+    scales = slots[nb + 1].base + kGuardElems * 2;
+    return "";
+  }
+  /// Copies every image back (synchronous).
+  std::string download(QuantImages& im) {
+    const std::vector<GuardedImage*> order = images_in_order(im);
+    for (size_t k = 0; k < order.size(); ++k)
+      FP_CUDA_TRY(cudaMemcpy(order[k]->bytes(), slots[k].base, order[k]->size_bytes(), cudaMemcpyDeviceToHost));
+    return "";
+  }
+};
+
+/// Guard bytes of a large call's codes or scales tensor of `bytes` bytes (a DeviceGuarded of (bytes + 1) / 2
+/// elements): the guards, and the pad byte of an odd-sized tensor.
+std::string tensor_guard_changes(const DeviceGuarded& g, size_t bytes, uint64_t* count) {
+  if (auto e = g.guard_changes((bytes + 1) / 2, kPoison, count); !e.empty()) return e;
+  if (bytes % 2) {
+    uint8_t pad = 0;
+    FP_CUDA_TRY(cudaMemcpy(&pad, reinterpret_cast<const uint8_t*>(g.data()) + bytes, 1, cudaMemcpyDeviceToHost));
+    *count += pad != uint8_t(kPoison >> 8);
+  }
+  return "";
 }
 
 class CudaQuantRunner final : public QuantRunner {
@@ -80,6 +125,33 @@ class CudaQuantRunner final : public QuantRunner {
   std::string hardware() const override { return hardware_; }
   std::string arch() const override { return arch_; }
   int preferred_batch() const override { return 4 * kLanes; }
+  std::string buffers_per_call() const override {
+    return "every call's guarded images copied whole into device buffers kept from batch to batch while large "
+           "enough (the same device addresses; codes and scales poisoned again before each call)";
+  }
+
+  uint64_t memory_available() const override {
+    size_t free_b = 0, total_b = 0;
+    return cudaMemGetInfo(&free_b, &total_b) == cudaSuccess ? uint64_t(free_b) : 0;
+  }
+
+  std::optional<QuantLargeOutcome> large_call(const QuantLargeSpec& s, const QuantChunkCheck& check) override {
+    QuantLargeOutcome o;
+    o.fault = large(s, check, &o);
+    return o;
+  }
+
+  std::optional<QuantConcurrentOutcome> call_concurrent(const std::vector<QuantCallSpec>& specs, int lanes) override {
+    QuantConcurrentOutcome co;
+    co.fault = concurrent(specs, lanes, co);
+    return co;
+  }
+
+  std::optional<QuantGraphOutcome> call_graph(const std::vector<std::vector<QuantCallSpec>>& sets) override {
+    QuantGraphOutcome g;
+    g.fault = graph(sets, g);
+    return g;
+  }
 
  private:
   /// Stages every call's images into pinned memory, then on lane i % kLanes: its images to the device, the call, its
@@ -137,6 +209,251 @@ class CudaQuantRunner final : public QuantRunner {
       for (size_t k = 0; k < order[i].size(); ++k)
         copy_bytes(order[i][k]->bytes(), stage_.base + offset[i][k], order[i][k]->size_bytes());
       images[i].finish(specs[i], out[i]);
+    }
+    return "";
+  }
+
+  /// Copies images[i] into dev[i] (allocated on its first use), asynchronously on the first lane's stream.
+  std::string upload_all(std::vector<QuantImages>& images, std::vector<QuantDeviceImages>& dev) {
+    for (size_t i = 0; i < images.size(); ++i)
+      if (auto e = dev[i].upload(images[i], streams_[0]); !e.empty()) return e;
+    return "";
+  }
+
+  /// Every call on device images of its own, call i on stream i % lanes, all enqueued from this thread after one
+  /// event that every stream waits on (behind a gate kernel); events around each call time it.
+  std::string concurrent(const std::vector<QuantCallSpec>& specs, int lanes, QuantConcurrentOutcome& co) {
+    const size_t n = specs.size();
+    lanes = std::max(1, std::min(lanes, int(n)));
+    co.lanes = std::to_string(lanes) + " CUDA streams (non-blocking, one per lane)";
+    std::vector<QuantImages> images = quant_images_of(specs);
+    std::vector<QuantDeviceImages> dev(n);
+    if (auto e = upload_all(images, dev); !e.empty()) return e;
+    StreamSet set;
+    if (auto e = set.make(lanes, 2 * n + 1); !e.empty()) return e;
+    cudaStream_t origin_stream = streams_[0];
+    FP_CUDA_TRY(cudaStreamSynchronize(origin_stream));
+    cudaEvent_t origin = set.events[2 * n];
+    constexpr uint64_t kGateNs = 10'000'000;  // 10 ms: far longer than enqueuing 32 calls
+    spin_ns<<<1, 1, 0, origin_stream>>>(kGateNs);
+    FP_CUDA_TRY(cudaGetLastError());
+    FP_CUDA_TRY(cudaEventRecord(origin, origin_stream));
+    for (cudaStream_t ls : set.streams) FP_CUDA_TRY(cudaStreamWaitEvent(ls, origin, 0));
+    co.calls.resize(n);
+    co.spans.resize(n);
+    watch_begin(std::to_string(n) + " calls on " + co.lanes);
+    co.subject_fault = true;
+    const auto e0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < n; ++i) {
+      cudaStream_t ls = set.streams[i % size_t(lanes)];
+      FP_CUDA_TRY(cudaEventRecord(set.events[2 * i], ls));
+      const fuseproof_call_t c = abi_quant_call(specs[i], dev[i].data, dev[i].codes, dev[i].scales, ls);
+      co.calls[i].rc = plugin_.call(c, &co.calls[i].message);
+      FP_CUDA_TRY(cudaEventRecord(set.events[2 * i + 1], ls));
+    }
+    const double enqueue_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - e0).count();
+    const bool gate_open = cudaEventQuery(origin) == cudaSuccess;  // the gate ended before the last enqueue
+    char gate[160];
+    std::snprintf(gate, sizeof gate, ", held behind a %.0f ms gate kernel on the origin stream; all enqueued in %.2f ms%s",
+                  double(kGateNs) / 1e6, enqueue_ms, gate_open ? " (after the gate had opened)" : " (before it opened)");
+    co.lanes += gate;
+    FP_CUDA_TRY(cudaDeviceSynchronize());
+    FP_CUDA_TRY(cudaGetLastError());
+    watch_end();
+    for (size_t i = 0; i < n; ++i) {
+      if (auto e = dev[i].download(images[i]); !e.empty()) return e;
+      float t0 = 0, t1 = 0;
+      FP_CUDA_TRY(cudaEventElapsedTime(&t0, origin, set.events[2 * i]));
+      FP_CUDA_TRY(cudaEventElapsedTime(&t1, origin, set.events[2 * i + 1]));
+      co.spans[i] = {double(t0) * 1000.0, double(t1) * 1000.0};
+    }
+    co.subject_fault = false;
+    for (size_t i = 0; i < n; ++i) images[i].finish(specs[i], co.calls[i]);
+    return "";
+  }
+
+  /// Warm-up calls, one capture of sets[0]'s calls on device images of their own, replays with each set's images.
+  std::string graph(const std::vector<std::vector<QuantCallSpec>>& sets, QuantGraphOutcome& g) {
+    if (sets.empty()) return "";
+    const std::vector<QuantCallSpec>& first = sets[0];
+    const size_t n = first.size();
+    for (const auto& s : first) {
+      g.warmup.push_back(call(s));
+      if (!g.warmup.back().fault.empty()) {
+        g.subject_fault = g.warmup.back().subject_fault;
+        return "in a warm-up call: " + g.warmup.back().fault;
+      }
+    }
+    cudaStream_t stream = streams_[0];
+    std::vector<QuantImages> images = quant_images_of(first);
+    std::vector<QuantDeviceImages> dev(n);
+    if (auto e = upload_all(images, dev); !e.empty()) return e;
+    FP_CUDA_TRY(cudaStreamSynchronize(stream));
+    StreamSet set;
+    if (auto e = set.make(1, 0); !e.empty()) return e;
+    cudaStream_t cs = set.streams[0];
+    FP_CUDA_TRY(cudaStreamBeginCapture(cs, cudaStreamCaptureModeGlobal));
+    watch_begin("capture of " + std::to_string(n) + " calls");
+    std::string refused;
+    for (size_t i = 0; i < n && refused.empty(); ++i) {
+      const fuseproof_call_t c = abi_quant_call(first[i], dev[i].data, dev[i].codes, dev[i].scales, cs);
+      std::string message;
+      if (plugin_.call(c, &message) != 0)
+        refused = "call " + std::to_string(i) + " [" + describe_quant_call(first[i]) + "] returned an error while "
+                  "the stream was capturing: " + message;
+    }
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(cs, &graph);
+    const cudaError_t pending = cudaGetLastError();  // clears an error the capture left (not sticky)
+    watch_end();
+    struct GraphFree {
+      cudaGraph_t g = nullptr;
+      cudaGraphExec_t x = nullptr;
+      ~GraphFree() {
+        if (x) cudaGraphExecDestroy(x);
+        if (g) cudaGraphDestroy(g);
+      }
+    } owned{graph, nullptr};
+    if (!refused.empty() || end != cudaSuccess) {
+      g.capture_error = refused;
+      if (end != cudaSuccess)
+        g.capture_error += std::string(refused.empty() ? "" : "; ") + "cudaStreamEndCapture: " +
+                           cudaGetErrorName(end) + " (" + cudaGetErrorString(end) + ")";
+      if (pending != cudaSuccess && pending != end)
+        g.capture_error += std::string("; first error during the capture: ") + cudaGetErrorName(pending) + " (" +
+                           cudaGetErrorString(pending) + ")";
+      return "";
+    }
+    if (const cudaError_t e = cudaGraphInstantiate(&owned.x, graph, 0); e != cudaSuccess) {
+      g.capture_error = std::string("cudaGraphInstantiate: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+      return "";
+    }
+    size_t nodes = 0;
+    FP_CUDA_TRY(cudaGraphGetNodes(graph, nullptr, &nodes));
+    std::vector<cudaGraphNode_t> list(nodes);
+    size_t kernels = 0;
+    if (nodes) {
+      FP_CUDA_TRY(cudaGraphGetNodes(graph, list.data(), &nodes));
+      for (cudaGraphNode_t node : list) {
+        cudaGraphNodeType type;
+        FP_CUDA_TRY(cudaGraphNodeGetType(node, &type));
+        kernels += type == cudaGraphNodeTypeKernel;
+      }
+    }
+    g.graph = "captured one CUDA graph of " + std::to_string(nodes) + " nodes (" + std::to_string(kernels) +
+              " kernel nodes) for the " + std::to_string(n) + " calls";
+    for (size_t k = 0; k < sets.size(); ++k) {
+      std::vector<QuantImages> im = quant_images_of(sets[k]);
+      if (auto e = upload_all(im, dev); !e.empty()) return e;
+      watch_begin("graph replay " + std::to_string(k));
+      g.subject_fault = true;
+      FP_CUDA_TRY(cudaGraphLaunch(owned.x, stream));
+      FP_CUDA_TRY(cudaStreamSynchronize(stream));
+      FP_CUDA_TRY(cudaGetLastError());
+      watch_end();
+      g.replays.emplace_back(n);
+      for (size_t i = 0; i < n; ++i) {
+        if (auto e = dev[i].download(im[i]); !e.empty()) return e;
+        im[i].finish(sets[k][i], g.replays.back()[i]);
+      }
+      g.subject_fault = false;
+    }
+    return "";
+  }
+
+  /// The inputs generated on the device, codes and scales poisoned there; the call; inputs and guards checked where
+  /// they live; codes and scales streamed back in chunks of about 2^25 elements, double-buffered.
+  std::string large(const QuantLargeSpec& s, const QuantChunkCheck& check, QuantLargeOutcome* o) {
+    for (auto& call_slots : slots_)
+      for (auto& slot : call_slots) slot.release();  // a large call wants the memory
+    cudaStream_t stream = streams_[0];
+    const QuantCallSpec& v = s.view;
+    std::optional<PhaseClock> on_device(std::in_place, "device inputs, guards and checks");
+    const bool bf16 = s.bf16();
+    const size_t nb = s.buffer_elems.size();
+    std::vector<DeviceGuarded> bufs(nb);
+    std::vector<uint8_t*> data;
+    for (size_t k = 0; k < nb; ++k) {
+      if (auto e = bufs[k].alloc(s.buffer_elems[k], input_guard_fill(int(k)), stream); !e.empty()) return e;
+      fill_counter<<<4096, 256, 0, stream>>>(bufs[k].data(), s.buffer_elems[k], bf16, s.buffer_seed(int(k)));
+      FP_CUDA_TRY(cudaGetLastError());
+      data.push_back(reinterpret_cast<uint8_t*>(bufs[k].data()));
+    }
+    DeviceGuarded codes, scales;
+    if (auto e = codes.alloc((v.codes_bytes + 1) / 2, kPoison, stream); !e.empty()) return e;
+    if (auto e = scales.alloc((v.scale_bytes + 1) / 2, kPoison, stream); !e.empty()) return e;
+    unsigned long long* changed = nullptr;
+    FP_CUDA_TRY(cudaMalloc(&changed, sizeof *changed));
+    struct Free {
+      unsigned long long* p;
+      ~Free() { cudaFree(p); }
+    } free_changed{changed};
+    FP_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof *changed, stream));
+    FP_CUDA_TRY(cudaStreamSynchronize(stream));
+    FP_CUDA_TRY(cudaGetLastError());
+    uint8_t* codes_data = reinterpret_cast<uint8_t*>(codes.data());
+    uint8_t* scales_data = reinterpret_cast<uint8_t*>(scales.data());
+    const fuseproof_call_t c = abi_quant_call(v, data, codes_data, scales_data, stream);
+    {
+      const PhaseClock kernel("kernel");
+      watch_begin(describe_quant_call(v));
+      o->rc = plugin_.call(c, &o->message);
+      o->subject_fault = true;
+      FP_CUDA_TRY(cudaStreamSynchronize(stream));
+      FP_CUDA_TRY(cudaGetLastError());
+      watch_end();
+    }
+    o->subject_fault = false;
+    for (size_t k = 0; k < nb; ++k)
+      count_changed<<<4096, 256, 0, stream>>>(bufs[k].data(), s.buffer_elems[k], bf16, s.buffer_seed(int(k)), changed);
+    FP_CUDA_TRY(cudaGetLastError());
+    unsigned long long ch = 0;
+    FP_CUDA_TRY(cudaMemcpyAsync(&ch, changed, sizeof ch, cudaMemcpyDeviceToHost, stream));
+    FP_CUDA_TRY(cudaStreamSynchronize(stream));
+    o->inputs_changed = ch;
+    for (size_t k = 0; k < nb; ++k) {
+      uint64_t g = 0;
+      if (auto e = bufs[k].guard_changes(s.buffer_elems[k], input_guard_fill(int(k)), &g); !e.empty()) return e;
+      o->inputs_changed += (g + 1) / 2;
+    }
+    if (auto e = tensor_guard_changes(codes, v.codes_bytes, &o->guard_writes); !e.empty()) return e;
+    if (auto e = tensor_guard_changes(scales, v.scale_bytes, &o->guard_writes); !e.empty()) return e;
+    on_device.reset();
+    if (o->rc != 0) return "";
+    // Row chunks of about 2^25 elements, double-buffered: the next copy runs while `check` works. The phase
+    // "device-to-host copies (waited for)" is the copy time `check` did not hide.
+    const size_t row_codes = v.codes_bytes / size_t(v.rows), row_scales = v.scale_bytes / size_t(v.rows);
+    const int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 25) / v.width);
+    std::vector<uint8_t> cbuf[2], sbuf[2];
+    for (int b = 0; b < 2; ++b) cbuf[b].resize(size_t(chunk) * row_codes), sbuf[b].resize(size_t(chunk) * row_scales);
+    const auto copy_rows = [&](int b, int64_t r0, int64_t rn) -> std::string {
+      FP_CUDA_TRY(cudaMemcpy(cbuf[b].data(), codes_data + size_t(r0) * row_codes, size_t(rn) * row_codes,
+                             cudaMemcpyDeviceToHost));
+      FP_CUDA_TRY(cudaMemcpy(sbuf[b].data(), scales_data + size_t(r0) * row_scales, size_t(rn) * row_scales,
+                             cudaMemcpyDeviceToHost));
+      return "";
+    };
+    int cur = 0;
+    int64_t r0 = 0, rn = std::min(chunk, v.rows);
+    {
+      const PhaseClock first_copy("device-to-host copies (waited for)");
+      if (auto e = copy_rows(0, 0, rn); !e.empty()) return e;
+    }
+    while (r0 < v.rows) {
+      const int64_t next0 = r0 + rn, next_n = std::min(chunk, v.rows - next0);
+      std::string copy_error;
+      std::thread prefetch;
+      if (next_n > 0) prefetch = std::thread([&] { copy_error = copy_rows(cur ^ 1, next0, next_n); });
+      const bool go_on = check(r0, rn, cbuf[cur].data(), sbuf[cur].data());
+      if (prefetch.joinable()) {
+        const PhaseClock wait("device-to-host copies (waited for)");
+        prefetch.join();
+      }
+      if (!copy_error.empty()) return copy_error;
+      if (!go_on) break;
+      r0 = next0;
+      rn = next_n;
+      cur ^= 1;
     }
     return "";
   }
