@@ -81,6 +81,17 @@ class PluginQuantRunner final : public QuantRunner {
   std::string hardware() const override { return inner_->hardware(); }
   std::string arch() const override { return inner_->arch(); }
   int preferred_batch() const override { return inner_->preferred_batch(); }
+  std::string buffers_per_call() const override { return inner_->buffers_per_call(); }
+  std::optional<QuantLargeOutcome> large_call(const QuantLargeSpec& s, const QuantChunkCheck& c) override {
+    return inner_->large_call(s, c);
+  }
+  uint64_t memory_available() const override { return inner_->memory_available(); }
+  std::optional<QuantConcurrentOutcome> call_concurrent(const std::vector<QuantCallSpec>& specs, int lanes) override {
+    return inner_->call_concurrent(specs, lanes);
+  }
+  std::optional<QuantGraphOutcome> call_graph(const std::vector<std::vector<QuantCallSpec>>& sets) override {
+    return inner_->call_graph(sets);
+  }
 
  private:
   Plugin plugin_;
