@@ -5,6 +5,8 @@
 #include <climits>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "audit/call_watch.h"
 #include "audit/guarded_image.h"
 #include "kernels/fuseproof_kernel_abi.h"
@@ -167,6 +169,41 @@ std::vector<audit::QuantOutcome> PythonQuantRunner::call_batch(const std::vector
   out.reserve(specs.size());
   for (const auto& s : specs) out.push_back(call(s));
   return out;
+}
+
+std::optional<audit::QuantLargeOutcome> PythonQuantRunner::large_call(const audit::QuantLargeSpec& s,
+                                                                      const audit::QuantChunkCheck& check) {
+  const audit::QuantCallSpec spec = s.rows_of(0, s.view.rows);
+  const audit::QuantOutcome got = call(spec);
+  if (got.not_applicable) return std::nullopt;  // the class names the shape as not run
+  audit::QuantLargeOutcome o;
+  o.rc = got.rc;
+  o.message = got.message;
+  o.fault = got.fault;
+  o.subject_fault = got.subject_fault;
+  o.guard_writes = got.guard_writes;
+  o.inputs_changed = got.inputs_intact ? 0 : 1;  // the call names the buffers, not the elements
+  if (o.rc != 0 || !o.fault.empty()) return o;
+  const size_t row_codes = spec.codes_bytes / size_t(spec.rows), row_scales = spec.scale_bytes / size_t(spec.rows);
+  const int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 24) / spec.width);
+  for (int64_t r0 = 0; r0 < spec.rows; r0 += chunk)
+    if (!check(r0, std::min(chunk, spec.rows - r0), got.codes.data() + size_t(r0) * row_codes,
+               got.scales.data() + size_t(r0) * row_scales))
+      break;
+  return o;
+}
+
+uint64_t PythonQuantRunner::memory_available() const {
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const uint64_t host = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) / 3 : 0;
+  if (!cuda_) return host;
+  py::gil_scoped_acquire gil;
+  try {
+    const uint64_t device_free = bridge_.attr("device_free_bytes")().cast<uint64_t>();
+    return std::min(host, device_free / 2);
+  } catch (const py::error_already_set&) {
+    return host;
+  }
 }
 
 }  // namespace fuseproof::python

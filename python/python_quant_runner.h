@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,15 @@ class PythonQuantRunner final : public audit::QuantRunner {
   std::vector<audit::QuantOutcome> call_batch(const std::vector<audit::QuantCallSpec>& specs) override;
   std::string hardware() const override { return hardware_; }
   std::string arch() const override { return arch_; }
+
+  /// The large call as one ordinary call: its rows regenerated on the host, the subject's result copied back, then
+  /// handed to `check` in chunks. It holds the call about three times over (the spec, the bridge's images, the
+  /// outcome), which memory_available accounts for.
+  std::optional<audit::QuantLargeOutcome> large_call(const audit::QuantLargeSpec& spec,
+                                                     const audit::QuantChunkCheck& check) override;
+  /// A third of the host memory available (large_call holds a call three times), on CUDA at most half the device's
+  /// free memory.
+  uint64_t memory_available() const override;
 
   /// Why the runner cannot pass `spec` to a Python subject ("" when it can): the not_applicable message.
   std::string inexpressible(const audit::QuantCallSpec& spec) const;
