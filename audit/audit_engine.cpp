@@ -163,14 +163,20 @@ QuantModel quant_model_for(const AuditOptions& o, ref::Dtype d) {
   return make_quant_model(*q, *contract, d, golden_of(o), o.backend != "emulated");
 }
 
-/// Refuses (UsageError, one line) --only a class a quantization op does not run and --max-width below its block.
-void refuse_empty_quant_checks(const AuditOptions& o, const ref::QuantOpSpec& q) {
-  const std::vector<CheckClass> can = quant_check_classes();
+/// Refuses (UsageError, one line) --only a class a quantization op does not run (graph on host memory, as for the
+/// elementwise ops) and --max-width below its block.
+void refuse_empty_quant_checks(const AuditOptions& o, const PluginInfo& info, const ref::QuantOpSpec& q) {
+  std::vector<CheckClass> can = quant_check_classes();
+  const bool no_graph = !info.cuda();
+  if (no_graph) can.erase(std::remove(can.begin(), can.end(), CheckClass::kGraph), can.end());
   if (o.only_class && std::find(can.begin(), can.end(), *o.only_class) == can.end()) {
     std::string list;
     for (CheckClass c : can) list += (list.empty() ? "" : ", ") + std::string(check_class_name(c));
-    throw UsageError("audit: --only " + o.only + " checks nothing here: op " + q.name +
-                     " is a quantization op (classes that can run: " + list + ")");
+    const std::string why = no_graph && *o.only_class == CheckClass::kGraph
+                                ? "a host-memory subject has no CUDA graph to capture"
+                                : "op " + q.name + " is a quantization op";
+    throw UsageError("audit: --only " + o.only + " checks nothing here: " + why + " (classes that can run: " + list +
+                     ")");
   }
   if (o.max_width && o.max_width < q.block_size && (!o.only_class || *o.only_class == CheckClass::kWidths))
     throw UsageError("audit: --max-width " + std::to_string(o.max_width) + " checks no width: op " + q.name +
@@ -252,7 +258,7 @@ Description describe_here(AuditOptions& o, const Subject& subject, std::unique_p
     d.hardware = runner->hardware();
     o.arch = resolve_golden_arch(o.golden_dir.empty() ? default_golden_dir() : o.golden_dir, o.arch, runner->arch());
     d.arch = o.arch;
-    refuse_empty_quant_checks(o, *q);
+    refuse_empty_quant_checks(o, d.info, *q);
     for (ref::Dtype dt : o.dtypes)
       d.models.push_back(std::string(ref::dtype_name(dt)) + ": " + quant_model_for(o, dt).description);
     if (o.profile) d.throughput = hash_throughput();
