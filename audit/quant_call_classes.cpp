@@ -136,7 +136,7 @@ void quant_shapes(const QuantContext& ctx, CheckResult& r) {
       o.scales.assign(s, s + part.scale_bytes);
       return t.compare(part, o, want[0],
                        label + " rows " + std::to_string(row0) + ".." + std::to_string(row0 + rows - 1) +
-                           " (record rows count from the first)");
+                           " (the rows r= below count from the chunk's first)");
     };
     watch_label(label);
     const std::optional<QuantLargeOutcome> o = ctx.runner.large_call(large, check);

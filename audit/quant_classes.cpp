@@ -1776,7 +1776,9 @@ std::vector<QuantExpected> expected_quant_images(const QuantContext& ctx, const 
 }
 
 struct QuantCallTally::Impl {
-  Impl(const QuantContext& ctx, CheckResult& r) : t(ctx, r) {}
+  Impl(const QuantContext& ctx, CheckResult& r) : ctx(ctx), r(r), t(ctx, r) {}
+  const QuantContext& ctx;
+  CheckResult& r;
   QuantTally t;
 };
 
@@ -1784,7 +1786,20 @@ QuantCallTally::QuantCallTally(const QuantContext& ctx, CheckResult& r) : impl_(
 QuantCallTally::~QuantCallTally() = default;
 bool QuantCallTally::compare(const QuantCallSpec& s, const QuantOutcome& o, const QuantExpected& want,
                              const std::string& label) {
-  return impl_->t.compare(s, o, want, label);
+  CheckResult& r = impl_->r;
+  const size_t at = r.records.size();
+  const uint64_t before = r.mismatches;
+  const bool go = impl_->t.compare(s, o, want, label);
+  // The element lines do not say which of the class's calls they come from: a line naming the call goes first.
+  const size_t cap = impl_->ctx.options.records;
+  if (r.mismatches > before && at < cap && (at == r.records.size() || r.records[at].find(label) == std::string::npos)) {
+    r.records.insert(r.records.begin() + long(at),
+                     s.op->name + " " + ref::dtype_name(impl_->ctx.model.dtype) + " " + label + " [" +
+                         describe_quant_call(s) + "]: " + std::to_string(r.mismatches - before) +
+                         " mismatches against the contract (codes, scale cells, guards or inputs), the first below");
+    if (r.records.size() > cap) r.records.pop_back();
+  }
+  return go;
 }
 void QuantCallTally::failure(const std::string& line, uint64_t count) { impl_->t.failure(line, count); }
 bool QuantCallTally::stop() { return impl_->t.stop(); }

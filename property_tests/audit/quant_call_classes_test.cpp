@@ -188,21 +188,26 @@ TEST(Audit_QuantCallClasses, NegativeControlsFail) {
   struct Case {
     Misbehave m;
     CheckClass c;
-    const char* record;  ///< a piece of the first record
+    const char* call;     ///< a piece of the record naming the call
+    const char* element;  ///< a piece of an element's record
   };
-  const Case cases[] = {{Misbehave::kStaleScale, CheckClass::kRepeat, "made twice with the same inputs"},
-                        {Misbehave::kStaleScale, CheckClass::kHistory, "=> scale"},
-                        {Misbehave::kBatchLastRow, CheckClass::kBatch, "differ from the probe alone"},
-                        {Misbehave::kStreamsOne, CheckClass::kStreams, "=> code"},
-                        {Misbehave::kShapesChunk, CheckClass::kShapes, "=> code"}};
+  const Case cases[] = {
+      {Misbehave::kStaleScale, CheckClass::kRepeat, "made twice with the same inputs", "=> scale"},
+      {Misbehave::kStaleScale, CheckClass::kHistory, "history call 1 (fp16", "=> scale"},
+      {Misbehave::kBatchLastRow, CheckClass::kBatch, "differ from the probe alone", "=> code"},
+      {Misbehave::kStreamsOne, CheckClass::kStreams, "streams call 1 (lane 1) [", "=> code"},
+      {Misbehave::kShapesChunk, CheckClass::kShapes, "shapes 1500x48 (test) rows 0..1499", "=> code"}};
   for (const Case& k : cases) {
     SCOPED_TRACE(check_class_name(k.c));
     const CheckResult r = run_classes("nvfp4_quant", k.m, {k.c}).results[0];
     EXPECT_EQ(r.status, CheckStatus::kFail) << summary(r);
     EXPECT_GT(r.mismatches, 0u);
-    bool named = false;
-    for (const auto& line : r.records) named |= line.find(k.record) != std::string::npos;
-    EXPECT_TRUE(named) << summary(r);
+    bool call = false, element = false;
+    for (const auto& line : r.records) {
+      call |= line.find(k.call) != std::string::npos;
+      element |= line.find(k.element) != std::string::npos;
+    }
+    EXPECT_TRUE(call && element) << summary(r);
   }
 }
 
