@@ -3,9 +3,6 @@
 // comparison on the bytes of the codes and scales tensors against ref::QuantPlan.
 #include "audit/quant_classes.h"
 
-#include "audit/quant_call_classes.h"
-#include "audit/quant_class_support.h"
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -22,6 +19,8 @@
 #include "audit/call_watch.h"
 #include "audit/counter_patterns.h"
 #include "audit/guarded_image.h"
+#include "audit/quant_call_classes.h"
+#include "audit/quant_class_support.h"
 #include "audit/quant_differences.h"
 #include "common/parallel_for.h"
 #include "common/phase_clock.h"
