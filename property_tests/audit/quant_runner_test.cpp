@@ -1,12 +1,16 @@
 // quant_runner_test.cpp: the host quantization runner reports what a subject did to its buffers by itself: the codes
 // and scales every byte (poison where nothing was written, the swizzle's padding cells included), guard bytes written
 // past either tensor (the pad byte of an odd-sized one too), a changed input, a rejection's message, and the calls of
-// a batch spread over the workers each with its own outcome; the CUDA runner the same on CUDA twins of the
-// plugins (skipped without a device). The plugins (quant_test_plugins.c) write known bytes.
+// a batch spread over the workers each with its own outcome, calls made at once (call_concurrent) each with its own,
+// a large call streamed back in row chunks with its guards counted; the CUDA runner the same on CUDA twins of the
+// plugins, and its graph capture's replays (skipped without a device). The plugins (quant_test_plugins.c) write known
+// bytes.
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "audit/quant_runner.h"
 
@@ -137,6 +141,69 @@ void batch_keeps_each_outcome(const Backend& b) {
   }
 }
 
+/// The calls made at once (call_concurrent): every outcome its own call's, in order, with a span each.
+void concurrent_keeps_each_outcome(const Backend& b) {
+  const Plugin p = Plugin::load(lib(b.prefix + "writes_all"), "nvfp4_quant");
+  auto runner = b.make(p);
+  std::vector<QuantCallSpec> specs;
+  for (int i = 0; i < 20; ++i)
+    specs.push_back(spec(1 + i % 7, 16 * (1 + i % 5), i % 2 ? ref::ScaleLayout::kLinear : ref::ScaleLayout::kSwizzled128x4));
+  const std::optional<QuantConcurrentOutcome> co = runner->call_concurrent(specs, 8);
+  ASSERT_TRUE(co.has_value());
+  ASSERT_TRUE(co->fault.empty()) << co->fault;
+  EXPECT_FALSE(co->lanes.empty());
+  ASSERT_EQ(co->calls.size(), specs.size());
+  ASSERT_EQ(co->spans.size(), specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const QuantOutcome& o = co->calls[i];
+    ASSERT_EQ(o.rc, 0) << o.message;
+    ASSERT_EQ(o.codes.size(), specs[i].codes_bytes);
+    ASSERT_EQ(o.scales.size(), specs[i].scale_bytes);
+    ASSERT_EQ(o.guard_writes, 0u);
+    ASSERT_TRUE(o.inputs_intact);
+    EXPECT_LE(co->spans[i].start_us, co->spans[i].end_us);
+    const int64_t half = specs[i].width / 2;
+    for (int64_t r = 0; r < specs[i].rows; ++r)
+      for (int64_t j = 0; j < half; ++j) ASSERT_EQ(o.codes[size_t(r * half + j)], known_code(r, j)) << i;
+  }
+}
+
+/// A large call (600,000 rows: 3 chunks on the host, 2 on CUDA): codes and scales streamed to the check in row chunks that cover every row once, in order, each
+/// byte the plugin's; the overrun plugin's two bytes past codes and scales are guard writes, the input writer's
+/// change is counted.
+void large_call_streams_every_row(const Backend& b) {
+  const QuantLargeSpec large = make_quant_large(nvfp4(), ref::QuantContract::kVllmRef, 600000, 64,
+                                                FUSEPROOF_DTYPE_BF16, 7, {1.0f});
+  ASSERT_EQ(large.view.codes_bytes, 600000u * 32);
+  ASSERT_EQ(large.view.scale_bytes, 600000u * 4);
+  const Plugin p = Plugin::load(lib(b.prefix + "writes_all"), "nvfp4_quant");
+  auto runner = b.make(p);
+  EXPECT_GT(runner->memory_available(), 0u);
+  int64_t next = 0;
+  uint64_t wrong = 0;
+  const QuantChunkCheck check = [&](int64_t r0, int64_t rows, const uint8_t* codes, const uint8_t* scales) {
+    EXPECT_EQ(r0, next);
+    next = r0 + rows;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < 32; ++j) wrong += codes[r * 32 + j] != known_code(r0 + r, j);
+      for (int64_t k = 0; k < 4; ++k) wrong += scales[r * 4 + k] != 0x38;
+    }
+    return true;
+  };
+  const std::optional<QuantLargeOutcome> o = runner->large_call(large, check);
+  ASSERT_TRUE(o.has_value());
+  ASSERT_TRUE(o->fault.empty()) << o->fault;
+  EXPECT_EQ(o->rc, 0) << o->message;
+  EXPECT_EQ(next, 600000);  // several chunks on either runner
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(o->guard_writes, 0u);
+  EXPECT_EQ(o->inputs_changed, 0u);
+  const Plugin bad = Plugin::load(lib(b.prefix + "overrun"), "nvfp4_quant");
+  const std::optional<QuantLargeOutcome> ob = b.make(bad)->large_call(large, [](int64_t, int64_t, auto, auto) { return true; });
+  ASSERT_TRUE(ob.has_value());
+  EXPECT_EQ(ob->guard_writes, 2u);
+}
+
 const Backend kHost{"quant_test_", &make_host_quant_runner};
 const Backend kCuda{"quant_test_cuda_", &make_cuda_quant_runner};
 
@@ -145,6 +212,13 @@ TEST(Audit_QuantHostRunner, PaddingLeftUnwrittenComesBackAsPoison) { unwritten_p
 TEST(Audit_QuantHostRunner, CountsAByteWrittenPastEitherTensor) { counts_a_byte_past_either_tensor(kHost); }
 TEST(Audit_QuantHostRunner, ARejectionKeepsItsMessageAndTouchesNothing) { rejection_keeps_its_message(kHost); }
 TEST(Audit_QuantHostRunner, ABatchKeepsEachCallsOutcomeInOrder) { batch_keeps_each_outcome(kHost); }
+
+TEST(Audit_QuantHostRunner, ConcurrentCallsKeepEachOutcome) { concurrent_keeps_each_outcome(kHost); }
+TEST(Audit_QuantHostRunner, LargeCallStreamsEveryRowAndCountsGuards) { large_call_streams_every_row(kHost); }
+TEST(Audit_QuantHostRunner, HasNoGraphs) {
+  const Plugin p = Plugin::load(lib("quant_test_writes_all"), "nvfp4_quant");
+  EXPECT_FALSE(make_host_quant_runner(p)->call_graph({{spec(2, 32, ref::ScaleLayout::kLinear)}}).has_value());
+}
 
 TEST(Audit_QuantHostRunner, NamesAnInputTheSubjectChanged) {
   const Plugin p = Plugin::load(lib("quant_test_writes_input"), "nvfp4_quant");
@@ -168,6 +242,34 @@ TEST_F(Audit_QuantCudaRunner, PaddingLeftUnwrittenComesBackAsPoison) { unwritten
 TEST_F(Audit_QuantCudaRunner, CountsAByteWrittenPastEitherTensor) { counts_a_byte_past_either_tensor(kCuda); }
 TEST_F(Audit_QuantCudaRunner, ARejectionKeepsItsMessageAndTouchesNothing) { rejection_keeps_its_message(kCuda); }
 TEST_F(Audit_QuantCudaRunner, ABatchKeepsEachCallsOutcomeInOrder) { batch_keeps_each_outcome(kCuda); }
+TEST_F(Audit_QuantCudaRunner, ConcurrentCallsKeepEachOutcome) { concurrent_keeps_each_outcome(kCuda); }
+TEST_F(Audit_QuantCudaRunner, LargeCallStreamsEveryRowAndCountsGuards) { large_call_streams_every_row(kCuda); }
+
+/// Graph capture: the warm-up calls and every replay read back the plugin's bytes for their own shapes.
+TEST_F(Audit_QuantCudaRunner, GraphReplaysReadBackEveryCall) {
+  const Plugin p = Plugin::load(lib("quant_test_cuda_writes_all"), "nvfp4_quant");
+  auto runner = make_cuda_quant_runner(p);
+  std::vector<std::vector<QuantCallSpec>> sets(3);
+  for (auto& set : sets)
+    for (int i = 0; i < 4; ++i)
+      set.push_back(spec(1 + 3 * i, 16 * (1 + i), i % 2 ? ref::ScaleLayout::kLinear : ref::ScaleLayout::kSwizzled128x4));
+  const std::optional<QuantGraphOutcome> g = runner->call_graph(sets);
+  ASSERT_TRUE(g.has_value());
+  ASSERT_TRUE(g->fault.empty()) << g->fault;
+  ASSERT_TRUE(g->capture_error.empty()) << g->capture_error;
+  ASSERT_EQ(g->warmup.size(), 4u);
+  ASSERT_EQ(g->replays.size(), 3u);
+  for (const auto& replay : g->replays) {
+    ASSERT_EQ(replay.size(), 4u);
+    for (size_t i = 0; i < replay.size(); ++i) {
+      ASSERT_EQ(replay[i].rc, 0);
+      ASSERT_EQ(replay[i].guard_writes, 0u);
+      const int64_t half = sets[0][i].width / 2;
+      for (int64_t r = 0; r < sets[0][i].rows; ++r)
+        for (int64_t j = 0; j < half; ++j) ASSERT_EQ(replay[i].codes[size_t(r * half + j)], known_code(r, j)) << i;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace fuseproof::audit
