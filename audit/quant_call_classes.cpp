@@ -8,6 +8,7 @@
 #include <cstring>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -194,7 +195,9 @@ void quant_batch(const QuantContext& ctx, CheckResult& r) {
     watch_label("batch: the probe alone (" + std::string(ref::scale_layout_name(layout)) + ")");
     const QuantOutcome alone = ctx.runner.call(probe);
     ++calls;
-    if (!check_one(ctx, t, probe, alone, "batch probe alone")) return;
+    go = check_one(ctx, t, probe, alone,
+                   "batch probe alone (" + std::string(ref::scale_layout_name(layout)) + ")");
+    if (!go) break;
     if (alone.rc != 0 || alone.not_applicable) continue;
     for (int64_t rows : sizes) {
       std::vector<QuantCallSpec> specs;
@@ -212,6 +215,7 @@ void quant_batch(const QuantContext& ctx, CheckResult& r) {
       }
       watch_label("batch of " + std::to_string(rows) + " rows (" + ref::scale_layout_name(layout) + ")");
       const std::vector<QuantOutcome> got = ctx.runner.call_batch(specs);
+      if (got.size() != specs.size()) throw std::runtime_error("audit: the quant runner returned a short batch");
       const std::vector<QuantExpected> want = expected_quant_images(ctx, specs);
       for (size_t j = 0; j < specs.size() && go; ++j) {
         const auto& [p, pos] = places[j];
