@@ -535,7 +535,7 @@ Subject plugin_subject(AuditOptions& o) {
     }
     return std::make_unique<PluginQuantRunner>(Plugin::load(path, op));
   };
-  s.child_command = {"/proc/self/exe", "audit", "--plugin", s.info.path};
+  s.child_command = {audit_child_exe(), "audit", "--plugin", s.info.path};
   s.reproduce_prefix = "fuseproof audit --plugin " + quote_path(s.info.path);
   return s;
 }

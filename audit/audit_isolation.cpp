@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -163,6 +164,28 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
   else if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
   o.output_tail = tail_of(log_path, 4);
   return o;
+}
+
+std::string audit_child_exe() {
+  static const std::string exe = [] {
+    namespace fs = std::filesystem;
+    const std::string self_link = "/proc/self/exe";
+    if (const char* e = std::getenv("FUSEPROOF_AUDIT_CHILD"); e && std::strcmp(e, "self") == 0) return self_link;
+    std::error_code ec;
+    const fs::path self = fs::read_symlink(self_link, ec);
+    if (ec || self.filename() == "fuseproof-audit") return self_link;
+    const fs::path sibling = self.parent_path() / "fuseproof-audit";
+    const fs::path library = FUSEPROOF_AUDIT_LIBRARY;
+    if (!fs::is_regular_file(sibling, ec) || ::access(sibling.c_str(), X_OK) != 0) return self_link;
+    const auto t_lib = fs::last_write_time(library, ec);
+    if (ec) return self_link;
+    const auto t_self = fs::last_write_time(self, ec);
+    if (ec || t_self < t_lib) return self_link;
+    const auto t_sibling = fs::last_write_time(sibling, ec);
+    if (ec || t_sibling < t_lib) return self_link;
+    return sibling.string();
+  }();
+  return exe;
 }
 
 void die_with_parent() {

@@ -24,6 +24,14 @@ struct ChildOutcome {
 ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path, double call_timeout_s,
                        double stall_timeout_s);
 
+/// The executable that runs an audit's children (the describe child, each class, each mutant): this process's own, or
+/// the `fuseproof-audit` beside it. `fuseproof` links libtorch for e2e, and libtorch's start-up (operator registration)
+/// costs about 0.6 s a process on a 2-core machine, paid by every one of the main job's ~280 children;
+/// `fuseproof-audit` runs the same audit code without it. It is taken only when both executables are at least as new
+/// as the audit library they were linked from (a partial rebuild that relinked one of them leaves this one), and never
+/// when that library is not where the build put it (an installed tree). FUSEPROOF_AUDIT_CHILD=self forces this one.
+std::string audit_child_exe();
+
 /// "signal 11 (SIGSEGV)", "signal 6 (SIGABRT)", ...
 std::string signal_description(int sig);
 

@@ -1,6 +1,8 @@
 // mutation_driver.cpp: one child process per mutant (a crash or a hung CUDA context cannot take the driver down).
 #include "audit/mutation_driver.h"
 
+#include "audit/audit_isolation.h"
+
 #include "audit/audit_protocol.h"
 
 #include <fcntl.h>
@@ -41,7 +43,7 @@ namespace {
 
 std::vector<std::string> child_args(const AuditOptions& o, const std::string& backend, const std::string& plugin,
                                     const std::string& json) {
-  std::vector<std::string> a{"/proc/self/exe", "audit", "--plugin", plugin, "--backend", backend, "--json", json,
+  std::vector<std::string> a{audit_child_exe(), "audit", "--plugin", plugin, "--backend", backend, "--json", json,
                              "--no-reference", "--dtype", o.dtype, "--seed", std::to_string(o.seed)};
   // Every other option that differs from its default, as the reproduce line writes them.
   std::istringstream rest(reproduce_options(o, {"seed", "op", "dtype"}));
@@ -95,7 +97,7 @@ MutationResult run_mutants(const AuditOptions& base, const std::string& dir, int
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     pid_t pid = 0;
     const auto t0 = std::chrono::steady_clock::now();
-    const int sp = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
+    const int sp = posix_spawn(&pid, args[0].c_str(), &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     MutantOutcome o;
     o.plugin = p;

@@ -26,9 +26,14 @@ QuantModel make_quant_model(const ref::QuantOpSpec& op, ref::QuantContract contr
   if (!op.contract(contract))
     throw UsageError("audit: op " + op.name + " has no contract " + ref::quant_contract_name(contract));
   auto data = std::make_shared<QuantModelData>();
-  const bool have_mufu = golden.has_mufu();
-  if (have_mufu) data->mufu = golden.mufu_shared();
   const bool fused = !op.activation.family_op.empty();
+  // The MUFU capture (two 32 MB tables, read and checked in every class's child) serves only a fused op's activation
+  // and the rcp.approx steps of a contract the op declares: an op without either never loads it.
+  bool rcp_steps = false;
+  for (const ref::QuantContractSpec& c : op.contracts)
+    for (const auto* steps : {&c.scale_steps, &c.element_steps, &c.global_steps})
+      for (const ref::QuantStep& s : *steps) rcp_steps |= s.op == ref::QuantOp::kRcpApprox;
+  if ((fused || rcp_steps) && golden.has_mufu()) data->mufu = golden.mufu_shared();
   data->cfg.math = ref::MathModel::kLibm;  // read only by a fused op's activation stage
   if (fused) {
     if (!data->mufu)
