@@ -53,10 +53,7 @@ class HostRunner final : public ImageRunner {
     return o;
   }
 
-  uint64_t memory_available() const override {
-    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
-  }
+  uint64_t memory_available() const override { return host_memory_available(); }
 
   std::string hardware() const override { return host_cpu_description(); }
 

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "audit/counter_patterns.h"
 #include "common/parallel_for.h"
 #include "common/phase_clock.h"
@@ -14,6 +16,11 @@
 #include "kernels/fuseproof_kernel_abi.h"
 
 namespace fuseproof::audit {
+
+uint64_t host_memory_available() {
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+}
 
 std::pair<int, uint64_t> overlap_of(const std::vector<Span>& spans, int lanes) {
   std::vector<std::pair<double, int>> ev;

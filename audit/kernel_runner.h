@@ -78,6 +78,10 @@ struct Span {
 /// i % lanes) that intersect.
 std::pair<int, uint64_t> overlap_of(const std::vector<Span>& spans, int lanes);
 
+/// Bytes of physical memory the host has free now (sysconf), 0 when it cannot tell: every runner's host side of
+/// memory_available().
+uint64_t host_memory_available();
+
 /// The calls of call_concurrent, in the order given.
 struct ConcurrentOutcome {
   std::vector<CallOutcome> calls;

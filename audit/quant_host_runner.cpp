@@ -43,10 +43,7 @@ class HostQuantRunner final : public QuantRunner {
   std::string hardware() const override { return host_cpu_description(); }
   int preferred_batch() const override { return int(4 * worker_count()); }
 
-  uint64_t memory_available() const override {
-    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
-  }
+  uint64_t memory_available() const override { return host_memory_available(); }
 
   /// The buffers generated in place, codes and scales poisoned; the plugin's call on them, then the inputs
   /// regenerated and compared, and the codes and scales handed to `check` in chunks of about 2^24 elements.

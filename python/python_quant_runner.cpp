@@ -194,8 +194,7 @@ std::optional<audit::QuantLargeOutcome> PythonQuantRunner::large_call(const audi
 }
 
 uint64_t PythonQuantRunner::memory_available() const {
-  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  const uint64_t host = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) / 3 : 0;
+  const uint64_t host = audit::host_memory_available() / 3;
   if (!cuda_) return host;
   py::gil_scoped_acquire gil;
   try {

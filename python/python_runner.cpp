@@ -316,8 +316,7 @@ std::string PythonRunner::buffers_per_call() const {
 }
 
 uint64_t PythonRunner::memory_available() const {
-  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  uint64_t host = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+  const uint64_t host = audit::host_memory_available();
   if (!cuda_) return host;
   py::gil_scoped_acquire gil;
   try {
