@@ -450,11 +450,7 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
   scope += "; largest call " + std::to_string(biggest) + " elements" + (biggest > (uint64_t(1) << 31) ? " (above 2^31)" : "");
   scope += "; inputs from the counter generator, output streamed back and compared chunk by chunk";
   r.scope = scope;
-  if (!not_ran.empty()) {
-    r.note = "not run:";
-    for (const auto& s : not_ran) r.note += " " + s + ";";
-    r.incomplete_when_passing = true;
-  }
+  r.note_not_run(not_ran);
 }
 
 void check_domain(const CheckContext& ctx, CheckResult& r) {

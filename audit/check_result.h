@@ -82,6 +82,14 @@ struct CheckResult {
   UlpHistogram contract_vs_eager;
   bool has_contract_vs_eager = false;
   bool incomplete_when_passing = false;  ///< something asked for did not run (a shape too large): never a pass
+  /// What was asked for and did not run ("155345x13824 (16.1 GiB, 4.9 GiB free)", ...): the note says it, and a pass
+  /// becomes INCOMPLETE. Nothing when `what` is empty.
+  void note_not_run(const std::vector<std::string>& what) {
+    if (what.empty()) return;
+    note = "not run:";
+    for (const auto& s : what) note += " " + s + ";";
+    incomplete_when_passing = true;
+  }
   /// Quantization ops: the subject's distance from every other contract of the op (JSON "contract_distances").
   std::vector<ContractDistance> contract_distances;
 };

@@ -169,11 +169,7 @@ void quant_shapes(const QuantContext& ctx, CheckResult& r) {
   if (!cuda && ctx.options.default_shapes)
     scope += "; calls above 2^31 codes are the CUDA runner's default shapes (host memory holds the host's)";
   r.scope = scope;
-  if (!not_ran.empty()) {
-    r.note = "not run:";
-    for (const auto& s : not_ran) r.note += " " + s + ";";
-    r.incomplete_when_passing = true;
-  }
+  r.note_not_run(not_ran);
 }
 
 void quant_batch(const QuantContext& ctx, CheckResult& r) {
