@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """gpu_runner.py: one GPU session from a plan of steps written as data (scripts/gpu_plan.toml).
 
-    OUT=<dir> scripts/gpu_runner.py [--plan FILE] [--budget S] [--dry-run] [STEP[+STEP...] ...]
+    OUT=<dir> scripts/gpu_runner.py [--plan FILE] [--budget S] [--match REGEX] [--dry-run] [STEP[+STEP...] ...]
 
 Steps run in the order given (the plan's [run] default when none is); steps joined by "+" run side by side. A step
 starts only while the budget leaves it its `min_seconds`, and every job runs under a limit that ends inside the
-budget. The op lists come from `fuseproof ops --json`: the plan names contracts and scopes, never ops. Everything a
+budget; a job that would get less than 30 s is not started (the step INCOMPLETE, never a pass). --match REGEX runs
+only the jobs whose name it finds (re.search), so that a long step can be split over device calls. The op lists come from `fuseproof ops --json`: the plan names contracts and scopes, never ops. Everything a
 run writes is under OUT/runner/<step>/ (one log and status per job, runner.log, steps.json), packed into
 OUT/runner.tar.gz at the end and removed (a device call brings back few files; --keep keeps it).
 
@@ -32,6 +33,8 @@ try:
     import tomllib
 except ModuleNotFoundError:  # Python < 3.11
     tomllib = None
+
+MIN_JOB_SECONDS = 30  # a job that would get less is not started
 
 STEP_KEYS = {"about", "run", "env", "each", "contract", "ops", "matrix", "scope", "ok", "then", "jobs", "min_seconds",
              "timeout", "fatal", "skip_missing"}
@@ -141,6 +144,8 @@ class Runner:
         missing = step.get("skip_missing")
         if missing and not self.args.dry_run and not os.path.exists(fill(missing, values)):
             return {"job": job, "status": "absent", "exit": None, "seconds": 0.0, "needs": fill(missing, values)}
+        if not self.args.dry_run and self.left() - 10 < MIN_JOB_SECONDS:
+            return {"job": job, "status": "not-started", "exit": None, "seconds": 0.0}
         if self.args.dry_run:
             envs = " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in sorted(env.items()))
             print("+ [%s] %s%s" % (step_name, envs + " " if envs else "", shlex.join(cmd)), flush=True)
@@ -180,6 +185,11 @@ class Runner:
         jobs = expand(name, step, ops, base)
         if not jobs:
             raise PlanError("gpu_runner: step %s has no jobs (no op declares its contract)" % name)
+        if self.args.match:
+            jobs = [j for j in jobs if self.args.match.search(j[0])]
+            if not jobs:
+                self.say("%s: no job matches --match %s" % (name, self.args.match.pattern))
+                return {"step": name, "status": "not-started", "jobs": []}
         t0 = time.monotonic()
         workers = 1 if self.args.dry_run else max(1, step.get("jobs", 1))  # a dry run prints in order
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
@@ -187,7 +197,8 @@ class Runner:
         if "then" in step:
             done.append(self.run_job(name, dict(step, run=step["then"], ok=[0]), "then", dict(base, name="then")))
         bad = [d for d in done if d["status"] in ("fail", "timeout")]
-        status = "dry-run" if self.args.dry_run else ("fail" if bad else "pass")
+        unstarted = [d for d in done if d["status"] == "not-started"]
+        status = "dry-run" if self.args.dry_run else ("fail" if bad else "not-started" if unstarted else "pass")
         for d in done:
             if d["status"] not in ("pass", "dry-run"):
                 self.say("%s %s: %s%s" % (name, d["job"], d["status"],
@@ -247,6 +258,7 @@ def main(argv):
     p.add_argument("--budget", type=float, default=float(os.environ.get("BUDGET", "570")),
                    help="seconds for the whole run (default $BUDGET or 570)")
     p.add_argument("--commit", default=os.environ.get("FUSEPROOF_GIT_COMMIT", ""), help="the commit, for e2e")
+    p.add_argument("--match", help="run only the jobs whose name this regular expression finds (re.search)")
     p.add_argument("--dry-run", action="store_true", help="print each job's command instead of running it")
     p.add_argument("--list", action="store_true", help="list the plan's steps and exit")
     p.add_argument("--keep", action="store_true", help="keep OUT/runner/ beside its archive")
@@ -268,6 +280,11 @@ def main(argv):
             args.out = "OUT"  # a dry run writes nothing
         if not (args.budget > 0):
             raise PlanError("gpu_runner: --budget must be a positive number of seconds, got %s" % args.budget)
+        if args.match is not None:
+            try:
+                args.match = re.compile(args.match)
+            except re.error as e:
+                raise PlanError("gpu_runner: --match %s: %s" % (args.match, e))
         if args.commit and not re.fullmatch(r"[0-9a-f]{40}", args.commit):
             raise PlanError("gpu_runner: --commit must be a 40-hex commit hash (e2e records it), got '%s'" % args.commit)
         args.fuseproof = args.fuseproof or os.path.join(args.build, "bin", "fuseproof")

@@ -84,6 +84,15 @@ def main():
         q = run("--dry-run", "--plan", unknown_var, "--build", build, "--fuseproof", fuseproof, "audit")
         if q.returncode != 2 or "{scop}" not in q.stderr:
             fail("an unknown {name}: exit %d, %r" % (q.returncode, q.stderr))
+    # --match: only the jobs whose name it finds; a bad expression is refused on one line.
+    q = run("--dry-run", "--build", build, "--fuseproof", fuseproof, "--match", r"^fp8_group_quant\.", "quant_audit")
+    picked = [l for l in q.stdout.splitlines() if l.startswith("+ [quant_audit]")]
+    want = [c["name"] for o in spec["quant_ops"] if o["name"] == "fp8_group_quant" for c in o["contracts"]]
+    if q.returncode != 0 or len(picked) != len(want) or not all("--op fp8_group_quant " in l for l in picked):
+        fail("--match picked %d jobs (exit %d), want %d of fp8_group_quant" % (len(picked), q.returncode, len(want)))
+    q = run("--dry-run", "--build", build, "--fuseproof", fuseproof, "--match", "(", "quant_audit")
+    if q.returncode != 2 or len(q.stderr.strip().splitlines()) != 1 or "--match" not in q.stderr:
+        fail("a bad --match: exit %d, %r" % (q.returncode, q.stderr))
     q = run("--dry-run", "--build", build, "--fuseproof", fuseproof, "nope")
     if q.returncode != 2 or len(q.stderr.strip().splitlines()) != 1 or "unknown step nope" not in q.stderr:
         fail("an unknown step: exit %d, %r" % (q.returncode, q.stderr))
