@@ -31,6 +31,7 @@ struct FormatsArgs {
   std::string rcp_table;
   unsigned threads = 0;
   bool json = false;
+  bool check_golden = false;
 };
 
 struct RowRange {
@@ -141,14 +142,41 @@ int run(const FormatsArgs& a) {
   options.threads = a.threads;
   options.bias_first = rows.first;
   options.bias_count = rows.end - rows.first;
-  nlohmann::ordered_json trees, widths;
-  for (const Digest& d : digests) {
+  // --check-golden: the device's digests first, so that missing evidence stops the command before the sweep.
+  std::vector<std::string> want(digests.size());
+  std::string label;
+  if (a.check_golden) {
+    if (rows.first != 0 || rows.end != 65536)
+      fail_with("formats: --check-golden compares whole-domain digests: --rows must be 0:65536, got " + a.rows);
+    const GoldenArch g(default_golden_dir(), default_golden_build_dir(),
+                       resolve_golden_arch(default_golden_dir(), "", ""));
+    label = g.label();
+    for (size_t i = 0; i < digests.size(); ++i) {
+      const auto v = read_golden_format_digest(g.path("digests.json"), digests[i].name);
+      if (!v)
+        throw MissingDataError(g.path("digests.json") + " has no format." + digests[i].name +
+                               "_tree (scripts/capture_golden.py --add-formats)");
+      want[i] = *v;
+    }
+  }
+  int code = kExitPass;
+  nlohmann::ordered_json trees, widths, golden;
+  for (size_t i = 0; i < digests.size(); ++i) {
+    const Digest& d = digests[i];
     const std::string tree = sweep_tree_digest_bytes(d.row, options, d.bytes_per_output);
     trees[d.name] = tree;
     widths[d.name] = d.bytes_per_output;
     if (!a.json)
       std::printf("%s tree %s (rows %u:%u, %llu inputs)\n", d.name.c_str(), tree.c_str(), rows.first, rows.end,
                   (unsigned long long)(rows.end - rows.first) << 16);
+    if (a.check_golden) {
+      const bool equal = tree == want[i];
+      if (!equal) code = kExitFail;
+      golden[d.name] = equal ? "equal" : "differs: " + want[i];
+      if (!a.json)
+        std::printf("%s %s %s/digests.json format.%s_tree%s\n", d.name.c_str(), equal ? "equals" : "DIFFERS from",
+                    label.c_str(), d.name.c_str(), equal ? "" : (" (" + want[i] + ")").c_str());
+    }
   }
   if (!not_computable.empty() && !a.json) std::printf("%s not computable: %s\n", kRcpName, not_computable.c_str());
   if (a.json) {
@@ -158,10 +186,11 @@ int run(const FormatsArgs& a) {
     j["bytes_per_output"] = widths;
     j["tree"] = trees;
     if (!not_computable.empty()) j["not_computable"][kRcpName] = not_computable;
+    if (a.check_golden) j["golden"] = {{"label", label}, {"digests", golden}};
     std::printf("%s\n", j.dump(2).c_str());
   }
   if (!a.out.empty()) write_rows(a.out, digests.front(), rows);
-  return kExitPass;
+  return code;
 }
 
 }  // namespace
@@ -182,6 +211,9 @@ void add_formats_command(CLI::App& app) {
   cmd->add_option("--rcp-table", args->rcp_table,
                   "rcp.approx.ftz's table of [1, 2) captured on the device (scripts/capture_formats.py --rcp-table)");
   cmd->add_flag("--json", args->json, "print the digests as JSON");
+  cmd->add_flag("--check-golden", args->check_golden,
+                "compare each digest with the device's in golden/<arch>/digests.json (format.<cast>_tree): exit 1 "
+                "when one differs, 3 when the golden digest is missing");
   cmd->add_option("--out", args->out, "also write the rows' output bytes, in order, to FILE (one cast only)");
   cmd->final_callback([args] { throw CLI::RuntimeError(run(*args)); });
 }

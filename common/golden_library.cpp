@@ -158,7 +158,11 @@ void verify_unpacked_golden_file(const std::string& path, const std::string& pro
   check(path, s.is_object() ? s.value("files", nlohmann::json::object()) : nlohmann::json(), provenance_path);
 }
 
-std::optional<std::string> read_golden_digest(const std::string& path, const std::string& key, ref::Dtype d) {
+namespace {
+
+/// digests.json's entry j[key][dtype] (or j[key] when dtype is null), verified, a 64-digit hex SHA-256; nullopt when
+/// the file or the entry is missing.
+std::optional<std::string> read_digest_entry(const std::string& path, const std::string& key, const char* dtype) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::nullopt;
   verify_golden_file(path);  // against provenance.json beside it: corrupt data is never read as evidence
@@ -171,13 +175,28 @@ std::optional<std::string> read_golden_digest(const std::string& path, const std
     throw CorruptDataError(path + " is not valid JSON");
   }
   if (!j.is_object()) throw CorruptDataError(path + " is not a JSON object");
-  const char* dtype = ref::dtype_name(d);
-  if (!j.contains(key) || !j[key].is_object() || !j[key].contains(dtype)) return std::nullopt;
-  const auto& v = j[key][dtype];
-  const bool hex64 = v.is_string() && v.get<std::string>().size() == 64 &&
-                     v.get<std::string>().find_first_not_of("0123456789abcdef") == std::string::npos;
-  if (!hex64) throw CorruptDataError(path + " entry " + key + "." + dtype + " is not a 64-digit SHA-256");
-  return v.get<std::string>();
+  if (!j.contains(key)) return std::nullopt;
+  const nlohmann::json* v = &j[key];
+  if (dtype) {
+    if (!v->is_object() || !v->contains(dtype)) return std::nullopt;
+    v = &(*v)[dtype];
+  }
+  const bool hex64 = v->is_string() && v->get<std::string>().size() == 64 &&
+                     v->get<std::string>().find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (!hex64)
+    throw CorruptDataError(path + " entry " + key + (dtype ? std::string(".") + dtype : std::string()) +
+                           " is not a 64-digit SHA-256");
+  return v->get<std::string>();
+}
+
+}  // namespace
+
+std::optional<std::string> read_golden_digest(const std::string& path, const std::string& key, ref::Dtype d) {
+  return read_digest_entry(path, key, ref::dtype_name(d));
+}
+
+std::optional<std::string> read_golden_format_digest(const std::string& path, const std::string& cast) {
+  return read_digest_entry(path, "format." + cast + "_tree", nullptr);
 }
 
 GoldenArch::GoldenArch(std::string golden_dir, std::string build_dir, std::string arch)

@@ -64,6 +64,9 @@ void verify_unpacked_golden_file(const std::string& path, const std::string& pro
 /// verifies the file first. CorruptDataError when it fails verification, is not a JSON object, or the entry is not a
 /// 64-digit hex SHA-256.
 std::optional<std::string> read_golden_digest(const std::string& path, const std::string& key, ref::Dtype d);
+/// The device's tree digest of narrow-format cast `cast` ("e4m3-nan", "rcp-approx-ftz", ...) over all 2^32 binary32
+/// inputs: digests.json's "format.<cast>_tree" (scripts/capture_golden.py --add-formats), as read_golden_digest.
+std::optional<std::string> read_golden_format_digest(const std::string& path, const std::string& cast);
 
 /// One architecture's golden data.
 class GoldenArch {

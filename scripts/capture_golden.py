@@ -26,6 +26,12 @@ modulate) have no 2^32 domain; two more amendments capture what their audit comp
   --add-stages    digests.json "<key>.stage<k>" per dtype: SHA-256 of eager PyTorch's outputs (little-endian uint16) over
                   every pair of rounding boundary k, in canonical order (b's values outer, a's inner); the pairs are
                   `fuseproof stages --op OP --dtype D --out DIR`'s (stage<k>.json, stage<k>_a.bin, stage<k>_b.bin)
+  --add-formats FILE [FILE ...]
+                  digests.json "format.<cast>_tree": the device's tree digests of the narrow-format casts of every
+                  binary32 pattern, from scripts/capture_formats.py's JSON (its layout, captured on a GPU of this
+                  folder's architecture), and formats.json: every capture's casts, special codes and provenance. A cast
+                  already there with another digest is refused (exit 1): two devices disagree. Needs no CUDA here: the
+                  capture ran on the device, this copies it with its provenance.
 A dry run on the CPU (--device cpu, with --max-pairs N for the stages: the first N pairs of each stage, stored as
 "<key>.stage<k>.first<N>") exercises the same code on torch's CPU kernels; it refuses to write into golden/.
 """
@@ -595,6 +601,75 @@ def add_stages(outdir, spec, dev, fuseproof, stages_dir, max_pairs, jobs):
 
 
 
+FORMAT_LAYOUT_ROWS = "0:65536"
+FORMAT_CASTS = ("e4m3-nan", "e4m3-saturate", "e2m1", "rcp-approx-ftz")
+
+
+def add_formats(outdir, files):
+    """--add-formats: capture_formats.py's JSON files into digests.json ("format.<cast>_tree") and formats.json, each
+    checked (whole-domain rows, 64-hex digests, a GPU of the folder's architecture); 1 on a disagreeing digest."""
+    loaded = load_capture(outdir, "--add-formats")
+    if loaded is None:
+        return 2
+    digests, prov = loaded
+    arch = os.path.basename(os.path.normpath(outdir))
+    fpath = os.path.join(outdir, "formats.json")
+    kept = json.load(open(fpath)) if os.path.isfile(fpath) else {"layout": None, "captures": []}
+    added = []
+    for path in files:
+        try:
+            with open(path) as f:
+                cap = json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            print(f"capture_golden: --add-formats {path}: {e}", file=sys.stderr)
+            return 2
+        pv = cap.get("provenance", {})
+        tree = cap.get("tree", {})
+        if cap.get("rows") != FORMAT_LAYOUT_ROWS or not tree or not pv.get("gpu"):
+            print(f"capture_golden: --add-formats {path}: not a whole-domain capture_formats.py capture (rows "
+                  f"{cap.get('rows')!r}, casts {sorted(tree)}, gpu {pv.get('gpu')!r})", file=sys.stderr)
+            return 2
+        if pv.get("capability") != arch:
+            print(f"capture_golden: --add-formats {path}: captured on {pv.get('capability')}, this folder is {arch}",
+                  file=sys.stderr)
+            return 2
+        for cast, d in tree.items():
+            if cast not in FORMAT_CASTS or not re.fullmatch(r"[0-9a-f]{64}", str(d)):
+                print(f"capture_golden: --add-formats {path}: cast {cast!r} digest {d!r}", file=sys.stderr)
+                return 2
+            key = f"format.{cast}_tree"
+            have = digests.get(key)
+            if have is not None and have != d:
+                print(f"capture_golden: --add-formats {path}: {key} is {have} in {outdir}, the capture on "
+                      f"{pv['gpu']} gives {d}: the devices disagree; nothing written", file=sys.stderr)
+                return 1
+            if have is None:
+                digests[key] = d
+                added.append(f"{key} ({pv['gpu']}, {pv.get('date')})")
+        kept["layout"] = cap.get("layout")
+        kept["captures"].append({"from": os.path.basename(path), "sha256": sha_of(open(path, "rb").read()),
+                                 "tree": tree, "bytes_per_output": cap.get("bytes_per_output"),
+                                 "special": cap.get("special"), "provenance": pv})
+    digests.setdefault("format_keys", "format.<cast>_tree: tree digest over all 2^32 binary32 inputs, row r = "
+                              "patterns (r << 16) | lo, lo = 0..65535, bytes_per_output little-endian outputs each "
+                              "(formats.json; scripts/capture_formats.py)")
+    dtext, ftext = json.dumps(digests, indent=2), json.dumps(kept, indent=2)
+    write_atomically(os.path.join(outdir, "digests.json"), dtext)
+    write_atomically(fpath, ftext)
+    prov["files"]["digests.json"] = sha_of(dtext.encode())
+    prov["files"]["formats.json"] = sha_of(ftext.encode())
+    gpus = sorted({c["provenance"]["gpu"] for c in kept["captures"][-len(files):]})
+    prov_entry = {"gpu": ", ".join(gpus), "torch": None, "cuda_runtime_of_torch": None}
+    prov.setdefault("amendments", []).append(dict(
+        prov_entry, what="--add-formats: digests.json keys " + (", ".join(added) or "none new (every digest equal)") +
+        "; formats.json captures " + ", ".join(os.path.basename(f) for f in files),
+        command=" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
+        date_utc=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), timings_s={}))
+    write_atomically(os.path.join(outdir, "provenance.json"), json.dumps(prov, indent=2))
+    print(json.dumps(prov["amendments"][-1], indent=2))
+    return 0
+
+
 def capture_all(outdir, spec, dev, cc, arch):
     os.makedirs(outdir, exist_ok=True)
     timings = {}
@@ -652,6 +727,8 @@ def main():
                     help="add records.tar.xz: the multi-input ops' records and eager outputs (fuseproof eval's format)")
     ap.add_argument("--add-stages", action="store_true",
                     help="add the multi-input ops' stage digests to digests.json (pairs from `fuseproof stages`)")
+    ap.add_argument("--add-formats", nargs="+", metavar="FILE",
+                    help="add the device's narrow-format digests from scripts/capture_formats.py's JSON files")
     ap.add_argument("--records", type=int, default=65536, help="random records per op and dtype (--add-records)")
     ap.add_argument("--seed", type=int, default=23, help="seed of the random records (--add-records)")
     ap.add_argument("--stages-dir", help="--add-stages: read STAGES_DIR/<op>/<dtype>/stage<k>.* instead of running "
@@ -662,12 +739,17 @@ def main():
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
                     help="cpu: a dry run on torch's CPU kernels (--add-records, --add-stages; never into golden/)")
     ap.add_argument("--arch", default="sm_90", type=arch_name,
-                    help="with --device cpu: the folder under --out to amend (sm_<digits>)")
+                    help="with --device cpu or --add-formats: the folder under --out to amend (sm_<digits>)")
     ap.add_argument("--refresh-ex2-points", action="store_true",
                     help="with --add-ops: capture ex2_points.tar.xz again even where it exists (recorded as such)")
     ap.add_argument("--spec", help="the op spec as `fuseproof ops --json` writes it (default: run --fuseproof)")
     ap.add_argument("--fuseproof", default="build-gpu/bin/fuseproof", help="the fuseproof binary that prints the spec")
     args = ap.parse_args()
+    if args.add_formats:
+        if args.add_ops or args.add_records or args.add_stages:
+            print("capture_golden: --add-formats runs alone", file=sys.stderr)
+            return 2
+        return add_formats(os.path.join(args.out, args.arch), args.add_formats)
     if args.device == "cpu":
         golden = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
         if not (args.add_records or args.add_stages) or args.add_ops:
