@@ -38,12 +38,15 @@ struct CounterRng {
 /// Pattern i of a stream: 1/2 activation-like (|v| in [2^-6, 8), both signs), 1/4 any 16 bits (NaN, Inf and
 /// subnormals included), 1/8 small (|v| < 2^-6, zeros and subnormals included), 1/8 any finite normal.
 ///   bf16 | S |EEEEEEEE|MMMMMMM|   fp16 | S |EEEEE|MMMMMMMMMM|
-FUSEPROOF_HD inline uint16_t counter_pattern(bool bf16, uint64_t seed, uint64_t i) {
+/// counter_pattern for one dtype, its constants known at compile time (the divisions become multiplications, and a
+/// run of patterns compiles without a branch on the dtype).
+template <bool kBf16>
+FUSEPROOF_HD inline uint16_t counter_pattern_of(uint64_t seed, uint64_t i) {
   const uint64_t h = counter_hash(seed, i);
   const uint32_t pick = uint32_t(h >> 61);          // 0..7
   const uint16_t any = uint16_t(h >> 16);
   const uint16_t sign = uint16_t((h >> 40) & 0x8000u);
-  const int bias = bf16 ? 127 : 15, mbits = bf16 ? 7 : 10, emax = bf16 ? 254 : 30;
+  constexpr int bias = kBf16 ? 127 : 15, mbits = kBf16 ? 7 : 10, emax = kBf16 ? 254 : 30;
   const uint16_t mant = uint16_t((h >> 8) & ((1u << mbits) - 1));
   const uint32_t r = uint32_t(h >> 32);
   int e;
@@ -57,6 +60,10 @@ FUSEPROOF_HD inline uint16_t counter_pattern(bool bf16, uint64_t seed, uint64_t 
     e = 1 + int(r % uint32_t(emax));                // any normal binade
   }
   return uint16_t(sign | (uint16_t(e) << mbits) | mant);
+}
+
+FUSEPROOF_HD inline uint16_t counter_pattern(bool bf16, uint64_t seed, uint64_t i) {
+  return bf16 ? counter_pattern_of<true>(seed, i) : counter_pattern_of<false>(seed, i);
 }
 
 }  // namespace fuseproof::audit

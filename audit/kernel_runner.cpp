@@ -49,6 +49,16 @@ uint16_t LargeSpec::input(int i, int64_t r, int64_t c) const {
                          uint64_t(op->input_offset(i, r, c, width, group_rows)));
 }
 
+void LargeSpec::input_run(int i, int64_t r, int64_t c0, int64_t n, uint16_t* out) const {
+  const bool bf16 = dtype == FUSEPROOF_DTYPE_BF16;
+  const uint64_t seed = buffer_seed(op->buffer_of(i));
+  const uint64_t base = uint64_t(op->input_offset(i, r, c0, width, group_rows));
+  if (bf16)
+    for (int64_t j = 0; j < n; ++j) out[j] = counter_pattern_of<true>(seed, base + uint64_t(j));
+  else
+    for (int64_t j = 0; j < n; ++j) out[j] = counter_pattern_of<false>(seed, base + uint64_t(j));
+}
+
 CallSpec LargeSpec::view() const {
   CallSpec v = make_call(*op, 0, width, dtype, group_rows);  // the views only: no buffers are copied
   v.rows = rows;
@@ -110,7 +120,10 @@ void fill_counter_buffers(const LargeSpec& s, std::vector<uint16_t*>& buffers) {
     uint16_t* p = buffers[k];
     const uint64_t seed = s.buffer_seed(int(k));
     parallel_for(s.buffer_elems(int(k)), [&](unsigned, size_t lo, size_t hi) {
-      for (size_t i = lo; i < hi; ++i) p[i] = counter_pattern(bf16, seed, i);
+      if (bf16)
+        for (size_t i = lo; i < hi; ++i) p[i] = counter_pattern_of<true>(seed, i);
+      else
+        for (size_t i = lo; i < hi; ++i) p[i] = counter_pattern_of<false>(seed, i);
     }, size_t(1) << 16);
   }
 }
@@ -124,7 +137,12 @@ uint64_t count_counter_changes(const LargeSpec& s, const std::vector<const uint1
     const unsigned workers = worker_count();
     std::vector<uint64_t> changed(workers, 0);
     parallel_for(s.buffer_elems(int(k)), [&](unsigned w, size_t lo, size_t hi) {
-      for (size_t i = lo; i < hi; ++i) changed[w] += p[i] != counter_pattern(bf16, seed, i);
+      uint64_t c = 0;
+      if (bf16)
+        for (size_t i = lo; i < hi; ++i) c += p[i] != counter_pattern_of<true>(seed, i);
+      else
+        for (size_t i = lo; i < hi; ++i) c += p[i] != counter_pattern_of<false>(seed, i);
+      changed[w] += c;
     }, size_t(1) << 16, workers);
     for (uint64_t c : changed) total += c;
   }

@@ -47,6 +47,9 @@ struct LargeSpec {
   void inputs(int64_t r, int64_t c, uint16_t* in) const {
     for (int i = 0; i < int(op->inputs.size()); ++i) in[i] = input(i, r, c);
   }
+  /// input(i, r, c0 + j) for j in [0, n), into out[j]: one row's run, its offset computed once (every layout's
+  /// offset is the row's plus the column: ref::OpSpec::input_offset).
+  void input_run(int i, int64_t r, int64_t c0, int64_t n, uint16_t* out) const;
   /// The call's views (no buffers): what a runner passes to abi_call with its own buffer pointers.
   CallSpec view() const;
 };

@@ -90,5 +90,37 @@ TEST(Audit_CallSpec_both, LargeSpecGroupBuffers) {
   EXPECT_TRUE(v.inputs[1].grouped);
 }
 
+// The counter stream is generated on the device and regenerated on the host: pinned here by an FNV-1a hash of its
+// first 2^20 patterns per dtype (computed with the generator as first written), so a change to either side's
+// arithmetic fails on the CPU before a GPU run disagrees with itself.
+TEST(CounterPatterns, StreamIsPinned) {
+  for (const bool bf16 : {false, true}) {
+    uint64_t h = 1469598103934665603ull;
+    for (uint64_t i = 0; i < (uint64_t(1) << 20); ++i) {
+      h ^= counter_pattern(bf16, 0x5EEDull, i);
+      h *= 1099511628211ull;
+    }
+    EXPECT_EQ(h, bf16 ? 0x062c0106295c8c9cull : 0xcd2ab463a4bfc19cull) << (bf16 ? "bf16" : "fp16");
+  }
+}
+
+// LargeSpec::input_run (the shapes class's runs) equals input() element by element, for every layout: elementwise,
+// row-broadcast, group-broadcast and packed.
+TEST(LargeSpecRuns, InputRunEqualsInput) {
+  for (const char* name : {"bias_gelu_tanh", "silu_and_mul", "gated_residual", "modulate"}) {
+    for (const int32_t dtype : {FUSEPROOF_DTYPE_BF16, FUSEPROOF_DTYPE_FP16}) {
+      const ref::OpSpec& o = op(name);
+      LargeSpec ls{&o, 6, 24, dtype, 0xC0FFEEull, o.has_groups() ? 3 : 1};
+      for (int i = 0; i < int(o.inputs.size()); ++i)
+        for (int64_t r = 0; r < ls.rows; ++r) {
+          uint16_t run[24];
+          ls.input_run(i, r, 5, 19, run);
+          for (int64_t j = 0; j < 19; ++j)
+            ASSERT_EQ(run[j], ls.input(i, r, 5 + j)) << name << " input " << i << " r=" << r << " c=" << 5 + j;
+        }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fuseproof::audit
