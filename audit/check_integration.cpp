@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "audit/check_support.h"
+#include "audit/history_schedule.h"
 #include "common/sha256.h"
 
 namespace fuseproof::audit {
@@ -337,63 +338,30 @@ void check_history(const CheckContext& ctx, CheckResult& r) {
   Tally mine(ctx, r), theirs(other, r);  // both write into r; each record names its dtype
   Tally* tallies[2] = {&mine, both ? &theirs : &mine};
   const int64_t v = ctx.info.vector_elems();
-  // The first width: prefill-sized (2,048 or 4,096 elements), a multiple of 64 (so of 16) and of the vector, as a
-  // model's first call is; a kernel that picks a launch plan on its first call picks its widest one here.
-  const int64_t v64 = std::lcm(v, int64_t(64));
-  const bool off16 = v % 16 != 0;                 // widths that are not multiples of 16 exist
-  const int64_t max_vecs = std::max<int64_t>(2, 1024 / v);
-  constexpr int kCalls = 64;
+  const bool off16 = v % 16 != 0;  // widths that are not multiples of 16 exist
   std::mt19937_64 rng(class_seed(ctx, CheckClass::kHistory));
-  int64_t rows = 1 + int64_t(rng() % 200);
-  int64_t width = v64 * ((2048 + v64 - 1) / v64) * (1 + int64_t(rng() % 2));
-  const int64_t first_width = width;
-  int calls[2] = {0, 0}, repeats = 0;
-  for (int i = 0; i < kCalls; ++i) {
-    int which = 0;
-    if (i == 1) {
-      which = 1;  // the other dtype at once, on the same shape
-      ++repeats;
-    } else if (i > 1) {
-      which = int(rng() % 2);
-      if (rng() % 3 == 0) {
-        ++repeats;
-      } else {
-        rows = 1 + int64_t(rng() % 200);
-        do width = v * (1 + int64_t(rng() % uint64_t(max_vecs)));
-        while (off16 && width % 16 == 0);
-      }
-    }
-    if (!both) which = 0;
-    const CheckContext& c = *ctxs[which];
-    CallSpec s = make_spec(c, rows, width, pick_group_rows(*c.model.op, rows, rng));
+  HistorySchedule<std::mt19937_64> plan(v, off16, both, rng);
+  for (int i = 0; i < plan.kCalls; ++i) {
+    const HistoryCall hc = plan.next(i);
+    const CheckContext& c = *ctxs[hc.which];
+    CallSpec s = make_spec(c, hc.rows, hc.width, pick_group_rows(*c.model.op, hc.rows, rng));
     fill_random(c, s, rng);
-    ++calls[which];
     const std::string label = "history call " + std::to_string(i) + " (" + ref::dtype_name(c.model.dtype) + ", " +
-                              shape(rows, width) + ")";
-    if (!run_valid(c, *tallies[which], s, label, std::nullopt, "call=" + std::to_string(i) + ",")) break;
+                              shape(hc.rows, hc.width) + ")";
+    if (!run_valid(c, *tallies[hc.which], s, label, std::nullopt, "call=" + std::to_string(i) + ",")) break;
   }
   const char* mine_name = ref::dtype_name(ctx.model.dtype);
   const char* theirs_name =
       ref::dtype_name(ctx.model.dtype == ref::Dtype::kBf16 ? ref::Dtype::kFp16 : ref::Dtype::kBf16);
-  const int made = calls[0] + calls[1];
-  r.scope = (made < kCalls ? std::to_string(made) + " of " + std::to_string(kCalls) + " calls (stopped early)"
-                           : std::to_string(kCalls) + " calls") +
-            " in one process, " +
-            (both ? std::to_string(calls[0]) + " " + mine_name + " and " + std::to_string(calls[1]) + " " +
-                        theirs_name + " interleaved at random (the first " + mine_name + " at width " +
-                        std::to_string(first_width) + ", a multiple of 64, the second " + theirs_name +
-                        " on the same shape), then widths "
-                  : std::string("every one ") + mine_name + " (--dtype " + mine_name + "; --dtype all interleaves " +
-                        theirs_name + "), the first at width " + std::to_string(first_width) +
-                        ", a multiple of 64, the second on the same shape, then widths ") +
-            (off16 ? "not a multiple of 16 (" : "(every one a multiple of 16: the vector is " + std::to_string(v) +
-                                                    " elements; ") +
-            std::to_string(v) + ".." + std::to_string(max_vecs * v) + " in steps of " + std::to_string(v) +
-            "), rows 1..200, " + std::to_string(repeats) +
-            " calls repeating the previous shape with new contents; each output against its own dtype's model; " +
-            ctx.runner.buffers_per_call() +
-            (ctx.model.op->has_groups() ? "; group_rows of each call seeded: 1, rows, or a divisor giving 2+ groups"
-                                        : "");
+  r.scope = plan.scope(mine_name, theirs_name,
+                       (off16 ? "not a multiple of 16 (" : "(every one a multiple of 16: the vector is " +
+                                                               std::to_string(v) + " elements; ") +
+                           std::to_string(v) + ".." + std::to_string(plan.max_units() * v) + " in steps of " +
+                           std::to_string(v) + ")",
+                       "each output against its own dtype's model; " + ctx.runner.buffers_per_call() +
+                           (ctx.model.op->has_groups()
+                                ? "; group_rows of each call seeded: 1, rows, or a divisor giving 2+ groups"
+                                : ""));
 }
 
 }  // namespace fuseproof::audit

@@ -15,6 +15,7 @@
 
 #include "audit/call_watch.h"
 #include "audit/counter_patterns.h"
+#include "audit/history_schedule.h"
 #include "audit/quant_class_support.h"
 #include "common/phase_clock.h"
 #include "common/sha256.h"
@@ -479,57 +480,25 @@ void quant_history(const QuantContext& ctx, CheckResult& r) {
   QuantCallTally* tallies[2] = {&mine, both ? &theirs : &mine};
   const ref::QuantOpSpec& op = *ctx.model.op;
   const int64_t n = op.block_size;
-  // The first width: prefill-sized (2,048 or 4,096 elements), a multiple of 64 and of the block, as a model's first
-  // call is; a kernel that picks a launch plan on its first call picks its widest one here.
-  const int64_t n64 = std::lcm(n, int64_t(64));
-  const int64_t max_blocks = std::max<int64_t>(2, 1024 / n);
-  constexpr int kCalls = 64;
   CounterRng rng{quant_seed(ctx, CheckClass::kHistory)};
-  int64_t rows = 1 + int64_t(rng() % 200);
-  int64_t width = n64 * ((2048 + n64 - 1) / n64) * (1 + int64_t(rng() % 2));
-  const int64_t first_width = width;
-  int calls[2] = {0, 0}, repeats = 0;
-  for (int i = 0; i < kCalls; ++i) {
-    int which = 0;
-    if (i == 1) {
-      which = 1;  // the other dtype at once, on the same shape
-      ++repeats;
-    } else if (i > 1) {
-      which = int(rng() % 2);
-      if (rng() % 3 == 0) {
-        ++repeats;
-      } else {
-        rows = 1 + int64_t(rng() % 200);
-        width = n * (1 + int64_t(rng() % uint64_t(max_blocks)));
-      }
-    }
-    if (!both) which = 0;
-    const QuantContext& c = *ctxs[which];
+  HistorySchedule<CounterRng> plan(n, false, both, rng);
+  for (int i = 0; i < plan.kCalls; ++i) {
+    const HistoryCall hc = plan.next(i);
+    const QuantContext& c = *ctxs[hc.which];
     const ref::ScaleLayout layout = op.scale_layouts[size_t(rng() % op.scale_layouts.size())];
-    const QuantCallSpec s = random_call(c, rows, width, layout, rng(), rng() % 2 == 0);
-    ++calls[which];
+    const QuantCallSpec s = random_call(c, hc.rows, hc.width, layout, rng(), rng() % 2 == 0);
     const std::string label = "history call " + std::to_string(i) + " (" + ref::dtype_name(c.model.dtype) + ", " +
-                              shape(rows, width) + ", " + ref::scale_layout_name(layout) + ")";
+                              shape(hc.rows, hc.width) + ", " + ref::scale_layout_name(layout) + ")";
     watch_label(label);
-    if (!check_one(c, *tallies[which], s, ctx.runner.call(s), label)) break;
+    if (!check_one(c, *tallies[hc.which], s, ctx.runner.call(s), label)) break;
   }
   const char* mine_name = ref::dtype_name(ctx.model.dtype);
   const char* theirs_name =
       ref::dtype_name(ctx.model.dtype == ref::Dtype::kBf16 ? ref::Dtype::kFp16 : ref::Dtype::kBf16);
-  const int made = calls[0] + calls[1];
-  r.scope = (made < kCalls ? std::to_string(made) + " of " + std::to_string(kCalls) + " calls (stopped early)"
-                           : std::to_string(kCalls) + " calls") +
-            " in one process, " +
-            (both ? std::to_string(calls[0]) + " " + mine_name + " and " + std::to_string(calls[1]) + " " +
-                        theirs_name + " interleaved at random (the first " + mine_name + " at width " +
-                        std::to_string(first_width) + ", the second " + theirs_name + " on the same shape), then "
-                  : std::string("every one ") + mine_name + " (--dtype " + mine_name + "; --dtype all interleaves " +
-                        theirs_name + "), the first at width " + std::to_string(first_width) +
-                        ", the second on the same shape, then ") +
-            "widths " + std::to_string(n) + ".." + std::to_string(max_blocks * n) + " in steps of the block, rows "
-            "1..200, the scale layouts and the scalars (own amax or 1.0) at random, " + std::to_string(repeats) +
-            " calls repeating the previous shape with new contents; every code byte and scale cell against its own "
-            "dtype's model; " + ctx.runner.buffers_per_call();
+  r.scope = plan.scope(mine_name, theirs_name,
+                       std::to_string(n) + ".." + std::to_string(plan.max_units() * n) + " in steps of the block",
+                       "the scale layouts and the scalars (own amax or 1.0) at random; every code byte and scale "
+                       "cell against its own dtype's model; " + ctx.runner.buffers_per_call());
 }
 
 }  // namespace fuseproof::audit
