@@ -3,11 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <thread>
 
 #include "audit/call_watch.h"
+#include "audit/host_lanes.h"
 #include "audit/quant_images.h"
 #include "audit/quant_runner.h"
 #include "common/parallel_for.h"
@@ -84,28 +82,14 @@ class HostQuantRunner final : public QuantRunner {
     QuantConcurrentOutcome co;
     const size_t n = specs.size();
     lanes = std::max(1, std::min(lanes, int(n)));
-    co.lanes = std::to_string(lanes) + " host threads (one per lane, released together)";
+    co.lanes = host_lanes_words(lanes);
     std::vector<QuantImages> images = quant_images_of(specs);
     co.calls.resize(n);
-    co.spans.resize(n);
-    using clock = std::chrono::steady_clock;
-    std::atomic<int> ready{0};
-    clock::time_point origin;
-    watch_begin(std::to_string(n) + " calls on " + co.lanes);
-    run_workers(unsigned(lanes), [&](unsigned lane) {
-      if (ready.fetch_add(1) + 1 == lanes) origin = clock::now(), ready.fetch_add(1);
-      while (ready.load() <= lanes) std::this_thread::yield();
-      for (size_t i = size_t(lane); i < n; i += size_t(lanes)) {
-        const auto t0 = clock::now();
-        const fuseproof_call_t c = abi_quant_call(specs[i], images[i].buffer_data(), images[i].codes.aligned_data(),
-                                                  images[i].scales.aligned_data(), nullptr);
-        co.calls[i].rc = plugin_.call(c, &co.calls[i].message);
-        const auto t1 = clock::now();
-        co.spans[i] = {std::chrono::duration<double, std::micro>(t0 - origin).count(),
-                       std::chrono::duration<double, std::micro>(t1 - origin).count()};
-      }
+    run_host_lanes(n, lanes, co.lanes, co.spans, [&](size_t i) {
+      const fuseproof_call_t c = abi_quant_call(specs[i], images[i].buffer_data(), images[i].codes.aligned_data(),
+                                                images[i].scales.aligned_data(), nullptr);
+      co.calls[i].rc = plugin_.call(c, &co.calls[i].message);
     });
-    watch_end();
     for (size_t i = 0; i < n; ++i) images[i].finish(specs[i], co.calls[i]);
     return co;
   }
