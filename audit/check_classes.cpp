@@ -5,7 +5,6 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -380,12 +379,9 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
     }
     const uint64_t elems = uint64_t(sh.rows) * uint64_t(sh.width);
     const uint64_t need = elems * uint64_t(op.bytes_per_element()) + elems * 2 + (uint64_t(64) << 20);
-    const uint64_t have = ctx.runner.memory_available();
-    if (have && need > have) {
-      char b[200];
-      std::snprintf(b, sizeof b, "%s (%s: needs %.1f GiB, %.1f GiB free)", name.c_str(), sh.why.c_str(),
-                    double(need) / double(1ull << 30), double(have) / double(1ull << 30));
-      not_ran.push_back(b);
+    if (const std::string short_of = memory_shortfall(name, sh.why, need, ctx.runner.memory_available());
+        !short_of.empty()) {
+      not_ran.push_back(short_of);
       continue;
     }
     // Group-broadcast inputs as a DiT holds them: group_rows = the tokens of one batch element, a batch of 2 at

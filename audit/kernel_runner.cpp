@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <thread>
@@ -20,6 +21,14 @@ namespace fuseproof::audit {
 uint64_t host_memory_available() {
   const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+}
+
+std::string memory_shortfall(const std::string& name, const std::string& why, uint64_t need, uint64_t have) {
+  if (!have || need <= have) return "";
+  char b[200];
+  std::snprintf(b, sizeof b, "%s (%s: needs %.1f GiB, %.1f GiB free)", name.c_str(), why.c_str(),
+                double(need) / double(1ull << 30), double(have) / double(1ull << 30));
+  return b;
 }
 
 std::pair<int, uint64_t> overlap_of(const std::vector<Span>& spans, int lanes) {

@@ -85,6 +85,10 @@ std::pair<int, uint64_t> overlap_of(const std::vector<Span>& spans, int lanes);
 /// memory_available().
 uint64_t host_memory_available();
 
+/// The shapes classes' "not run" entry for call `name` (`why` it is in the class) needing `need` bytes where `have`
+/// are free: "NAME (WHY: needs N GiB, M GiB free)", or "" when it fits or `have` is unknown (0).
+std::string memory_shortfall(const std::string& name, const std::string& why, uint64_t need, uint64_t have);
+
 /// The calls of call_concurrent, in the order given.
 struct ConcurrentOutcome {
   std::vector<CallOutcome> calls;

@@ -118,12 +118,9 @@ void quant_shapes(const QuantContext& ctx, CheckResult& r) {
     const uint64_t codes = uint64_t(sh.rows) * uint64_t(sh.width);
     uint64_t need = large.view.codes_bytes + large.view.scale_bytes + (uint64_t(64) << 20);
     for (size_t b : large.buffer_elems) need += uint64_t(b) * 2;
-    const uint64_t have = ctx.runner.memory_available();
-    if (have && need > have) {
-      char b[200];
-      std::snprintf(b, sizeof b, "%s (%s: needs %.1f GiB, %.1f GiB free)", name.c_str(), sh.why.c_str(),
-                    double(need) / double(1ull << 30), double(have) / double(1ull << 30));
-      not_ran.push_back(b);
+    if (const std::string short_of = memory_shortfall(name, sh.why, need, ctx.runner.memory_available());
+        !short_of.empty()) {
+      not_ran.push_back(short_of);
       continue;
     }
     const std::string label = "shapes " + name + " (" + sh.why + ")";

@@ -122,5 +122,14 @@ TEST(LargeSpecRuns, InputRunEqualsInput) {
   }
 }
 
+// The shapes classes' "not run" entry: none when the call fits or the free memory is unknown, else one line.
+TEST(MemoryShortfall, OnlyWhenTheCallDoesNotFit) {
+  const uint64_t gib = uint64_t(1) << 30;
+  EXPECT_EQ(memory_shortfall("155345x13824", "above 2^31", 3 * gib, 4 * gib), "");
+  EXPECT_EQ(memory_shortfall("155345x13824", "above 2^31", 3 * gib, 0), "");
+  EXPECT_EQ(memory_shortfall("155345x13824", "above 2^31", 5 * gib + gib / 2, 4 * gib),
+            "155345x13824 (above 2^31: needs 5.5 GiB, 4.0 GiB free)");
+}
+
 }  // namespace
 }  // namespace fuseproof::audit
