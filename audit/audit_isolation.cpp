@@ -57,18 +57,31 @@ std::string signal_description(int sig) {
   return "signal " + std::to_string(sig) + (name ? std::string(" (") + name + ")" : "");
 }
 
+std::vector<std::string> child_environment(char** parent_env, int progress_fd, long parent_pid) {
+  auto starts = [](const char* e, const char* name) { return std::strncmp(e, name, std::strlen(name)) == 0; };
+  std::vector<std::string> env;
+  bool malloc_set = false;
+  for (char** e = parent_env; e && *e; ++e) {
+    if (starts(*e, kProgressFdEnv) || starts(*e, kParentPidEnv)) continue;
+    if (starts(*e, "MALLOC_MMAP_THRESHOLD_=") || starts(*e, "MALLOC_TRIM_THRESHOLD_=") || starts(*e, "GLIBC_TUNABLES="))
+      malloc_set = true;
+    env.emplace_back(*e);
+  }
+  env.push_back(std::string(kProgressFdEnv) + "=" + std::to_string(progress_fd));
+  env.push_back(std::string(kParentPidEnv) + "=" + std::to_string(parent_pid));
+  if (!malloc_set) {
+    env.push_back("MALLOC_MMAP_THRESHOLD_=2147483647");
+    env.push_back("MALLOC_TRIM_THRESHOLD_=2147483647");
+  }
+  return env;
+}
+
 ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path, double call_timeout_s,
                        double stall_timeout_s) {
   constexpr int kChildFd = 3;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("audit: cannot create a pipe: " + std::string(std::strerror(errno)));
-  std::vector<std::string> env_s;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, kProgressFdEnv, std::strlen(kProgressFdEnv)) != 0 &&
-        std::strncmp(*e, kParentPidEnv, std::strlen(kParentPidEnv)) != 0)
-      env_s.emplace_back(*e);
-  env_s.push_back(std::string(kProgressFdEnv) + "=" + std::to_string(kChildFd));
-  env_s.push_back(std::string(kParentPidEnv) + "=" + std::to_string(getpid()));
+  std::vector<std::string> env_s = child_environment(environ, kChildFd, long(getpid()));
   std::vector<char*> envp, args;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);

@@ -32,6 +32,14 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
 /// when that library is not where the build put it (an installed tree). FUSEPROOF_AUDIT_CHILD=self forces this one.
 std::string audit_child_exe();
 
+/// The environment run_child gives a child: the parent's (`parent_env`, null-terminated), without any heartbeat
+/// variables of its own parent, with the heartbeat descriptor and this parent's pid, and glibc's malloc told to keep
+/// large blocks in its heap (MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ at 2^31 - 1, unless the parent sets
+/// either or GLIBC_TUNABLES): a class calls the subject on blocks of one size (the domain's 32 MB grids, 256 of them
+/// a dtype), and each freed block's pages would otherwise go back to the kernel and be zeroed again on the next
+/// allocation (docs/PERFORMANCE.md, The domain's images). A child is one class and exits, so nothing accumulates.
+std::vector<std::string> child_environment(char** parent_env, int progress_fd, long parent_pid);
+
 /// "signal 11 (SIGSEGV)", "signal 6 (SIGABRT)", ...
 std::string signal_description(int sig);
 
