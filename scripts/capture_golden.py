@@ -366,10 +366,12 @@ def add_ops(outdir, spec, dev, refresh_points=False):
     return 0
 
 
-def record_amendment(ppath, prov, dev, what, timings):
-    """Appends one amendment (device, what, command, date, timings) to provenance.json and prints it."""
+def record_amendment(ppath, prov, dev, what, timings, device=None):
+    """Appends one amendment (device, what, command, date, timings) to provenance.json and prints it. `device`: the
+    device fields when the data came from another machine's capture (else this machine's, device_info(dev))."""
     prov.setdefault("amendments", []).append(dict(
-        device_info(dev), what=what, command=" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
+        device if device is not None else device_info(dev), what=what,
+        command=" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
         date_utc=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), timings_s=timings))
     write_atomically(ppath, json.dumps(prov, indent=2))
     print(json.dumps(prov["amendments"][-1], indent=2))
@@ -659,14 +661,10 @@ def add_formats(outdir, files):
     prov["files"]["digests.json"] = sha_of(dtext.encode())
     prov["files"]["formats.json"] = sha_of(ftext.encode())
     gpus = sorted({c["provenance"]["gpu"] for c in kept["captures"][-len(files):]})
-    prov_entry = {"gpu": ", ".join(gpus), "torch": None, "cuda_runtime_of_torch": None}
-    prov.setdefault("amendments", []).append(dict(
-        prov_entry, what="--add-formats: digests.json keys " + (", ".join(added) or "none new (every digest equal)") +
-        "; formats.json captures " + ", ".join(os.path.basename(f) for f in files),
-        command=" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
-        date_utc=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), timings_s={}))
-    write_atomically(os.path.join(outdir, "provenance.json"), json.dumps(prov, indent=2))
-    print(json.dumps(prov["amendments"][-1], indent=2))
+    record_amendment(os.path.join(outdir, "provenance.json"), prov, None,
+                     "--add-formats: digests.json keys " + (", ".join(added) or "none new (every digest equal)") +
+                     "; formats.json captures " + ", ".join(os.path.basename(f) for f in files), {},
+                     device={"gpu": ", ".join(gpus), "torch": None, "cuda_runtime_of_torch": None})
     return 0
 
 
