@@ -2,6 +2,7 @@
 // of 2^31 elements is generated where it runs and regenerated where it is checked, never held twice.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #if defined(__CUDACC__)
@@ -64,6 +65,14 @@ FUSEPROOF_HD inline uint16_t counter_pattern_of(uint64_t seed, uint64_t i) {
 
 FUSEPROOF_HD inline uint16_t counter_pattern(bool bf16, uint64_t seed, uint64_t i) {
   return bf16 ? counter_pattern_of<true>(seed, i) : counter_pattern_of<false>(seed, i);
+}
+
+/// out[j] = counter_pattern(bf16, seed, first + j) for j in [0, n): a run, the dtype chosen once.
+inline void counter_run(bool bf16, uint64_t seed, uint64_t first, size_t n, uint16_t* out) {
+  if (bf16)
+    for (size_t j = 0; j < n; ++j) out[j] = counter_pattern_of<true>(seed, first + j);
+  else
+    for (size_t j = 0; j < n; ++j) out[j] = counter_pattern_of<false>(seed, first + j);
 }
 
 }  // namespace fuseproof::audit

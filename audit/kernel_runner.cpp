@@ -59,13 +59,8 @@ uint16_t LargeSpec::input(int i, int64_t r, int64_t c) const {
 }
 
 void LargeSpec::input_run(int i, int64_t r, int64_t c0, int64_t n, uint16_t* out) const {
-  const bool bf16 = dtype == FUSEPROOF_DTYPE_BF16;
-  const uint64_t seed = buffer_seed(op->buffer_of(i));
-  const uint64_t base = uint64_t(op->input_offset(i, r, c0, width, group_rows));
-  if (bf16)
-    for (int64_t j = 0; j < n; ++j) out[j] = counter_pattern_of<true>(seed, base + uint64_t(j));
-  else
-    for (int64_t j = 0; j < n; ++j) out[j] = counter_pattern_of<false>(seed, base + uint64_t(j));
+  counter_run(dtype == FUSEPROOF_DTYPE_BF16, buffer_seed(op->buffer_of(i)),
+              uint64_t(op->input_offset(i, r, c0, width, group_rows)), size_t(n), out);
 }
 
 CallSpec LargeSpec::view() const {
@@ -129,10 +124,7 @@ void fill_counter_buffers(const LargeSpec& s, std::vector<uint16_t*>& buffers) {
     uint16_t* p = buffers[k];
     const uint64_t seed = s.buffer_seed(int(k));
     parallel_for(s.buffer_elems(int(k)), [&](unsigned, size_t lo, size_t hi) {
-      if (bf16)
-        for (size_t i = lo; i < hi; ++i) p[i] = counter_pattern_of<true>(seed, i);
-      else
-        for (size_t i = lo; i < hi; ++i) p[i] = counter_pattern_of<false>(seed, i);
+      counter_run(bf16, seed, lo, hi - lo, p + lo);
     }, size_t(1) << 16);
   }
 }
