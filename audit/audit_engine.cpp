@@ -52,6 +52,10 @@ class PluginRunner final : public KernelRunner {
     return inner_->call_after_producer(s, stale, ms);
   }
   LargeOutcome large_call(const LargeSpec& s, const ChunkCheck& c) override { return inner_->large_call(s, c); }
+  std::optional<LargeOutcome> large_call_compared(const LargeSpec& s, const std::string& key, const RowFn& row,
+                                                  DeviceComparison* cmp) override {
+    return inner_->large_call_compared(s, key, row, cmp);
+  }
   uint64_t memory_available() const override { return inner_->memory_available(); }
   std::string hardware() const override { return inner_->hardware(); }
   std::string arch() const override { return inner_->arch(); }

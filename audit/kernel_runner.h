@@ -12,6 +12,7 @@
 #include "audit/call_spec.h"
 #include "audit/guarded_image.h"
 #include "audit/plugin_loader.h"
+#include "common/domain_sweep.h"
 
 namespace fuseproof::audit {
 
@@ -72,6 +73,13 @@ struct LargeOutcome {
   bool subject_fault = false;
 };
 
+/// What large_call_compared found where the output lives.
+struct DeviceComparison {
+  uint64_t compared = 0;       ///< output elements compared with the table
+  uint64_t mismatches = 0;     ///< of them, the ones that differ
+  std::vector<uint8_t> seen;   ///< 65,536 flags: the expected value of every 61st element (row-major index) was e
+};
+
 /// When one call of a concurrent or captured set ran, in microseconds from a common origin.
 struct Span {
   double start_us = 0, end_us = 0;
@@ -118,6 +126,15 @@ class KernelRunner {
   virtual std::optional<CallOutcome> call_after_producer(const CallSpec& spec, const CallSpec& stale, int delay_ms) = 0;
   /// Runs a LargeSpec call and streams its output to `check` in row chunks (no second full copy anywhere).
   virtual LargeOutcome large_call(const LargeSpec& spec, const ChunkCheck& check) = 0;
+  /// A large call of a 2-input op (inputs per element or broadcast by strides) whose output is compared where it
+  /// lives, each element with table[in1 * 65536 + in0]: the op's 2^32 expected outputs, the rows `expected_row`
+  /// gives (OpPlan::row), built once per `table_key` and kept for the next call. Nothing is streamed back. nullopt when
+  /// the runner cannot (host memory; no room for the table): large_call then.
+  virtual std::optional<LargeOutcome> large_call_compared(const LargeSpec& spec, const std::string& table_key,
+                                                          const RowFn& expected_row, DeviceComparison* cmp) {
+    (void)spec, (void)table_key, (void)expected_row, (void)cmp;
+    return std::nullopt;
+  }
   /// Bytes a large call may allocate (free device memory, or host memory available); 0 when unknown.
   virtual uint64_t memory_available() const = 0;
   /// One line naming the hardware the subject runs on.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -107,7 +108,18 @@ class CudaRunner final : public ImageRunner {
 
   LargeOutcome large_call(const LargeSpec& s, const ChunkCheck& check) override {
     LargeOutcome o;
-    o.fault = large(s, check, &o);
+    o.fault = large(s, &check, nullptr, &o);
+    return o;
+  }
+
+  std::optional<LargeOutcome> large_call_compared(const LargeSpec& s, const std::string& key, const RowFn& row,
+                                                  DeviceComparison* cmp) override {
+    const CallSpec view = s.view();
+    if (view.inputs.size() != 2 || view.inputs[0].grouped || view.inputs[1].grouped) return std::nullopt;
+    for (auto& slot : slots_) slot.release();  // the table and the large call want the memory
+    if (!ensure_table(key, row)) return std::nullopt;
+    LargeOutcome o;
+    o.fault = large(s, nullptr, cmp, &o);
     return o;
   }
 
@@ -160,8 +172,9 @@ class CudaRunner final : public ImageRunner {
   }
 
   std::string buffers_per_call() const override {
-    return "every call's guarded images copied whole into device buffers kept from call to call while large "
-           "enough (the same device addresses; out poisoned again before each call)";
+    return "every call's guarded images in device buffers kept from call to call while large enough (the same "
+           "device addresses; out poisoned again before each call, on the device from 1 MiB; inputs from 1 MiB "
+           "compared on the device with their copy from before the call, brought back only when changed)";
   }
 
  private:
@@ -169,21 +182,40 @@ class CudaRunner final : public ImageRunner {
     return run_images(s, im, o, nullptr, 0);
   }
 
-  /// The images copied whole to device slots; with `late`, the producer writes late's buffer data over them.
+  /// The images copied to device slots; with `late`, the producer writes late's buffer data over them. Without it,
+  /// an image of kDeviceCheckBytes or more is not copied both ways: out is poisoned on the device, and an input is
+  /// compared on the device with a copy made before the call, and brought back only when it changed (the host image
+  /// is then still its snapshot, which CallImages::finish compares).
   std::string run_images(const CallSpec& s, CallImages& im, CallOutcome* o, const CallSpec* late, int delay_ms) {
+    constexpr size_t kDeviceCheckBytes = size_t(1) << 20;
     const size_t nb = im.buffers.size();
-    if (slots_.size() < 2 * nb + 1) slots_.resize(2 * nb + 1);
+    // Slots: the buffers [0, nb), out nb, the producer's sources [nb + 1, 2nb + 1), the buffers' copies before the
+    // call [2nb + 1, 3nb + 1), the change counters 3nb + 1.
+    if (slots_.size() < 3 * nb + 2) slots_.resize(3 * nb + 2);
+    const auto kept = [&](size_t k) { return !late && im.buffers[k].size_bytes() >= kDeviceCheckBytes; };
     std::optional<PhaseClock> copies(std::in_place, "host-device copies");
     std::vector<uint8_t*> dev_data;
     for (size_t k = 0; k < nb; ++k) {
       GuardedImage& img = im.buffers[k];
       if (auto e = slots_[k].reserve(img.size_bytes()); !e.empty()) return e;
       FP_CUDA_TRY(cudaMemcpyAsync(slots_[k].base, img.bytes(), img.size_bytes(), cudaMemcpyHostToDevice, stream_));
+      if (kept(k)) {
+        DeviceSlot& before = slots_[2 * nb + 1 + k];
+        if (auto e = before.reserve(img.size_bytes()); !e.empty()) return e;
+        FP_CUDA_TRY(cudaMemcpyAsync(before.base, slots_[k].base, img.size_bytes(), cudaMemcpyDeviceToDevice, stream_));
+      }
       dev_data.push_back(slots_[k].base + img.data_offset());
     }
     DeviceSlot& out_slot = slots_[nb];
     if (auto e = out_slot.reserve(im.out.size_bytes()); !e.empty()) return e;
-    FP_CUDA_TRY(cudaMemcpyAsync(out_slot.base, im.out.bytes(), im.out.size_bytes(), cudaMemcpyHostToDevice, stream_));
+    if (!late && im.out.size_bytes() >= kDeviceCheckBytes) {
+      // Every byte of the out image is the fill pattern (GuardedImage: 256-byte multiple, little-endian words).
+      fill_u16<<<1024, 256, 0, stream_>>>(reinterpret_cast<uint16_t*>(out_slot.base), im.out.size_bytes() / 2,
+                                          im.out.fill());
+      FP_CUDA_TRY(cudaGetLastError());
+    } else {
+      FP_CUDA_TRY(cudaMemcpyAsync(out_slot.base, im.out.bytes(), im.out.size_bytes(), cudaMemcpyHostToDevice, stream_));
+    }
     if (late) {
       LateWrites w{};
       w.count = int(nb);
@@ -213,8 +245,32 @@ class CudaRunner final : public ImageRunner {
     watch_end();
     kernel.reset();
     const PhaseClock copies_back("host-device copies");
+    std::vector<unsigned long long> changed(nb, 1);  // 1: bring the image back
+    if (nb) {
+      DeviceSlot& counters = slots_[3 * nb + 1];
+      if (auto e = counters.reserve(nb * sizeof(unsigned long long)); !e.empty()) return e;
+      auto* count = reinterpret_cast<unsigned long long*>(counters.base);
+      FP_CUDA_TRY(cudaMemsetAsync(count, 0, nb * sizeof(unsigned long long), stream_));
+      bool any = false;
+      for (size_t k = 0; k < nb; ++k)
+        if (kept(k)) {
+          count_different<<<1024, 256, 0, stream_>>>(reinterpret_cast<const uint16_t*>(slots_[k].base),
+                                                     reinterpret_cast<const uint16_t*>(slots_[2 * nb + 1 + k].base),
+                                                     im.buffers[k].size_bytes() / 2, count + k);
+          FP_CUDA_TRY(cudaGetLastError());
+          any = true;
+        }
+      if (any) {
+        std::vector<unsigned long long> got(nb, 0);
+        FP_CUDA_TRY(cudaMemcpyAsync(got.data(), count, nb * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream_));
+        FP_CUDA_TRY(cudaStreamSynchronize(stream_));
+        for (size_t k = 0; k < nb; ++k)
+          if (kept(k)) changed[k] = got[k];
+      }
+    }
     for (size_t k = 0; k < nb; ++k)
-      FP_CUDA_TRY(cudaMemcpy(im.buffers[k].bytes(), slots_[k].base, im.buffers[k].size_bytes(), cudaMemcpyDeviceToHost));
+      if (changed[k])
+        FP_CUDA_TRY(cudaMemcpy(im.buffers[k].bytes(), slots_[k].base, im.buffers[k].size_bytes(), cudaMemcpyDeviceToHost));
     FP_CUDA_TRY(cudaMemcpy(im.out.bytes(), out_slot.base, im.out.size_bytes(), cudaMemcpyDeviceToHost));
     o->subject_fault = false;
     return "";
@@ -366,7 +422,71 @@ class CudaRunner final : public ImageRunner {
     return "";
   }
 
-  std::string large(const LargeSpec& s, const ChunkCheck& check, LargeOutcome* o) {
+  /// The 2^32 expected outputs on the device (8 GiB), rows computed by the domain driver's workers and copied up
+  /// as they complete; kept while `key` stays the same. false when there is no room (the caller compares on the host).
+  bool ensure_table(const std::string& key, const RowFn& row) {
+    if (table_.base && table_key_ == key) return true;
+    table_.release();
+    table_key_.clear();
+    const PhaseClock clock("expected table (reference rows on every core, copied to the device)");
+    if (!table_.reserve(size_t(kDomainSize) * 2).empty()) {
+      cudaGetLastError();  // an out-of-memory here is no fault of anyone's
+      return false;
+    }
+    std::mutex mu;
+    std::string error;
+    SweepOptions so;
+    so.in_order = false;
+    sweep_domain(row, [&](uint32_t first, uint32_t count, const uint16_t* out) {
+      const cudaError_t e = cudaMemcpy(table_.base + size_t(first) * 65536 * 2, out, size_t(count) * 65536 * 2,
+                                       cudaMemcpyHostToDevice);
+      if (e != cudaSuccess) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (error.empty()) error = cudaGetErrorString(e);
+      }
+    }, so);
+    if (!error.empty() || cudaDeviceSynchronize() != cudaSuccess) {
+      cudaGetLastError();
+      table_.release();
+      return false;
+    }
+    table_key_ = key;
+    return true;
+  }
+
+  /// Compares out [rows, width] with the table on the device: cmp's counts and seen flags.
+  std::string compare_on_device(const LargeSpec& s, const CallSpec& view, const std::vector<uint8_t*>& data,
+                                const uint16_t* out, DeviceComparison* cmp) {
+    const PhaseClock clock("comparison on the device");
+    DeviceSlot& res = result_;
+    constexpr size_t kSeenWords = 65536 / 32;
+    if (auto e = res.reserve(sizeof(unsigned long long) + kSeenWords * 4); !e.empty()) return e;
+    auto* mismatches = reinterpret_cast<unsigned long long*>(res.base);
+    auto* seen = reinterpret_cast<unsigned int*>(res.base + sizeof(unsigned long long));
+    FP_CUDA_TRY(cudaMemsetAsync(res.base, 0, sizeof(unsigned long long) + kSeenWords * 4, stream_));
+    const InputView& a = view.inputs[0];
+    const InputView& b = view.inputs[1];
+    const auto* pa = reinterpret_cast<const uint16_t*>(data[size_t(a.buffer)]) + a.offset;
+    const auto* pb = reinterpret_cast<const uint16_t*>(data[size_t(b.buffer)]) + b.offset;
+    const dim3 grid(unsigned(std::min<int64_t>((s.width + 255) / 256, 32)), unsigned(std::min<int64_t>(s.rows, 65535)));
+    compare_with_table<<<grid, 256, 0, stream_>>>(out, s.rows, s.width, pa, a.stride[0], a.stride[1], pb, b.stride[0],
+                                                  b.stride[1], reinterpret_cast<const uint16_t*>(table_.base),
+                                                  mismatches, seen);
+    FP_CUDA_TRY(cudaGetLastError());
+    unsigned long long n = 0;
+    std::vector<unsigned int> words(kSeenWords);
+    FP_CUDA_TRY(cudaMemcpyAsync(&n, mismatches, sizeof n, cudaMemcpyDeviceToHost, stream_));
+    FP_CUDA_TRY(cudaMemcpyAsync(words.data(), seen, kSeenWords * 4, cudaMemcpyDeviceToHost, stream_));
+    FP_CUDA_TRY(cudaStreamSynchronize(stream_));
+    cmp->compared = uint64_t(s.rows) * uint64_t(s.width);
+    cmp->mismatches = n;
+    cmp->seen.assign(65536, 0);
+    for (size_t e = 0; e < 65536; ++e) cmp->seen[e] = (words[e >> 5] >> (e & 31)) & 1u;
+    return "";
+  }
+
+  /// The large call; its output streamed back to `check`, or (with `cmp`) compared with the table on the device.
+  std::string large(const LargeSpec& s, const ChunkCheck* check, DeviceComparison* cmp, LargeOutcome* o) {
     for (auto& slot : slots_) slot.release();  // a large call wants the memory
     std::optional<PhaseClock> on_device(std::in_place, "device inputs, guards and checks");
     const bool bf16 = s.dtype == FUSEPROOF_DTYPE_BF16;
@@ -419,6 +539,7 @@ class CudaRunner final : public ImageRunner {
     if (auto e = ob.guard_changes(n, kPoison, &o->guard_writes); !e.empty()) return e;
     on_device.reset();
     if (o->rc != 0) return "";
+    if (cmp) return compare_on_device(s, view, data, ob.data(), cmp);
     // The output, streamed back in chunks of about 64 MiB, double-buffered: the next copy runs while `check` works.
     // The phase "device-to-host copies (waited for)" is the copy time `check` did not hide.
     const int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 25) / s.width);
@@ -441,7 +562,7 @@ class CudaRunner final : public ImageRunner {
                                            size_t(next_n) * size_t(s.width) * 2, cudaMemcpyDeviceToHost);
           if (e != cudaSuccess) copy_error = std::string("cudaMemcpy: ") + cudaGetErrorString(e);
         });
-      const bool go_on = check(r0, rn, buf[cur].data());
+      const bool go_on = (*check)(r0, rn, buf[cur].data());
       if (prefetch.joinable()) {
         const PhaseClock wait("device-to-host copies (waited for)");
         prefetch.join();
@@ -457,6 +578,9 @@ class CudaRunner final : public ImageRunner {
 
   const Plugin& plugin_;
   std::vector<DeviceSlot> slots_;  // per buffer, out, and the PDL producer's sources, reused across calls
+  DeviceSlot table_;               // large_call_compared's 2^32 expected outputs, for table_key_
+  std::string table_key_;
+  DeviceSlot result_;              // the device comparison's counts
   cudaStream_t stream_ = nullptr;
   std::string hardware_, arch_;
 };

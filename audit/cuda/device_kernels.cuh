@@ -41,6 +41,31 @@ __global__ void count_changed(const uint16_t* x, size_t n, bool bf16, uint64_t s
   if (local) atomicAdd(changed, local);
 }
 
+/// Counts the elements where a and b differ (an input image after a call against its copy from before it).
+__global__ void count_different(const uint16_t* a, const uint16_t* b, size_t n, unsigned long long* changed) {
+  unsigned long long local = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    local += a[i] != b[i];
+  if (local) atomicAdd(changed, local);
+}
+
+/// out [rows, width] row-major against table[in1 * 65536 + in0], in0 = a[r * a0 + c * a1], in1 = b[r * b0 + c * b1]:
+/// counts the differing elements, and flags the expected value of every 61st element (row-major index) in `seen`
+/// (65,536 bits), as the host comparison samples the distinct expected outputs.
+__global__ void compare_with_table(const uint16_t* out, int64_t rows, int64_t width, const uint16_t* a, int64_t a0,
+                                   int64_t a1, const uint16_t* b, int64_t b0, int64_t b1, const uint16_t* table,
+                                   unsigned long long* mismatches, unsigned int* seen) {
+  unsigned long long local = 0;
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y)
+    for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < width; c += int64_t(gridDim.x) * blockDim.x) {
+      const uint16_t e = table[(size_t(b[r * b0 + c * b1]) << 16) | a[r * a0 + c * a1]];
+      const int64_t i = r * width + c;
+      local += out[i] != e;
+      if (i % 61 == 0) atomicOr(seen + (e >> 5), 1u << (e & 31));
+    }
+  if (local) atomicAdd(mismatches, local);
+}
+
 /// The streams class's gate: spins `ns` on the origin stream while the calls are enqueued behind it.
 __global__ void spin_ns(uint64_t ns) {
   const uint64_t t0 = global_ns();
