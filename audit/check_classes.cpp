@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -305,31 +306,41 @@ void check_widths(const CheckContext& ctx, CheckResult& r) {
   const uint64_t seed = class_seed(ctx, CheckClass::kWidths);
   const bool groups = ctx.model.op->has_groups();
   // The calls are many and small (3 rows each): a batch of them gets its inputs and expected outputs on every core, a
-  // call per worker at a time, then the subject is called on them one after another, in width order. Each call's
-  // inputs come from the counter-based generator seeded by (seed, width index), so a batch is any set of widths.
+  // call per worker at a time, while the subject is called on the previous batch, one call after another, in width
+  // order. Each call's inputs come from the counter-based generator seeded by (seed, width index), so a batch is any
+  // set of widths.
   constexpr int64_t kBatch = 64;
   const int64_t count = ctx.max_width / v;
-  bool go = true;
-  for (int64_t k0 = 0; k0 < count && go; k0 += kBatch) {
+  struct Batch {
+    std::vector<CallSpec> specs;
+    std::vector<Expected> expected;
+  };
+  const auto prepare = [&](int64_t k0) {
     const size_t kn = size_t(std::min(kBatch, count - k0));
-    std::vector<CallSpec> specs(kn);
-    std::vector<Expected> expected(kn);
+    Batch b{std::vector<CallSpec>(kn), std::vector<Expected>(kn)};
+    parallel_items(kn, [&](unsigned, size_t j) {
+      const int64_t k = k0 + int64_t(j), w = (k + 1) * v;
+      // Group-broadcast inputs: group_rows 1 and 3 (one row shared by the 3) by turns.
+      b.specs[j] = make_spec(ctx, 3, w, groups && (w / v) % 2 == 0 ? 3 : 1);
+      fill_counter_random(ctx, b.specs[j], counter_hash(seed, uint64_t(k)), 1);
+      b.expected[j] = expected_values(ctx, b.specs[j], 1);
+    });
+    return b;
+  };
+  bool go = true;
+  std::future<Batch> next;
+  if (count > 0) next = std::async(std::launch::async, prepare, int64_t(0));
+  for (int64_t k0 = 0; k0 < count && go; k0 += kBatch) {
+    Batch b;
     {
-      const PhaseClock inputs("inputs");
-      parallel_items(kn, [&](unsigned, size_t j) {
-        const int64_t k = k0 + int64_t(j), w = (k + 1) * v;
-        // Group-broadcast inputs: group_rows 1 and 3 (one row shared by the 3) by turns.
-        specs[j] = make_spec(ctx, 3, w, groups && (w / v) % 2 == 0 ? 3 : 1);
-        fill_counter_random(ctx, specs[j], counter_hash(seed, uint64_t(k)), 1);
-      });
+      const PhaseClock wait("inputs and reference values (waited for; the next batch's overlap the calls)");
+      b = next.get();
     }
-    {
-      const PhaseClock reference("reference values");
-      parallel_items(kn, [&](unsigned, size_t j) { expected[j] = expected_values(ctx, specs[j], 1); });
-    }
-    for (size_t j = 0; j < kn && go; ++j)
-      go = run_valid(ctx, t, specs[j], "width " + std::to_string(specs[j].width), std::nullopt, "", &expected[j]);
+    if (k0 + kBatch < count) next = std::async(std::launch::async, prepare, k0 + kBatch);
+    for (size_t j = 0; j < b.specs.size() && go; ++j)
+      go = run_valid(ctx, t, b.specs[j], "width " + std::to_string(b.specs[j].width), std::nullopt, "", &b.expected[j]);
   }
+  if (next.valid()) next.wait();  // a batch prepared after the class stopped is not called
   r.scope = "every valid width " + std::to_string(v) + ".." + std::to_string(ctx.max_width) + " (" +
             std::to_string(ctx.max_width / v) + " widths), 3 rows each, random patterns (SplitMix64 of --seed, the "
             "width and the element)";
