@@ -42,11 +42,12 @@ void fill_grid(CallSpec& s, const std::vector<uint16_t>& cols, const In0& in0, b
   uint16_t* pa = s.buffers[size_t(a.buffer)].data() + a.offset;
   uint16_t* pb = s.buffers[size_t(b.buffer)].data() + b.offset;
   const int64_t width = s.width;
+  const size_t n = cols.size();
   parallel_for(size_t(s.rows), [&](unsigned, size_t lo, size_t hi) {
     for (int64_t r = int64_t(lo); r < int64_t(hi); ++r)
-      for (int64_t c = 0; c < width; ++c) {
+      for (int64_t c = 0, j = 0; c < width; ++c, j = j + 1 == int64_t(n) ? 0 : j + 1) {  // j = c % n
         if (!keep_first) pa[r * a.stride[0] + c * a.stride[1]] = in0(r, c);
-        pb[r * b.stride[0] + c * b.stride[1]] = cols[size_t(c) % cols.size()];
+        pb[r * b.stride[0] + c * b.stride[1]] = cols[size_t(j)];
       }
   }, std::max<size_t>(1, kParallelGrain / size_t(width)));
 }
