@@ -513,6 +513,34 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
 
 namespace {
 
+/// One block of the domain class: the second inputs `cols` (b0 .. b0 + n - 1, padded to the vector with repeats that
+/// are not compared) across, all 65,536 first inputs down the rows, the call `spec` reused from the previous block
+/// when its width is the same (new columns only), and the subject called on it. nullopt when the class must stop:
+/// a CUDA fault (`*fault` set) or a call that failed outright, both recorded in the tally.
+std::optional<CallOutcome> call_domain_block(const CheckContext& ctx, Tally& t, CallSpec& spec,
+                                             std::vector<uint16_t> cols, size_t b0, bool* fault) {
+  const size_t n = cols.size();
+  while (int64_t(cols.size()) % ctx.info.vector_elems()) cols.push_back(cols[cols.size() % n]);
+  const std::string label = "domain block of second inputs " + std::to_string(b0) + ".." + std::to_string(b0 + n - 1);
+  std::optional<PhaseClock> inputs(std::in_place, "inputs");
+  const auto row_index = [](int64_t row, int64_t) { return uint16_t(row); };
+  if (spec.width == int64_t(cols.size())) fill_grid(spec, cols, row_index, true);
+  else spec = grid_call(ctx, 65536, cols, row_index);
+  watch_label(label);
+  inputs.reset();
+  std::optional<PhaseClock> calling(std::in_place, "subject calls");
+  CallOutcome got = ctx.runner.call(spec);
+  calling.reset();
+  if (!got.fault.empty()) {
+    if (!got.subject_fault) throw std::runtime_error("audit: backend failure in the domain class: " + got.fault);
+    t.fault("CUDA error in " + label + " [rows=65536,width=" + std::to_string(cols.size()) + "]: " + got.fault);
+    *fault = true;
+    return std::nullopt;
+  }
+  if (!outcome_ok(ctx, t, spec, got)) return std::nullopt;
+  return got;
+}
+
 /// The digest pass over the whole domain: the subject's 256 blocks of 256 second inputs, each output row (one second
 /// input, every first input, canonical order) hashed as in common/tree_digest.h, and the tree of the 65,536 row
 /// digests. No reference value is computed and no element compared.
@@ -523,7 +551,6 @@ struct DomainDigestPass {
 };
 
 DomainDigestPass domain_digest_pass(const CheckContext& ctx, Tally& t) {
-  const int64_t v = ctx.info.vector_elems();
   constexpr size_t kBlock = 256, kTile = 32;  // second inputs a call; rows transposed kTile at a time (a cache line)
   DomainDigestPass p;
   p.seen.assign(65536, 0);
@@ -535,29 +562,16 @@ DomainDigestPass domain_digest_pass(const CheckContext& ctx, Tally& t) {
   for (size_t b0 = 0; b0 < 65536; b0 += kBlock) {
     std::vector<uint16_t> cols(kBlock);
     for (size_t c = 0; c < kBlock; ++c) cols[c] = uint16_t(b0 + c);
-    while (int64_t(cols.size()) % v) cols.push_back(cols[cols.size() % kBlock]);  // padding, not hashed
-    const std::string label = "domain block of second inputs " + std::to_string(b0) + ".." + std::to_string(b0 + kBlock - 1);
-    std::optional<PhaseClock> inputs(std::in_place, "inputs");
-    const auto row_index = [](int64_t row, int64_t) { return uint16_t(row); };
-    if (spec.width == int64_t(cols.size())) fill_grid(spec, cols, row_index, true);
-    else spec = grid_call(ctx, 65536, cols, row_index);
-    watch_label(label);
-    inputs.reset();
-    std::optional<PhaseClock> calling(std::in_place, "subject calls");
-    const CallOutcome got = ctx.runner.call(spec);
-    calling.reset();
-    if (!got.fault.empty()) {
-      if (!got.subject_fault) throw std::runtime_error("audit: backend failure in the domain class: " + got.fault);
-      t.fault("CUDA error in " + label + " [rows=65536,width=" + std::to_string(cols.size()) + "]: " + got.fault);
-      p.ended = "stopped by a CUDA error in " + label;
+    bool fault = false;
+    const std::optional<CallOutcome> called = call_domain_block(ctx, t, spec, cols, b0, &fault);
+    if (!called) {
+      p.ended = std::string(fault ? "stopped by a CUDA error" : "stopped: a call failed") + " in the domain block of " +
+                "second inputs " + std::to_string(b0) + ".." + std::to_string(b0 + kBlock - 1);
       return p;
     }
-    if (!outcome_ok(ctx, t, spec, got)) {
-      p.ended = "stopped at " + label + " (the call failed)";
-      return p;
-    }
+    const CallOutcome& got = *called;
     const PhaseClock digesting("reordering and row digests (every core)");
-    const size_t stride = cols.size();
+    const size_t stride = size_t(spec.width);
     const uint16_t* out = got.out.data();
     parallel_items(kBlock / kTile, [&](unsigned w, size_t tile) {
       std::vector<uint16_t>& buf = scratch[w];
@@ -597,7 +611,6 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
   }
   const ref::Dtype d = ctx.model.dtype;
   const ref::OpSpec& op = *ctx.model.op;
-  const int64_t v = ctx.info.vector_elems();
   const bool full = ctx.domain_biases >= 65536;
   std::vector<uint16_t> seconds;
   if (full) {
@@ -675,30 +688,16 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
   const RowFn expected_row = [&](uint16_t i, uint16_t* out) { ctx.model.plan->row(seconds[i], out); };
   const SweepConsumer consume = [&](uint32_t first, uint32_t count, const uint16_t* expected) {
     const size_t b0 = first, n = count;
-    std::vector<uint16_t> cols(seconds.begin() + long(b0), seconds.begin() + long(b0 + n));
-    while (int64_t(cols.size()) % v) cols.push_back(cols[cols.size() % n]);  // pad to the vector; padding not compared
-    const std::string label = "domain block of second inputs " + std::to_string(b0) + ".." + std::to_string(b0 + n - 1);
-    std::optional<PhaseClock> inputs(std::in_place, "inputs");
-    // Every block has the same first inputs down the rows: a call of the same width keeps them, new columns only.
-    const auto row_index = [](int64_t row, int64_t) { return uint16_t(row); };
-    if (spec.width == int64_t(cols.size())) fill_grid(spec, cols, row_index, true);
-    else spec = grid_call(ctx, 65536, cols, row_index);
-    watch_label(label);
-    inputs.reset();
-    std::optional<PhaseClock> calling(std::in_place, "subject calls");
-    const CallOutcome got = ctx.runner.call(spec);
-    calling.reset();
-    if (!got.fault.empty()) {
-      if (!got.subject_fault) throw std::runtime_error("audit: backend failure in the domain class: " + got.fault);
-      t.fault("CUDA error in " + label + " [rows=65536,width=" + std::to_string(cols.size()) + "]: " + got.fault);
-      stopped = true;
+    const std::vector<uint16_t> cols(seconds.begin() + long(b0), seconds.begin() + long(b0 + n));
+    bool fault = false;
+    const std::optional<CallOutcome> called = call_domain_block(ctx, t, spec, cols, b0, &fault);
+    if (!called) {
+      stopped = fault;
       end = true;
       return;
     }
-    if (!outcome_ok(ctx, t, spec, got)) {
-      end = true;
-      return;
-    }
+    const CallOutcome& got = *called;
+    const size_t stride = size_t(spec.width);
     // The subject's columns reordered to canonical rows: out[r, c] is element r of row c.
     std::optional<PhaseClock> reference(std::in_place, "reference values and reordering");
     canon.resize(n * 65536);
@@ -706,7 +705,7 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
     eager.resize(ctx.model.eager_plan ? n * 65536 : 0);
     parallel_items(n, [&](unsigned, size_t c) {
       if (!eager.empty()) ctx.model.eager_plan->row(cols[c], eager.data() + c * 65536);
-      for (uint32_t x = 0; x < 65536; ++x) canon[c * 65536 + x] = got.out[size_t(x) * cols.size() + c];
+      for (uint32_t x = 0; x < 65536; ++x) canon[c * 65536 + x] = got.out[size_t(x) * stride + c];
     });
     if (!eager.empty()) t.versus_eager(expected, eager.data(), n * 65536);
     reference.reset();
