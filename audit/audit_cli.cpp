@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "audit/audit_engine.h"
 #include "audit/audit_report.h"
@@ -91,11 +92,16 @@ void run(CliState& s) {
   // Every report path checked and claimed before anything runs: a refusal writes nothing.
   const OutputClaims claims = claim_output_paths(s.reports.outputs());
   if (!s.mutants.empty()) throw CLI::RuntimeError(run_mutation(s));
-  // The oracle first (once the first subject has loaded): a kernel audit means something only if the reference
-  // predicts the captured GPUs.
+  // The oracle beside the first subject's classes (once it has loaded): a kernel audit means something only if the
+  // reference predicts the captured GPUs, and the verdict needs both. The self-audit runs on a thread of this process
+  // while the classes run in their children; its table is printed when the first op's audit has ended.
   std::string reference_verdict;
   bool reference_done = false;
   const bool every_op = o.op == "all";
+  std::thread reference_thread;
+  std::vector<VerdictRow> reference_rows;
+  std::exception_ptr reference_error;
+  std::string reference_title;
   o.on_described = [&](const std::string& described_op) {
     if (reference_done) return;
     reference_done = true;
@@ -112,14 +118,33 @@ void run(CliState& s) {
     if (!every_op) ro.ops = {described_op};
     if (const ref::QuantOpSpec* q = ref::find_quant_op(described_op); q && !q->activation.family_op.empty() && !every_op)
       ro.ops.push_back(q->activation.family_op);
-    const auto rows = run_reference_audit(ro);
-    print_verdict_table("reference self-audit (the oracle against golden data from GPUs: " + reference_audit_scope(ro) +
-                            ")",
-                        rows);
-    reference_verdict = overall_verdict(rows);
+    reference_title = "reference self-audit (the oracle against golden data from GPUs: " + reference_audit_scope(ro) + ")";
+    std::printf("\n%s: running beside the classes; its table follows them\n\n", reference_title.c_str());
+    std::fflush(stdout);
+    reference_thread = std::thread([&reference_rows, &reference_error, ro] {
+      try {
+        reference_rows = run_reference_audit(ro);
+      } catch (...) {
+        reference_error = std::current_exception();
+      }
+    });
+  };
+  // Waits for the self-audit and prints it (once); rethrows what it threw (MissingDataError: golden data missing).
+  const auto finish_reference = [&] {
+    if (!reference_thread.joinable()) return;
+    reference_thread.join();
+    if (reference_error) std::rethrow_exception(reference_error);
+    print_verdict_table(reference_title, reference_rows);
+    reference_verdict = overall_verdict(reference_rows);
     std::printf("reference self-audit: %s\n\n", reference_verdict.c_str());
     std::fflush(stdout);
   };
+  struct JoinAtExit {  // a path that throws past finish_reference still joins the thread
+    std::thread& t;
+    ~JoinAtExit() {
+      if (t.joinable()) t.join();
+    }
+  } join_at_exit{reference_thread};
   std::vector<std::string> ops;
   if (o.op == "all") {
     // Every elementwise op, then every quantization op's built-in kernel of its first contract.
@@ -169,7 +194,9 @@ void run(CliState& s) {
       Subject subject = plugin_subject(one);
       results.push_back(run_audit(one, subject));
       std::printf("\n");
+      finish_reference();
     }
+    finish_reference();
   } catch (const MissingDataError& e) {
     std::printf("\nverdict: INCOMPLETE (%s)\n", e.what());
     std::fflush(stdout);
