@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <future>
 #include <sstream>
-#include <thread>
 
 #include "audit/audit_engine.h"
 #include "audit/audit_report.h"
@@ -18,6 +18,7 @@
 #include "common/cli_exit.h"
 #include "common/exit_status.h"
 #include "common/golden_library.h"
+#include "common/parallel_for.h"
 #include "common/parse_integer.h"
 #include "reference/quant_spec.h"
 
@@ -98,9 +99,7 @@ void run(CliState& s) {
   std::string reference_verdict;
   bool reference_done = false;
   const bool every_op = o.op == "all";
-  std::thread reference_thread;
-  std::vector<VerdictRow> reference_rows;
-  std::exception_ptr reference_error;
+  std::future<std::vector<VerdictRow>> reference_rows;  // waited for (and so joined) on every way out
   std::string reference_title;
   o.on_described = [&](const std::string& described_op) {
     if (reference_done) return;
@@ -121,30 +120,17 @@ void run(CliState& s) {
     reference_title = "reference self-audit (the oracle against golden data from GPUs: " + reference_audit_scope(ro) + ")";
     std::printf("\n%s: running beside the classes; its table follows them\n\n", reference_title.c_str());
     std::fflush(stdout);
-    reference_thread = std::thread([&reference_rows, &reference_error, ro] {
-      try {
-        reference_rows = run_reference_audit(ro);
-      } catch (...) {
-        reference_error = std::current_exception();
-      }
-    });
+    reference_rows = run_beside([ro] { return run_reference_audit(ro); });
   };
   // Waits for the self-audit and prints it (once); rethrows what it threw (MissingDataError: golden data missing).
   const auto finish_reference = [&] {
-    if (!reference_thread.joinable()) return;
-    reference_thread.join();
-    if (reference_error) std::rethrow_exception(reference_error);
-    print_verdict_table(reference_title, reference_rows);
-    reference_verdict = overall_verdict(reference_rows);
+    if (!reference_rows.valid()) return;
+    const std::vector<VerdictRow> rows = reference_rows.get();
+    print_verdict_table(reference_title, rows);
+    reference_verdict = overall_verdict(rows);
     std::printf("reference self-audit: %s\n\n", reference_verdict.c_str());
     std::fflush(stdout);
   };
-  struct JoinAtExit {  // a path that throws past finish_reference still joins the thread
-    std::thread& t;
-    ~JoinAtExit() {
-      if (t.joinable()) t.join();
-    }
-  } join_at_exit{reference_thread};
   std::vector<std::string> ops;
   if (o.op == "all") {
     // Every elementwise op, then every quantization op's built-in kernel of its first contract.

@@ -330,14 +330,14 @@ void check_widths(const CheckContext& ctx, CheckResult& r) {
   };
   bool go = true;
   std::future<Batch> next;
-  if (count > 0) next = std::async(std::launch::async, prepare, int64_t(0));
+  if (count > 0) next = run_beside([&] { return prepare(0); });
   for (int64_t k0 = 0; k0 < count && go; k0 += kBatch) {
     Batch b;
     {
       const PhaseClock wait("inputs and reference values (waited for; the next batch's overlap the calls)");
       b = next.get();
     }
-    if (k0 + kBatch < count) next = std::async(std::launch::async, prepare, k0 + kBatch);
+    if (k0 + kBatch < count) next = run_beside([&prepare, k0] { return prepare(k0 + kBatch); });
     for (size_t j = 0; j < b.specs.size() && go; ++j)
       go = run_valid(ctx, t, b.specs[j], "width " + std::to_string(b.specs[j].width), std::nullopt, "", &b.expected[j]);
   }

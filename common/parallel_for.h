@@ -8,6 +8,9 @@
 //                              alone when n < grain (small work is not worth a thread start).
 //   parallel_items(n, fn)      fn(w, i) for every item i of [0, n), claimed one at a time: uneven items (rows of
 //                              different cost, files) balance themselves. Once a worker throws, no new item starts.
+//   run_beside(fn)             fn() on a thread of its own while the caller goes on (the next stage of a pipeline,
+//                              work that overlaps the caller's): a std::future whose get() waits and rethrows, and
+//                              whose destructor waits too, so the thread never outlives its owner.
 // w identifies the worker (0..k-1), for per-worker scratch space. The count is worker_count() unless given.
 #pragma once
 
@@ -16,8 +19,10 @@
 #include <cstddef>
 #include <cstdlib>
 #include <exception>
+#include <future>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace fuseproof {
@@ -86,6 +91,12 @@ void parallel_items(size_t n, Fn&& fn, unsigned workers = 0) {
       }
     }
   });
+}
+
+/// fn() on a thread of its own, beside the caller; the future's get() waits for it and rethrows what it threw.
+template <class Fn>
+auto run_beside(Fn&& fn) {
+  return std::async(std::launch::async, std::forward<Fn>(fn));
 }
 
 }  // namespace fuseproof
