@@ -19,7 +19,6 @@
 #include "common/exit_status.h"
 #include "common/domain_sweep.h"
 #include "common/parallel_for.h"
-#include "common/sha256.h"
 #include "common/tree_digest.h"
 #include "common/testfloat_record.h"
 
@@ -550,13 +549,29 @@ struct DomainDigestPass {
   std::vector<uint8_t> seen;  ///< outputs seen (every 7th of each row): the expected ones when the trees are equal
 };
 
+/// The subject's block reordered to canonical rows on every core: canon[c * 65536 + x] = out[x * stride + c] for the
+/// first n columns. 32 columns (a cache line) a worker, 64 first inputs at a time, so that their cache lines stay in
+/// L1 while each column's 128 bytes are written (a plain gather writes 32 streams 128 KB apart, which alias).
+void reorder_block(const uint16_t* out, size_t stride, size_t n, uint16_t* canon) {
+  constexpr size_t kTile = 32;
+  parallel_items((n + kTile - 1) / kTile, [&](unsigned, size_t tile) {
+    const size_t c0 = tile * kTile, c1 = std::min(n, c0 + kTile);
+    for (uint32_t x0 = 0; x0 < 65536; x0 += 64)
+      for (size_t c = c0; c < c1; ++c) {
+        const uint16_t* src = out + size_t(x0) * stride + c;
+        uint16_t* dst = canon + c * 65536 + x0;
+        for (uint32_t x = 0; x < 64; ++x) dst[x] = src[size_t(x) * stride];
+      }
+  });
+}
+
 DomainDigestPass domain_digest_pass(const CheckContext& ctx, Tally& t) {
-  constexpr size_t kBlock = 256, kTile = 32;  // second inputs a call; rows transposed kTile at a time (a cache line)
+  constexpr size_t kBlock = 256;  // second inputs a call
   DomainDigestPass p;
   p.seen.assign(65536, 0);
-  std::vector<std::string> rows(65536);
+  DomainDigests digests(false, true);
+  std::vector<uint16_t> canon(kBlock * 65536);
   const unsigned workers = worker_count();
-  std::vector<std::vector<uint16_t>> scratch(workers);
   std::vector<std::vector<uint8_t>> seen(workers, std::vector<uint8_t>(65536, 0));
   CallSpec spec;
   for (size_t b0 = 0; b0 < 65536; b0 += kBlock) {
@@ -569,33 +584,14 @@ DomainDigestPass domain_digest_pass(const CheckContext& ctx, Tally& t) {
                 "second inputs " + std::to_string(b0) + ".." + std::to_string(b0 + kBlock - 1);
       return p;
     }
-    const CallOutcome& got = *called;
     const PhaseClock digesting("reordering and row digests (every core)");
-    const size_t stride = size_t(spec.width);
-    const uint16_t* out = got.out.data();
-    parallel_items(kBlock / kTile, [&](unsigned w, size_t tile) {
-      std::vector<uint16_t>& buf = scratch[w];
-      buf.resize(kTile * 65536);
-      const size_t c0 = tile * kTile;
-      // 64 first inputs at a time: their 64 cache lines of the tile's columns stay in L1 while each column's 128
-      // bytes are written out (a plain gather, row by row, writes 32 streams 128 KB apart, which alias in the cache).
-      for (uint32_t x0 = 0; x0 < 65536; x0 += 64)
-        for (size_t c = 0; c < kTile; ++c) {
-          const uint16_t* src = out + size_t(x0) * stride + c0 + c;
-          uint16_t* dst = buf.data() + c * 65536 + x0;
-          for (uint32_t x = 0; x < 64; ++x) dst[x] = src[size_t(x) * stride];
-        }
-      for (size_t c = 0; c < kTile; ++c) {
-        const uint16_t* row = buf.data() + c * 65536;
-        rows[b0 + c0 + c] = Sha256::of(row, 65536 * 2);  // little-endian, as the tree's rows
-        for (uint32_t x = 0; x < 65536; x += 7) seen[w][row[x]] = 1;
-      }
+    reorder_block(called->out.data(), size_t(spec.width), kBlock, canon.data());
+    digests.update(canon.data(), uint32_t(kBlock));
+    parallel_items(kBlock, [&](unsigned w, size_t c) {
+      for (uint32_t x = 0; x < 65536; x += 7) seen[w][canon[c * 65536 + x]] = 1;
     }, workers);
   }
-  const PhaseClock tree("row digests' tree");
-  Sha256 h;
-  for (const std::string& d : rows) h.update(d.data(), d.size());
-  p.tree = h.hex();
+  p.tree = digests.tree_hex();
   for (const auto& s : seen)
     for (size_t e = 0; e < 65536; ++e) p.seen[e] |= s[e];
   return p;
@@ -703,10 +699,9 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
     canon.resize(n * 65536);
     // A contract other than eager: eager's rows too, for the contract's own distance from eager.
     eager.resize(ctx.model.eager_plan ? n * 65536 : 0);
-    parallel_items(n, [&](unsigned, size_t c) {
-      if (!eager.empty()) ctx.model.eager_plan->row(cols[c], eager.data() + c * 65536);
-      for (uint32_t x = 0; x < 65536; ++x) canon[c * 65536 + x] = got.out[size_t(x) * stride + c];
-    });
+    reorder_block(got.out.data(), stride, n, canon.data());
+    if (!eager.empty())
+      parallel_items(n, [&](unsigned, size_t c) { ctx.model.eager_plan->row(cols[c], eager.data() + c * 65536); });
     if (!eager.empty()) t.versus_eager(expected, eager.data(), n * 65536);
     reference.reset();
     if (full) {
