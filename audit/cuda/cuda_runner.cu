@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "audit/call_watch.h"
+#include "audit/cuda/device_info.h"
 #include "audit/cuda/device_kernels.cuh"
 #include "audit/cuda/device_slot.h"
 #include "audit/counter_patterns.h"
@@ -77,17 +78,7 @@ class CudaRunner final : public ImageRunner {
  public:
   explicit CudaRunner(const Plugin& plugin) : plugin_(plugin) {
     cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
-    cudaDeviceProp prop{};
-    int dev = 0, driver = 0, runtime = 0;
-    cudaGetDevice(&dev);
-    cudaGetDeviceProperties(&prop, dev);
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    arch_ = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
-    hardware_ = std::string(prop.name) + ", " + arch_ + ", " + std::to_string(prop.multiProcessorCount) +
-                " SMs, driver CUDA " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
-                ", runtime " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
-                "; host " + host_cpu_description();
+    hardware_ = describe_cuda_device(&arch_);
   }
   ~CudaRunner() override {
     if (stream_) cudaStreamDestroy(stream_);
@@ -123,10 +114,7 @@ class CudaRunner final : public ImageRunner {
     return o;
   }
 
-  uint64_t memory_available() const override {
-    size_t free_b = 0, total_b = 0;
-    return cudaMemGetInfo(&free_b, &total_b) == cudaSuccess ? uint64_t(free_b) : 0;
-  }
+  uint64_t memory_available() const override { return cuda_memory_free(); }
 
   std::string hardware() const override { return hardware_; }
   std::string arch() const override { return arch_; }
@@ -598,10 +586,7 @@ bool cuda_runner_available(std::string* why) {
 }
 
 std::unique_ptr<KernelRunner> make_cuda_runner(const Plugin& plugin) {
-  std::string why;
-  if (!cuda_runner_available(&why))
-    throw PluginError("audit: plugin " + plugin.info().path + " takes CUDA device memory but no CUDA device is usable: " +
-                      why);
+  require_cuda_device(plugin);
   return std::make_unique<CudaRunner>(plugin);
 }
 

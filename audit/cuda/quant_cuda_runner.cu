@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "audit/call_watch.h"
+#include "audit/cuda/device_info.h"
 #include "audit/cuda/device_kernels.cuh"
 #include "audit/cuda/device_slot.h"
 #include "audit/quant_images.h"
@@ -96,17 +97,7 @@ class CudaQuantRunner final : public QuantRunner {
  public:
   explicit CudaQuantRunner(const Plugin& plugin) : plugin_(plugin) {
     for (auto& s : streams_) cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-    cudaDeviceProp prop{};
-    int dev = 0, driver = 0, runtime = 0;
-    cudaGetDevice(&dev);
-    cudaGetDeviceProperties(&prop, dev);
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    arch_ = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
-    hardware_ = std::string(prop.name) + ", " + arch_ + ", " + std::to_string(prop.multiProcessorCount) +
-                " SMs, driver CUDA " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
-                ", runtime " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
-                "; host " + host_cpu_description();
+    hardware_ = describe_cuda_device(&arch_);
   }
   ~CudaQuantRunner() override {
     for (auto s : streams_)
@@ -130,10 +121,7 @@ class CudaQuantRunner final : public QuantRunner {
            "enough (the same device addresses; codes and scales poisoned again before each call)";
   }
 
-  uint64_t memory_available() const override {
-    size_t free_b = 0, total_b = 0;
-    return cudaMemGetInfo(&free_b, &total_b) == cudaSuccess ? uint64_t(free_b) : 0;
-  }
+  uint64_t memory_available() const override { return cuda_memory_free(); }
 
   std::optional<QuantLargeOutcome> large_call(const QuantLargeSpec& s, const QuantChunkCheck& check) override {
     QuantLargeOutcome o;
@@ -468,10 +456,7 @@ class CudaQuantRunner final : public QuantRunner {
 }  // namespace
 
 std::unique_ptr<QuantRunner> make_cuda_quant_runner(const Plugin& plugin) {
-  std::string why;
-  if (!cuda_runner_available(&why))
-    throw PluginError("audit: plugin " + plugin.info().path + " takes CUDA device memory but no CUDA device is usable: " +
-                      why);
+  require_cuda_device(plugin);
   return std::make_unique<CudaQuantRunner>(plugin);
 }
 
