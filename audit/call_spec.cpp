@@ -46,14 +46,8 @@ CallSpec make_call(const ref::OpSpec& op, int64_t rows, int64_t width, int32_t d
 }
 
 fuseproof_call_t abi_call(const CallSpec& s, const std::vector<uint8_t*>& buffer_data, uint8_t* out, void* stream) {
-  fuseproof_call_t c{};
-  c.struct_size = sizeof c;
-  c.dtype = s.dtype;
-  c.shape[0] = s.rows;
-  c.shape[1] = s.width;
+  fuseproof_call_t c = abi_call_common(s, buffer_data, stream);
   c.out = s.null_out ? nullptr : out + s.out_misalign;
-  set_abi_inputs(c, s, buffer_data);
-  c.stream = stream;
   c.group_rows = s.group_rows;
   return c;
 }

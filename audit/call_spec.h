@@ -58,10 +58,17 @@ std::vector<InputView> layout_views(const ref::OpSpec& op, int64_t width);
 /// of rows * width. group_rows must divide rows (ops without group-broadcast inputs ignore it).
 CallSpec make_call(const ref::OpSpec& op, int64_t rows, int64_t width, int32_t dtype, int64_t group_rows = 1);
 
-/// n_inputs and inputs[] of an ABI call from a spec's views once each buffer's data starts at buffer_data[k], with the
-/// spec's null and misaligned input probes and its n_inputs override (CallSpec and QuantCallSpec alike).
+/// What an ABI call takes from any spec (CallSpec and QuantCallSpec alike): struct_size, dtype, shape and stream, and
+/// n_inputs and inputs[] from the spec's views once each buffer's data starts at buffer_data[k], with the spec's null
+/// and misaligned input probes and its n_inputs override. The caller sets out and the fields of its own kind of call.
 template <class Spec>
-void set_abi_inputs(fuseproof_call_t& c, const Spec& s, const std::vector<uint8_t*>& buffer_data) {
+fuseproof_call_t abi_call_common(const Spec& s, const std::vector<uint8_t*>& buffer_data, void* stream) {
+  fuseproof_call_t c{};
+  c.struct_size = sizeof c;
+  c.dtype = s.dtype;
+  c.shape[0] = s.rows;
+  c.shape[1] = s.width;
+  c.stream = stream;
   c.n_inputs = s.n_inputs_override >= 0 ? s.n_inputs_override : int32_t(s.inputs.size());
   for (int i = 0; i < int(s.inputs.size()) && i < FUSEPROOF_MAX_INPUTS; ++i) {
     const InputView& v = s.inputs[size_t(i)];
@@ -69,6 +76,7 @@ void set_abi_inputs(fuseproof_call_t& c, const Spec& s, const std::vector<uint8_
     c.inputs[i].stride[0] = v.stride[0];
     c.inputs[i].stride[1] = v.stride[1];
   }
+  return c;
 }
 
 /// The ABI call for `spec` once each buffer's data starts at buffer_data[k] and out at `out`; pointers of null and

@@ -2,6 +2,7 @@
 // released together, each making its calls one after another, every call timed from a common origin.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -41,6 +42,21 @@ void run_host_lanes(size_t n, int lanes, const std::string& words, std::vector<S
     }
   });
   watch_end();
+}
+
+/// A host runner's call_concurrent (ConcurrentOutcome or QuantConcurrentOutcome): lanes clamped to [1, n], call i
+/// made by call(i, &message) (its rc returned) on images[i] over run_host_lanes, then each call's images checked
+/// (finish) into its outcome.
+template <class Outcome, class Spec, class Images, class Call>
+Outcome run_host_concurrent(const std::vector<Spec>& specs, int lanes, std::vector<Images>& images, Call&& call) {
+  Outcome co;
+  const size_t n = specs.size();
+  lanes = std::max(1, std::min(lanes, int(n)));
+  co.lanes = host_lanes_words(lanes);
+  co.calls.resize(n);
+  run_host_lanes(n, lanes, co.lanes, co.spans, [&](size_t i) { co.calls[i].rc = call(i, &co.calls[i].message); });
+  for (size_t i = 0; i < n; ++i) images[i].finish(specs[i], co.calls[i]);
+  return co;
 }
 
 }  // namespace fuseproof::audit

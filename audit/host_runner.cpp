@@ -57,18 +57,10 @@ class HostRunner final : public ImageRunner {
 
   /// One thread per lane, released together; each makes its calls one after another on images of its own.
   std::optional<ConcurrentOutcome> call_concurrent(const std::vector<CallSpec>& specs, int lanes) override {
-    ConcurrentOutcome co;
-    const size_t n = specs.size();
-    lanes = std::max(1, std::min(lanes, int(n)));
-    co.lanes = host_lanes_words(lanes);
     std::vector<CallImages> images = images_of(specs);
-    co.calls.resize(n);
-    run_host_lanes(n, lanes, co.lanes, co.spans, [&](size_t i) {
-      const fuseproof_call_t c = abi_call(specs[i], images[i].buffer_data(), images[i].out.aligned_data(), nullptr);
-      co.calls[i].rc = plugin_.call(c, &co.calls[i].message);
+    return run_host_concurrent<ConcurrentOutcome>(specs, lanes, images, [&](size_t i, std::string* message) {
+      return plugin_.call(abi_call(specs[i], images[i].buffer_data(), images[i].out.aligned_data(), nullptr), message);
     });
-    for (size_t i = 0; i < n; ++i) images[i].finish(specs[i], co.calls[i]);
-    return co;
   }
 
  private:

@@ -44,14 +44,8 @@ QuantCallSpec make_quant_call(const ref::QuantOpSpec& op, ref::QuantContract con
 
 fuseproof_call_t abi_quant_call(const QuantCallSpec& s, const std::vector<uint8_t*>& buffer_data, uint8_t* codes,
                                 uint8_t* scales, void* stream) {
-  fuseproof_call_t c{};
-  c.struct_size = sizeof c;
-  c.dtype = s.dtype;
-  c.shape[0] = s.rows;
-  c.shape[1] = s.width;
+  fuseproof_call_t c = abi_call_common(s, buffer_data, stream);
   c.out = s.null_codes ? nullptr : codes + s.codes_misalign;
-  set_abi_inputs(c, s, buffer_data);
-  c.stream = stream;
   c.group_rows = 1;
   c.scales = s.null_scales ? nullptr : scales + s.scales_misalign;
   c.scale_layout = s.scale_layout_override >= 0 ? s.scale_layout_override : int32_t(s.layout);

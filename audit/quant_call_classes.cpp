@@ -4,7 +4,6 @@
 #include "audit/quant_call_classes.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <optional>
@@ -17,6 +16,7 @@
 #include "audit/counter_patterns.h"
 #include "audit/history_schedule.h"
 #include "audit/quant_class_support.h"
+#include "audit/streams_note.h"
 #include "common/phase_clock.h"
 #include "common/sha256.h"
 #include "reference/half_codec.h"
@@ -66,12 +66,6 @@ bool take_fault(const QuantContext& ctx, CheckResult& r, const std::string& faul
   if (!subject_fault) throw std::runtime_error("audit: backend failure in " + where + ": " + fault);
   r.fault = "CUDA error in " + where + " (" + head_of(ctx) + "): " + fault;
   return true;
-}
-
-std::string fixed1(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f", v);
-  return b;
 }
 
 }  // namespace
@@ -381,20 +375,8 @@ void quant_streams(const QuantContext& ctx, CheckResult& r) {
     std::tie(most, pairs) = overlap_of(co->spans, kLanes);
     if (most >= 2) break;
   }
-  double first = 1e300, last = 0, busy = 0;
-  for (const Span& sp : co->spans)
-    first = std::min(first, sp.start_us), last = std::max(last, sp.end_us), busy += sp.end_us - sp.start_us;
   std::tie(most, pairs) = overlap_of(co->spans, kLanes);
-  r.note = (attempts > 1 ? "set " + std::to_string(attempts) + " of up to " + std::to_string(kAttempts) + ": " : "") +
-           "measured overlap: up to " + std::to_string(most) + " of the " + std::to_string(kCalls) +
-           " calls in flight at once, " + std::to_string(pairs) + " pairs of calls on different lanes overlapping in "
-           "time; the calls' spans add up to " + fixed1(busy) + " us in " + fixed1(last - first) + " us of wall time (" +
-           (cuda ? "CUDA events recorded on each stream around each call" : "the host's steady clock around each call") +
-           ")";
-  if (most < 2) {
-    r.incomplete_when_passing = true;
-    r.note += "; the calls never overlapped, so concurrency was not tested";
-  }
+  note_streams_overlap(r, co->spans, kCalls, attempts, kAttempts, most, pairs, cuda);
   r.scope = "one warm-up call, then " + std::to_string(kCalls) + " calls (" +
             (checked < kCalls ? std::to_string(checked) + " checked before the stop, " : "") + "rows " +
             std::to_string(row_lo) + ".." + std::to_string(row_hi) + ", widths " + std::to_string(w_lo) + ".." +

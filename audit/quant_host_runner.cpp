@@ -79,19 +79,12 @@ class HostQuantRunner final : public QuantRunner {
 
   /// One thread per lane, released together; each makes its calls one after another on images of its own.
   std::optional<QuantConcurrentOutcome> call_concurrent(const std::vector<QuantCallSpec>& specs, int lanes) override {
-    QuantConcurrentOutcome co;
-    const size_t n = specs.size();
-    lanes = std::max(1, std::min(lanes, int(n)));
-    co.lanes = host_lanes_words(lanes);
     std::vector<QuantImages> images = quant_images_of(specs);
-    co.calls.resize(n);
-    run_host_lanes(n, lanes, co.lanes, co.spans, [&](size_t i) {
+    return run_host_concurrent<QuantConcurrentOutcome>(specs, lanes, images, [&](size_t i, std::string* message) {
       const fuseproof_call_t c = abi_quant_call(specs[i], images[i].buffer_data(), images[i].codes.aligned_data(),
                                                 images[i].scales.aligned_data(), nullptr);
-      co.calls[i].rc = plugin_.call(c, &co.calls[i].message);
+      return plugin_.call(c, message);
     });
-    for (size_t i = 0; i < n; ++i) images[i].finish(specs[i], co.calls[i]);
-    return co;
   }
 
  private:

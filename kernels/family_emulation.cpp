@@ -1,5 +1,6 @@
 // family_emulation.cpp: the family kernels' element functions run on the host over a validated call.
 #include "common/parallel_for.h"
+#include "family_dispatch.h"
 #include "family_launcher.h"
 
 namespace fuseproof::detail {
@@ -9,7 +10,7 @@ namespace {
 using kernel::Contract;
 
 template <kernel::FamilyOp Op, kernel::Half D, Contract C>
-void run(const fuseproof_call_t& c) {
+void emulate(const fuseproof_call_t& c) {
   constexpr int N = kernel::FamilyTraits<Op>::kInputs;
   const int64_t rows = c.shape[0], w = c.shape[1];
   // group_rows is meaningful only for ops with group-broadcast inputs; family_in reads it for those alone.
@@ -28,30 +29,16 @@ void run(const fuseproof_call_t& c) {
   });
 }
 
-template <kernel::FamilyOp Op, Contract C>
-void run_dtype(const fuseproof_call_t& c) {
-  c.dtype == FUSEPROOF_DTYPE_BF16 ? run<Op, kernel::Half::kBf16, C>(c) : run<Op, kernel::Half::kFp16, C>(c);
-}
-
-template <kernel::FamilyOp Op>
-void dispatch(const FamilyLaunch& l, const fuseproof_call_t& c) {
-  constexpr Contract kOther = kernel::FamilyTraits<Op>::kOther;
-  if constexpr (kOther != Contract::kEager)
-    if (l.contract == kOther) return run_dtype<Op, kOther>(c);
-  run_dtype<Op, Contract::kEager>(c);
-}
+struct EmulateRun {
+  template <kernel::FamilyOp Op, kernel::Half D, Contract C>
+  static int run(const fuseproof_call_t& c) {
+    emulate<Op, D, C>(c);
+    return 0;
+  }
+};
 
 }  // namespace
 
-void family_emulate(const FamilyLaunch& l, const fuseproof_call_t& c) {
-  switch (l.op) {
-    case kernel::FamilyOp::kBiasGeluErf: return dispatch<kernel::FamilyOp::kBiasGeluErf>(l, c);
-    case kernel::FamilyOp::kSiluAndMul: return dispatch<kernel::FamilyOp::kSiluAndMul>(l, c);
-    case kernel::FamilyOp::kGeluTanhAndMul: return dispatch<kernel::FamilyOp::kGeluTanhAndMul>(l, c);
-    case kernel::FamilyOp::kGeluAndMul: return dispatch<kernel::FamilyOp::kGeluAndMul>(l, c);
-    case kernel::FamilyOp::kGatedResidual: return dispatch<kernel::FamilyOp::kGatedResidual>(l, c);
-    case kernel::FamilyOp::kModulate: return dispatch<kernel::FamilyOp::kModulate>(l, c);
-  }
-}
+void family_emulate(const FamilyLaunch& l, const fuseproof_call_t& c) { family_dispatch<EmulateRun>(l, c, 0); }
 
 }  // namespace fuseproof::detail

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "family_dispatch.h"
 #include "family_launcher.h"
 
 namespace fuseproof {
@@ -58,31 +59,17 @@ std::string launch(const fuseproof_call_t& c) {
   return e == cudaSuccess ? "" : std::string(kernel::FamilyTraits<Op>::kName) + ": launch failed: " + cudaGetErrorString(e);
 }
 
-template <kernel::FamilyOp Op, Contract C>
-std::string launch_dtype(const fuseproof_call_t& c) {
-  return c.dtype == FUSEPROOF_DTYPE_BF16 ? launch<Op, kernel::Half::kBf16, C>(c) : launch<Op, kernel::Half::kFp16, C>(c);
-}
-
-template <kernel::FamilyOp Op>
-std::string dispatch(const FamilyLaunch& l, const fuseproof_call_t& c) {
-  constexpr Contract kOther = kernel::FamilyTraits<Op>::kOther;
-  if constexpr (kOther != Contract::kEager)
-    if (l.contract == kOther) return launch_dtype<Op, kOther>(c);
-  return launch_dtype<Op, Contract::kEager>(c);
-}
+struct CudaRun {
+  template <kernel::FamilyOp Op, kernel::Half D, Contract C>
+  static std::string run(const fuseproof_call_t& c) {
+    return launch<Op, D, C>(c);
+  }
+};
 
 }  // namespace
 
 std::string detail::family_launch_cuda(const FamilyLaunch& l, const fuseproof_call_t& c) {
-  switch (l.op) {
-    case kernel::FamilyOp::kBiasGeluErf: return dispatch<kernel::FamilyOp::kBiasGeluErf>(l, c);
-    case kernel::FamilyOp::kSiluAndMul: return dispatch<kernel::FamilyOp::kSiluAndMul>(l, c);
-    case kernel::FamilyOp::kGeluTanhAndMul: return dispatch<kernel::FamilyOp::kGeluTanhAndMul>(l, c);
-    case kernel::FamilyOp::kGeluAndMul: return dispatch<kernel::FamilyOp::kGeluAndMul>(l, c);
-    case kernel::FamilyOp::kGatedResidual: return dispatch<kernel::FamilyOp::kGatedResidual>(l, c);
-    case kernel::FamilyOp::kModulate: return dispatch<kernel::FamilyOp::kModulate>(l, c);
-  }
-  return "family: unknown op";
+  return detail::family_dispatch<CudaRun>(l, c, std::string("family: unknown op"));
 }
 
 }  // namespace fuseproof

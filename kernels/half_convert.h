@@ -20,21 +20,24 @@ enum class Half : int { kBf16, kFp16 };
 /// The pattern `cvt.rn.{bf16,f16}.f32` gives for every NaN on sm_80+ (the host emulation copies it).
 constexpr uint16_t kCvtRnNan = 0x7FFF;
 
-#if !defined(__CUDA_ARCH__)
-namespace host {
-inline uint32_t bits_of(float f) {
+/// The binary32 encoding | S |EEEEEEEE|MMMMMMMMMMMMMMMMMMMMMMM| of f, and the float of an encoding (memcpy: no
+/// aliasing, no conversion), on host and device.
+FUSEPROOF_HD uint32_t f32_bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, sizeof u);
   return u;
 }
-inline float float_of(uint32_t u) {
+FUSEPROOF_HD float f32_of(uint32_t u) {
   float f;
   std::memcpy(&f, &u, sizeof f);
   return f;
 }
 
+#if !defined(__CUDA_ARCH__)
+namespace host {
+
 /// bf16 | S |EEEEEEEE|MMMMMMM| is the top half of binary32: widening is a shift.
-inline float bf16_to_float(uint16_t h) { return float_of(uint32_t(h) << 16); }
+inline float bf16_to_float(uint16_t h) { return f32_of(uint32_t(h) << 16); }
 
 /// fp16 | S |EEEEE|MMMMMMMMMM| (bias 15) -> binary32 (bias 127), exact; subnormals scale by 2^-24.
 inline float fp16_to_float(uint16_t h) {
@@ -43,16 +46,16 @@ inline float fp16_to_float(uint16_t h) {
   const uint32_t mant = h & 0x3FFu;
   if (exp == 0) {
     // mant * 2^-24 is exact in binary32 (at most 10 significant bits).
-    const float mag = float(mant) * float_of(0x33800000u);  // 2^-24
-    return float_of(bits_of(mag) | sign);
+    const float mag = float(mant) * f32_of(0x33800000u);  // 2^-24
+    return f32_of(f32_bits(mag) | sign);
   }
-  if (exp == 0x1F) return float_of(sign | 0x7F800000u | (mant << 13));
-  return float_of(sign | ((exp + 112u) << 23) | (mant << 13));
+  if (exp == 0x1F) return f32_of(sign | 0x7F800000u | (mant << 13));
+  return f32_of(sign | ((exp + 112u) << 23) | (mant << 13));
 }
 
 /// Round to nearest even from the bits; NaN -> 0x7FFF as cvt.rn.bf16.f32 does.
 inline uint16_t float_to_bf16_rn(float f) {
-  const uint32_t u = bits_of(f);
+  const uint32_t u = f32_bits(f);
   if ((u & 0x7FFFFFFFu) > 0x7F800000u) return kCvtRnNan;
   // Add just under half an ulp of the kept part, plus its LSB so that exact halves round to even.
   return uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
@@ -60,7 +63,7 @@ inline uint16_t float_to_bf16_rn(float f) {
 
 /// Round to nearest even; overflow to +-Inf from 65520 up; subnormals exact; NaN -> 0x7FFF as cvt.rn.f16.f32 does.
 inline uint16_t float_to_fp16_rn(float f) {
-  const uint32_t u = bits_of(f);
+  const uint32_t u = f32_bits(f);
   const uint16_t sign = uint16_t((u >> 16) & 0x8000u);
   const uint32_t a = u & 0x7FFFFFFFu;
   if (a > 0x7F800000u) return kCvtRnNan;
@@ -71,8 +74,8 @@ inline uint16_t float_to_fp16_rn(float f) {
     return uint16_t(sign | ((a - (112u << 23) + 0xFFFu + lsb) >> 13));
   }
   // Below 2^-14: adding 0.5 (ulp 2^-24) rounds |f| to a multiple of 2^-24 with the FPU's ties-to-even.
-  const float rounded = float_of(a) + 0.5f;
-  return uint16_t(sign | (bits_of(rounded) - 0x3F000000u));
+  const float rounded = f32_of(a) + 0.5f;
+  return uint16_t(sign | (f32_bits(rounded) - 0x3F000000u));
 }
 }  // namespace host
 #endif

@@ -117,17 +117,8 @@ enum class QuantLayout : int { kLinear = 0, kSwizzled128x4 = 1 };
 // ------------------------------------------------------------------------------------------------------------------
 // binary32 steps: one rounding each, every NaN result the GPU's positive canonical 0x7FFFFFFF (x86 would give
 // 0xFFC00000 or keep an operand's sign), so that host and device agree on every bit a later step can see.
+// f32_bits and f32_of: kernels/half_convert.h.
 
-FUSEPROOF_HD uint32_t f32_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-FUSEPROOF_HD float f32_of(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
 FUSEPROOF_HD bool is_nan(float f) { return (f32_bits(f) & 0x7FFFFFFFu) > 0x7F800000u; }
 FUSEPROOF_HD float canon(float f) { return is_nan(f) ? f32_of(0x7FFFFFFFu) : f; }
 

@@ -48,18 +48,6 @@ std::vector<int64_t> quant_buffer_shape(const audit::QuantCallSpec& s, int k) {
   }
 }
 
-PythonQuantRunner::PythonQuantRunner(py::object bridge, bool cuda) : bridge_(std::move(bridge)), cuda_(cuda) {
-  py::gil_scoped_acquire gil;
-  hardware_ = bridge_.attr("hardware")().cast<std::string>();
-  arch_ = bridge_.attr("arch")().cast<std::string>();
-  if (!cuda_) hardware_ += "; host " + audit::host_cpu_description();
-}
-
-PythonQuantRunner::~PythonQuantRunner() {
-  py::gil_scoped_acquire gil;
-  bridge_ = py::object();
-}
-
 std::string PythonQuantRunner::inexpressible(const audit::QuantCallSpec& s) const {
   std::string why;
   if (s.dtype != FUSEPROOF_DTYPE_BF16 && s.dtype != FUSEPROOF_DTYPE_FP16)
@@ -194,15 +182,7 @@ std::optional<audit::QuantLargeOutcome> PythonQuantRunner::large_call(const audi
 }
 
 uint64_t PythonQuantRunner::memory_available() const {
-  const uint64_t host = audit::host_memory_available() / 3;
-  if (!cuda_) return host;
-  py::gil_scoped_acquire gil;
-  try {
-    const uint64_t device_free = bridge_.attr("device_free_bytes")().cast<uint64_t>();
-    return std::min(host, device_free / 2);
-  } catch (const py::error_already_set&) {
-    return host;
-  }
+  return capped_by_device(audit::host_memory_available() / 3);
 }
 
 }  // namespace fuseproof::python

@@ -7,9 +7,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "audit/quant_runner.h"
+#include "python/python_bridge.h"
 
 namespace fuseproof::python {
 
@@ -22,11 +24,10 @@ namespace fuseproof::python {
 /// The rejection probes a torch tensor cannot carry (null or misaligned pointers, other input or scalar counts, a
 /// layout code override, dtype codes other than bf16 and fp16, empty, negative or overflowing shapes) and the swizzled
 /// layout of a subject that does not declare it are not_applicable, never counted as passes.
-class PythonQuantRunner final : public audit::QuantRunner {
+class PythonQuantRunner final : public audit::QuantRunner, private PythonBridge {
  public:
   /// `bridge`: a fuseproof._quant_bridge.QuantBridge; `cuda`: the subject's tensors live on a CUDA device.
-  PythonQuantRunner(pybind11::object bridge, bool cuda);
-  ~PythonQuantRunner() override;
+  PythonQuantRunner(pybind11::object bridge, bool cuda) : PythonBridge(std::move(bridge), cuda) {}
 
   std::vector<audit::QuantOutcome> call_batch(const std::vector<audit::QuantCallSpec>& specs) override;
   std::string hardware() const override { return hardware_; }
@@ -46,10 +47,6 @@ class PythonQuantRunner final : public audit::QuantRunner {
 
  private:
   audit::QuantOutcome call(const audit::QuantCallSpec& spec);
-
-  pybind11::object bridge_;
-  bool cuda_;
-  std::string hardware_, arch_;
 };
 
 /// The shape of buffer k of a quantization call as the subject receives it: [width] for a row-broadcast bias,

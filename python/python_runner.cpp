@@ -60,18 +60,6 @@ py::tuple to_tuple(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-PythonRunner::PythonRunner(py::object bridge, bool cuda) : bridge_(std::move(bridge)), cuda_(cuda) {
-  py::gil_scoped_acquire gil;
-  hardware_ = bridge_.attr("hardware")().cast<std::string>();
-  arch_ = bridge_.attr("arch")().cast<std::string>();
-  if (!cuda_) hardware_ += "; host " + audit::host_cpu_description();
-}
-
-PythonRunner::~PythonRunner() {
-  py::gil_scoped_acquire gil;
-  bridge_ = py::object();
-}
-
 std::string PythonRunner::inexpressible(const audit::CallSpec& s) const {
   std::string why;
   if (s.dtype != FUSEPROOF_DTYPE_BF16 && s.dtype != FUSEPROOF_DTYPE_FP16)
@@ -315,16 +303,6 @@ std::string PythonRunner::buffers_per_call() const {
          "allocator may hand back an earlier call's addresses)";
 }
 
-uint64_t PythonRunner::memory_available() const {
-  const uint64_t host = audit::host_memory_available();
-  if (!cuda_) return host;
-  py::gil_scoped_acquire gil;
-  try {
-    const uint64_t device_free = bridge_.attr("device_free_bytes")().cast<uint64_t>();
-    return std::min(host, device_free / 2);
-  } catch (const py::error_already_set&) {
-    return host;
-  }
-}
+uint64_t PythonRunner::memory_available() const { return capped_by_device(audit::host_memory_available()); }
 
 }  // namespace fuseproof::python

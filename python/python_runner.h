@@ -6,8 +6,10 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "audit/kernel_runner.h"
+#include "python/python_bridge.h"
 
 namespace fuseproof::python {
 
@@ -20,11 +22,10 @@ namespace fuseproof::python {
 /// image runner. Calls that torch tensors cannot express (negative or overflowing shapes, null or odd-byte pointers,
 /// a misaligned half of a packed buffer, another input count, dtype codes other than bf16 and fp16, a group_rows
 /// that does not divide rows) are answered by the runner itself: rc 1, "not applicable to a Python subject".
-class PythonRunner final : public audit::ImageRunner {
+class PythonRunner final : public audit::ImageRunner, private PythonBridge {
  public:
   /// `bridge`: a fuseproof._bridge.Bridge; `cuda`: the subject's tensors live on a CUDA device.
-  PythonRunner(pybind11::object bridge, bool cuda);
-  ~PythonRunner() override;
+  PythonRunner(pybind11::object bridge, bool cuda) : PythonBridge(std::move(bridge), cuda) {}
 
   /// The counter-generated call built as host images (in parallel), run as any call, its inputs checked by
   /// regenerating them, its output handed to `check` in chunks of rows from the out image.
@@ -54,10 +55,6 @@ class PythonRunner final : public audit::ImageRunner {
   pybind11::tuple call_args(const audit::CallSpec& spec, audit::CallImages& images);
   /// call_args of every call, in order.
   pybind11::list call_list(const std::vector<audit::CallSpec>& specs, std::vector<audit::CallImages>& images);
-
-  pybind11::object bridge_;
-  bool cuda_;
-  std::string hardware_, arch_;
 };
 
 }  // namespace fuseproof::python

@@ -11,8 +11,10 @@
 #include <thread>
 
 #include "audit/call_watch.h"
+#include "audit/cuda/device_info.h"
 #include "audit/cuda/device_kernels.cuh"
 #include "audit/cuda/device_slot.h"
+#include "audit/cuda/graph_capture.h"
 #include "audit/counter_patterns.h"
 #include "audit/kernel_runner.h"
 #include "common/phase_clock.h"
@@ -77,17 +79,7 @@ class CudaRunner final : public ImageRunner {
  public:
   explicit CudaRunner(const Plugin& plugin) : plugin_(plugin) {
     cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
-    cudaDeviceProp prop{};
-    int dev = 0, driver = 0, runtime = 0;
-    cudaGetDevice(&dev);
-    cudaGetDeviceProperties(&prop, dev);
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    arch_ = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
-    hardware_ = std::string(prop.name) + ", " + arch_ + ", " + std::to_string(prop.multiProcessorCount) +
-                " SMs, driver CUDA " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
-                ", runtime " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
-                "; host " + host_cpu_description();
+    hardware_ = describe_cuda_device(&arch_);
   }
   ~CudaRunner() override {
     if (stream_) cudaStreamDestroy(stream_);
@@ -123,10 +115,7 @@ class CudaRunner final : public ImageRunner {
     return o;
   }
 
-  uint64_t memory_available() const override {
-    size_t free_b = 0, total_b = 0;
-    return cudaMemGetInfo(&free_b, &total_b) == cudaSuccess ? uint64_t(free_b) : 0;
-  }
+  uint64_t memory_available() const override { return cuda_memory_free(); }
 
   std::string hardware() const override { return hardware_; }
   std::string arch() const override { return arch_; }
@@ -350,59 +339,14 @@ class CudaRunner final : public ImageRunner {
     std::vector<DeviceImages> dev(n);
     if (auto e = upload_all(images, dev); !e.empty()) return e;
     FP_CUDA_TRY(cudaStreamSynchronize(stream_));
-    StreamSet set;
-    if (auto e = set.make(1, 0); !e.empty()) return e;
-    cudaStream_t cs = set.streams[0];
-    FP_CUDA_TRY(cudaStreamBeginCapture(cs, cudaStreamCaptureModeGlobal));
-    watch_begin("capture of " + std::to_string(n) + " calls");
-    std::string refused;
-    for (size_t i = 0; i < n && refused.empty(); ++i) {
-      const fuseproof_call_t c = abi_call(first[i], dev[i].data, dev[i].out, cs);
-      std::string message;
-      if (plugin_.call(c, &message) != 0)
-        refused = "call " + std::to_string(i) + " [" + describe_call(first[i]) + "] returned an error while the "
-                  "stream was capturing: " + message;
-    }
-    cudaGraph_t graph = nullptr;
-    const cudaError_t end = cudaStreamEndCapture(cs, &graph);
-    const cudaError_t pending = cudaGetLastError();  // clears an error the capture left (not sticky)
-    watch_end();
-    struct GraphFree {
-      cudaGraph_t g = nullptr;
-      cudaGraphExec_t x = nullptr;
-      ~GraphFree() {
-        if (x) cudaGraphExecDestroy(x);
-        if (g) cudaGraphDestroy(g);
-      }
-    } owned{graph, nullptr};
-    if (!refused.empty() || end != cudaSuccess) {
-      g.capture_error = refused;
-      if (end != cudaSuccess)
-        g.capture_error += std::string(refused.empty() ? "" : "; ") + "cudaStreamEndCapture: " +
-                           cudaGetErrorName(end) + " (" + cudaGetErrorString(end) + ")";
-      if (pending != cudaSuccess && pending != end)
-        g.capture_error += std::string("; first error during the capture: ") + cudaGetErrorName(pending) + " (" +
-                           cudaGetErrorString(pending) + ")";
-      return "";
-    }
-    if (const cudaError_t e = cudaGraphInstantiate(&owned.x, graph, 0); e != cudaSuccess) {
-      g.capture_error = std::string("cudaGraphInstantiate: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-      return "";
-    }
-    size_t nodes = 0;
-    FP_CUDA_TRY(cudaGraphGetNodes(graph, nullptr, &nodes));
-    std::vector<cudaGraphNode_t> list(nodes);
-    size_t kernels = 0;
-    if (nodes) {
-      FP_CUDA_TRY(cudaGraphGetNodes(graph, list.data(), &nodes));
-      for (cudaGraphNode_t node : list) {
-        cudaGraphNodeType type;
-        FP_CUDA_TRY(cudaGraphNodeGetType(node, &type));
-        kernels += type == cudaGraphNodeTypeKernel;
-      }
-    }
-    g.graph = "captured one CUDA graph of " + std::to_string(nodes) + " nodes (" + std::to_string(kernels) +
-              " kernel nodes) for the " + std::to_string(n) + " calls";
+    CapturedGraph owned;
+    const auto issue = [&](size_t i, cudaStream_t cs, std::string* message) {
+      return plugin_.call(abi_call(first[i], dev[i].data, dev[i].out, cs), message);
+    };
+    const auto describe = [&](size_t i) { return describe_call(first[i]); };
+    // A capture error leaves nothing to replay: the class reports it, not a fault.
+    if (auto e = owned.capture(n, issue, describe, &g.capture_error, &g.graph); !e.empty() || !g.capture_error.empty())
+      return e;
     for (size_t k = 0; k < sets.size(); ++k) {
       std::vector<CallImages> im = images_of(sets[k]);
       if (auto e = upload_all(im, dev); !e.empty()) return e;
@@ -598,10 +542,7 @@ bool cuda_runner_available(std::string* why) {
 }
 
 std::unique_ptr<KernelRunner> make_cuda_runner(const Plugin& plugin) {
-  std::string why;
-  if (!cuda_runner_available(&why))
-    throw PluginError("audit: plugin " + plugin.info().path + " takes CUDA device memory but no CUDA device is usable: " +
-                      why);
+  require_cuda_device(plugin);
   return std::make_unique<CudaRunner>(plugin);
 }
 
