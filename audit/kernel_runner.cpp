@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <stdexcept>
 #include <thread>
 
 #include <unistd.h>
@@ -69,10 +70,12 @@ CallSpec LargeSpec::view() const {
   return v;
 }
 
-CallImages::CallImages(const CallSpec& s) : out(s.out_elems, kPoison, s.out_misalign) {
+CallImages::CallImages(const CallSpec& s, size_t snapshot_from) : out(s.out_elems, kPoison, s.out_misalign) {
   for (size_t k = 0; k < s.buffers.size(); ++k) {
     buffers.emplace_back(s.buffers[k].data(), s.buffers[k].size(), input_guard_fill(int(k)));
-    before.push_back(buffers.back().snapshot());
+    const bool snap = buffers.back().size_bytes() < snapshot_from;
+    before.push_back(snap ? buffers.back().snapshot() : std::vector<uint8_t>{});
+    changed_on_device.push_back(-1);
   }
 }
 
@@ -89,7 +92,14 @@ void CallImages::finish(const CallSpec& s, CallOutcome& o) const {
   o.inputs_intact = true;
   o.modified.clear();
   for (size_t k = 0; k < buffers.size(); ++k) {
-    if (buffers[k].equals(before[k])) continue;
+    if (before[k].empty() && buffers[k].size_bytes() > 0) {
+      if (changed_on_device[k] < 0)
+        throw std::logic_error("audit: input image " + std::to_string(k) + " has no snapshot and its runner did not "
+                               "say whether the call changed it");
+      if (changed_on_device[k] == 0) continue;
+    } else if (buffers[k].equals(before[k])) {
+      continue;
+    }
     o.inputs_intact = false;
     o.modified += (o.modified.empty() ? "" : ", ") + (k < s.buffer_names.size() ? s.buffer_names[k] : "buffer " + std::to_string(k));
   }
@@ -112,7 +122,7 @@ CallOutcome ImageRunner::call(const CallSpec& s) {
     return o;
   }
   const PhaseClock images_clock("guarded images");  // what run()'s own phases leave: the images and their checks
-  CallImages im(s);
+  CallImages im(s, snapshot_from());
   o.fault = run(s, im, &o);
   if (o.fault.empty()) im.finish(s, o);
   return o;

@@ -166,10 +166,15 @@ class KernelRunner {
 /// The images of one call: one per buffer (guards filled with input_guard_fill(k)), out poisoned (its data too), and
 /// the inputs' bytes before the call; what every runner does before and after the subject runs.
 struct CallImages {
-  explicit CallImages(const CallSpec& spec);
+  /// An input image of `snapshot_from` bytes or more gets no copy of its bytes: the runner checks it where it lives
+  /// and says in changed_on_device whether the call changed it (the CUDA runner, on the device).
+  explicit CallImages(const CallSpec& spec, size_t snapshot_from = SIZE_MAX);
   std::vector<GuardedImage> buffers;
   GuardedImage out;
-  std::vector<std::vector<uint8_t>> before;
+  std::vector<std::vector<uint8_t>> before;  ///< empty for an image without a snapshot
+  /// Per buffer without a snapshot: 1 when the runner saw the call change it, 0 when it saw it unchanged, -1 not
+  /// told (finish then fails loudly: an unchecked input is a runner bug, never an intact input).
+  std::vector<int8_t> changed_on_device;
   /// Pointers of the buffers' data in this host memory.
   std::vector<uint8_t*> buffer_data();
   /// Reads out back into o (out_elems from the data start), counts out's guard writes, compares the inputs.
@@ -195,6 +200,9 @@ class ImageRunner : public KernelRunner {
  protected:
   /// Why the subject cannot be given `spec` ("" when it can): counted as not applicable.
   virtual std::string inexpressible(const CallSpec&) const { return ""; }
+  /// Input images of this many bytes or more get no host snapshot: run() checks them itself and sets
+  /// CallImages::changed_on_device (default: every input is snapshotted and compared on the host).
+  virtual size_t snapshot_from() const { return SIZE_MAX; }
   /// Places the images, calls the subject (watch_begin/watch_end around it), brings them back; a backend failure in
   /// the returned string (subject_fault set when it arose in or after the subject's call).
   virtual std::string run(const CallSpec& spec, CallImages& images, CallOutcome* o) = 0;

@@ -167,16 +167,20 @@ class CudaRunner final : public ImageRunner {
   }
 
  private:
+  /// Images from this size on are checked on the device (run_images): no host snapshot of such an input is made.
+  static constexpr size_t kDeviceCheckBytes = size_t(1) << 20;
+
+  size_t snapshot_from() const override { return kDeviceCheckBytes; }
+
   std::string run(const CallSpec& s, CallImages& im, CallOutcome* o) override {
     return run_images(s, im, o, nullptr, 0);
   }
 
   /// The images copied to device slots; with `late`, the producer writes late's buffer data over them. Without it,
   /// an image of kDeviceCheckBytes or more is not copied both ways: out is poisoned on the device, and an input is
-  /// compared on the device with a copy made before the call, and brought back only when it changed (the host image
-  /// is then still its snapshot, which CallImages::finish compares).
+  /// compared on the device with a copy made before the call, brought back only when it changed, and its verdict
+  /// set in CallImages::changed_on_device (such an image has no host snapshot: CallImages gets snapshot_from()).
   std::string run_images(const CallSpec& s, CallImages& im, CallOutcome* o, const CallSpec* late, int delay_ms) {
-    constexpr size_t kDeviceCheckBytes = size_t(1) << 20;
     const size_t nb = im.buffers.size();
     // Slots: the buffers [0, nb), out nb, the producer's sources [nb + 1, 2nb + 1), the buffers' copies before the
     // call [2nb + 1, 3nb + 1), the change counters 3nb + 1.
@@ -256,6 +260,8 @@ class CudaRunner final : public ImageRunner {
         for (size_t k = 0; k < nb; ++k)
           if (kept(k)) changed[k] = got[k];
       }
+      for (size_t k = 0; k < nb; ++k)
+        if (kept(k)) im.changed_on_device[k] = changed[k] ? 1 : 0;
     }
     for (size_t k = 0; k < nb; ++k)
       if (changed[k])

@@ -7,7 +7,11 @@
 #include <cstring>
 #include <vector>
 
+#include "audit/call_spec.h"
 #include "audit/guarded_image.h"
+#include "audit/kernel_runner.h"
+#include "kernels/fuseproof_kernel_abi.h"
+#include "reference/op_spec.h"
 
 namespace fuseproof::audit {
 namespace {
@@ -53,6 +57,60 @@ TEST(Audit_GuardedImage_both, GuardWritesAndChangesAreSeen) {
   std::vector<uint8_t> copy(before.size());
   copy_bytes(copy.data(), img.bytes(), copy.size());
   EXPECT_TRUE(same_bytes(copy.data(), img.bytes(), copy.size()));
+}
+
+// CallImages without host snapshots of its large inputs (the CUDA runner checks those on the device): finish takes
+// the runner's word for them, counts a changed one as modified, and refuses an input nobody checked; the small input
+// of the same call is still compared with its snapshot.
+TEST(Audit_CallImages_both, InputsWithoutSnapshotsTakeTheRunnersVerdict) {
+  // bias_gelu_tanh: x [rows, width] (large), bias [width] (small).
+  const CallSpec s = make_call(*ref::find_op("bias_gelu_tanh"), 1024, 1024, FUSEPROOF_DTYPE_BF16);
+  const size_t from = size_t(1) << 20;
+  const auto fresh = [&] {
+    CallImages im(s, from);
+    EXPECT_TRUE(im.before[0].empty()) << "x (2 MiB) has a snapshot";
+    EXPECT_FALSE(im.before[1].empty()) << "bias (2 KiB) has no snapshot";
+    return im;
+  };
+  {
+    CallImages im = fresh();
+    CallOutcome o;
+    EXPECT_THROW(im.finish(s, o), std::logic_error);  // the runner said nothing of x
+  }
+  {
+    CallImages im = fresh();
+    im.changed_on_device[0] = 0;
+    CallOutcome o;
+    im.finish(s, o);
+    EXPECT_TRUE(o.inputs_intact);
+    EXPECT_EQ(o.modified, "");
+  }
+  {
+    CallImages im = fresh();
+    im.changed_on_device[0] = 1;
+    CallOutcome o;
+    im.finish(s, o);
+    EXPECT_FALSE(o.inputs_intact);
+    EXPECT_EQ(o.modified, s.buffer_names[0]);
+  }
+  {  // negative control of the snapshot path beside it: a changed bias byte is still seen
+    CallImages im = fresh();
+    im.changed_on_device[0] = 0;
+    im.buffers[1].data()[3] ^= 0x40;
+    CallOutcome o;
+    im.finish(s, o);
+    EXPECT_FALSE(o.inputs_intact);
+    EXPECT_EQ(o.modified, s.buffer_names[1]);
+  }
+  {  // the default: every input snapshotted, so a changed x byte is found on the host
+    CallImages im(s);
+    EXPECT_FALSE(im.before[0].empty());
+    im.buffers[0].data()[5] ^= 1;
+    CallOutcome o;
+    im.finish(s, o);
+    EXPECT_FALSE(o.inputs_intact);
+    EXPECT_EQ(o.modified, s.buffer_names[0]);
+  }
 }
 
 }  // namespace
