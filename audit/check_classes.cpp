@@ -700,9 +700,10 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
     // A contract other than eager: eager's rows too, for the contract's own distance from eager.
     eager.resize(ctx.model.eager_plan ? n * 65536 : 0);
     reorder_block(got.out.data(), stride, n, canon.data());
-    if (!eager.empty())
+    if (!eager.empty()) {
       parallel_items(n, [&](unsigned, size_t c) { ctx.model.eager_plan->row(cols[c], eager.data() + c * 65536); });
-    if (!eager.empty()) t.versus_eager(expected, eager.data(), n * 65536);
+      t.versus_eager(expected, eager.data(), n * 65536);
+    }
     reference.reset();
     if (full) {
       const PhaseClock digesting("SHA-256 digests");

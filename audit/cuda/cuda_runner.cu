@@ -185,7 +185,9 @@ class CudaRunner final : public ImageRunner {
     // Slots: the buffers [0, nb), out nb, the producer's sources [nb + 1, 2nb + 1), the buffers' copies before the
     // call [2nb + 1, 3nb + 1), the change counters 3nb + 1.
     if (slots_.size() < 3 * nb + 2) slots_.resize(3 * nb + 2);
-    const auto kept = [&](size_t k) { return !late && im.buffers[k].size_bytes() >= kDeviceCheckBytes; };
+    // Checked on the device: the inputs CallImages made no snapshot of (snapshot_from(); every input has one when
+    // `late` is given, since call_after_producer's images are made with the default).
+    const auto kept = [&](size_t k) { return im.before[k].empty(); };
     std::optional<PhaseClock> copies(std::in_place, "host-device copies");
     std::vector<uint8_t*> dev_data;
     for (size_t k = 0; k < nb; ++k) {
