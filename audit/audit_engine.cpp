@@ -56,6 +56,11 @@ class PluginRunner final : public KernelRunner {
                                                   DeviceComparison* cmp) override {
     return inner_->large_call_compared(s, key, row, cmp);
   }
+  std::optional<std::vector<LargeOutcome>> calls_compared(const std::vector<LargeSpec>& s, const std::string& key,
+                                                          const RowFn& row, const Sampling& sampling,
+                                                          std::vector<DeviceComparison>* cmps) override {
+    return inner_->calls_compared(s, key, row, sampling, cmps);
+  }
   uint64_t memory_available() const override { return inner_->memory_available(); }
   std::string hardware() const override { return inner_->hardware(); }
   std::string arch() const override { return inner_->arch(); }

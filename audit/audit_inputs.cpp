@@ -64,31 +64,16 @@ std::vector<uint16_t> binade_patterns(ref::Dtype d, int e) {
 
 namespace {
 
-/// The weights of random_pattern for one dtype, its constants known at compile time (the remainders become
-/// multiplications: the widths class draws 1.6 G patterns).
+/// random_pattern for one dtype: counter_patterns.h's weighted_pattern_of with this dtype's extreme patterns.
 template <bool kBf16, class Rng>
-uint16_t weighted_pattern_of(Rng& rng) {
-  constexpr int kMant = kBf16 ? 7 : 10, kBias = kBf16 ? 127 : 15;
-  constexpr uint32_t kM = (1u << kMant) - 1, kBinades = (kBf16 ? 0x7F80u : 0x7C00u) >> kMant;  // 255 or 31
-  const uint32_t pick = uint32_t(rng() % 100);
-  const uint16_t sign = (rng() & 1) ? 0x8000 : 0;
-  if (pick < 40) {
-    const int e = -8 + int(rng() % 12);  // [2^-8, 16)
-    return uint16_t(sign | (uint32_t(e + kBias) << kMant) | (rng() & kM));
-  }
-  if (pick < 60) return uint16_t(rng());
-  if (pick < 75) {
-    static const std::vector<uint16_t> special = extreme_patterns(kBf16 ? ref::Dtype::kBf16 : ref::Dtype::kFp16);
-    return special[rng() % special.size()];
-  }
-  if (pick < 85) return uint16_t(sign | (1 + rng() % kM));
-  const uint32_t e = 1 + uint32_t(rng() % (kBinades - 1));
-  return uint16_t(sign | (e << kMant) | (rng() & kM));
+uint16_t weighted_pattern(Rng& rng) {
+  static const std::vector<uint16_t> special = extreme_patterns(kBf16 ? ref::Dtype::kBf16 : ref::Dtype::kFp16);
+  return weighted_pattern_of<kBf16>(rng, special.data(), special.size());
 }
 
 template <class Rng>
 uint16_t weighted_pattern(ref::Dtype d, Rng& rng) {
-  return bf(d) ? weighted_pattern_of<true>(rng) : weighted_pattern_of<false>(rng);
+  return bf(d) ? weighted_pattern<true>(rng) : weighted_pattern<false>(rng);
 }
 
 }  // namespace

@@ -110,7 +110,7 @@ struct OptionDef {
                                  ///< every 64-bit integer)
   bool min_open = false;     ///< (min, max] instead of [min, max]
   bool reproduce = true;     ///< part of a reproduce command when it differs from its default
-  std::string alias;         ///< an older name still accepted ("--tanh-model")
+  std::string alias{};       ///< an older name still accepted ("--tanh-model")
 };
 
 /// The table, in the order --help lists it.

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <future>
 #include <numeric>
@@ -300,6 +301,14 @@ void check_property(const CheckContext& ctx, CheckResult& r) {
                " cases of 2..4 groups of 2..4 rows (rows 4..16)";
 }
 
+namespace {
+/// Whether a class's calls may be compared on the device (KernelRunner::large_call_compared, calls_compared): a
+/// tabulated 2-input op judged by its own contract, on a CUDA plugin. The runner may still decline (no room).
+bool device_table(const CheckContext& ctx) {
+  return ctx.info.cuda() && ctx.model.inputs() == 2 && ctx.model.plan->tabulated() && !ctx.model.eager_plan;
+}
+}  // namespace
+
 void check_widths(const CheckContext& ctx, CheckResult& r) {
   const int64_t v = ctx.info.vector_elems();
   Tally t(ctx, r);
@@ -328,9 +337,73 @@ void check_widths(const CheckContext& ctx, CheckResult& r) {
     return b;
   };
   bool go = true;
+  // A tabulated 2-input op on the CUDA runner: each batch of widths made back to back on the device, inputs generated
+  // there, compared there with the reference's 2^32 expected outputs. A width whose call is not clean (a mismatch, a
+  // rejection, a guard write, a changed input) is called again below on the host path, on the same inputs, which
+  // records every element exactly.
+  int64_t k_host = 0;  // the widths from here on go the host path
+  std::vector<int64_t> again;  // widths (index k) the device found not clean, with their device mismatch counts
+  std::vector<uint64_t> again_device;
+  int64_t on_device = 0;
+  if (device_table(ctx)) {
+    const std::string table_key = ctx.model.digest_key + "." + ref::dtype_name(ctx.model.dtype) + ".math" +
+                                  std::to_string(int(ctx.model.math));
+    const RowFn expected_row = [&](uint16_t in1, uint16_t* out) { ctx.model.plan->row(in1, out); };
+    constexpr int64_t kDeviceBatch = 256;
+    Sampling every;
+    every.index_every = 1;  // as the host path's stride for calls of up to 2^22 elements
+    for (int64_t k0 = 0; k0 < count && go; k0 += kDeviceBatch) {
+      std::vector<LargeSpec> specs;
+      for (int64_t k = k0; k < std::min(count, k0 + kDeviceBatch); ++k) {
+        const int64_t w = (k + 1) * v;
+        LargeSpec s{ctx.model.op, 3, w, ctx.abi_dtype, counter_hash(seed, uint64_t(k)),
+                    groups && (w / v) % 2 == 0 ? 3 : 1};
+        s.patterns = Patterns::kWeighted;
+        specs.push_back(s);
+      }
+      std::vector<DeviceComparison> cmps;
+      const std::optional<std::vector<LargeOutcome>> got =
+          ctx.runner.calls_compared(specs, table_key, expected_row, every, &cmps);
+      if (!got) break;  // no room for the table: the host path from k0
+      if (!(*got)[0].fault.empty()) {
+        const LargeOutcome& f = (*got)[0];
+        if (!f.subject_fault) throw std::runtime_error("audit: backend failure in the widths class: " + f.fault);
+        t.fault("CUDA error in the widths calls " + std::to_string(specs.front().width) + ".." +
+                std::to_string(specs.back().width) + " (made back to back, one synchronisation): " + f.fault);
+        return;
+      }
+      for (size_t j = 0; j < specs.size(); ++j) {
+        const LargeOutcome& o = (*got)[j];
+        const DeviceComparison& c = cmps[j];
+        const uint64_t elems = uint64_t(specs[j].rows) * uint64_t(specs[j].width);
+        if (o.rc == 0 && !o.guard_writes && !o.inputs_changed && c.compared == elems && c.mismatches == 0) {
+          t.equal(elems);
+          for (uint32_t e = 0; e < 65536; ++e)
+            if (c.seen[e]) t.seen(uint16_t(e));
+          ++on_device;
+        } else {
+          again.push_back(k0 + int64_t(j));
+          again_device.push_back(c.mismatches);
+        }
+      }
+      k_host = std::min(count, k0 + kDeviceBatch);
+    }
+  }
+  // The widths the device found not clean, called again on the host path, in width order.
+  for (size_t i = 0; i < again.size() && go; ++i) {
+    const int64_t k = again[i], w = (k + 1) * v;
+    CallSpec s = make_spec(ctx, 3, w, groups && (w / v) % 2 == 0 ? 3 : 1);
+    fill_counter_random(ctx, s, counter_hash(seed, uint64_t(k)));
+    const uint64_t before = r.mismatches;
+    go = run_valid(ctx, t, s, "width " + std::to_string(w));
+    if (again_device[i] && r.fault.empty() && r.mismatches == before)
+      t.failed_check("width " + std::to_string(w) + ": the device comparison counted " +
+                     std::to_string(again_device[i]) + " mismatches, the same call again on the host path none (the "
+                     "subject's outputs are not deterministic, or the device's inputs are not the host's)");
+  }
   std::future<Batch> next;
-  if (count > 0) next = run_beside([&] { return prepare(0); });
-  for (int64_t k0 = 0; k0 < count && go; k0 += kBatch) {
+  if (k_host < count && go) next = run_beside([&, k_host] { return prepare(k_host); });
+  for (int64_t k0 = k_host; k0 < count && go; k0 += kBatch) {
     Batch b;
     {
       const PhaseClock wait("inputs and reference values (waited for; the next batch's overlap the calls)");
@@ -347,6 +420,11 @@ void check_widths(const CheckContext& ctx, CheckResult& r) {
   if (groups)
     r.scope += "; group_rows 1 (per element) at odd multiples of " + std::to_string(v) +
                ", 3 (one row shared by the 3 rows) at even ones";
+  if (on_device)
+    r.scope += "; " + std::to_string(on_device) + " widths made back to back on the device (inputs generated there, " +
+               "256 calls a synchronisation) and compared there with the reference's 2^32 expected outputs " +
+               "(OpPlan::row, copied up once); " + std::to_string(again.size()) +
+               " called again on the host path and compared element by element";
 }
 
 void validate_shapes(const ref::OpSpec& op, const std::vector<Shape>& shapes, int64_t vector_elems) {
@@ -383,8 +461,7 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
   std::vector<std::string> ran, not_ran;
   uint64_t biggest = 0;
   // The device comparison (CudaRunner::large_call_compared): a tabulated 2-input op judged by its own contract.
-  const bool device_table = ctx.info.cuda() && ctx.model.inputs() == 2 && ctx.model.plan->tabulated() &&
-                            !ctx.model.eager_plan;
+  const bool on_the_device = device_table(ctx);
   const std::string table_key = ctx.model.digest_key + "." + ref::dtype_name(ctx.model.dtype) + ".math" +
                                 std::to_string(int(ctx.model.math));
   const RowFn expected_row = [&](uint16_t in1, uint16_t* out) { ctx.model.plan->row(in1, out); };
@@ -461,7 +538,7 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
     LargeOutcome o;
     bool compared_there = false;
     uint64_t device_mismatches = 0;  // what the device comparison counted, when the host path calls again
-    if (device_table && (tables_kept || need + (uint64_t(8) << 30) <= ctx.runner.memory_available())) {
+    if (on_the_device && (tables_kept || need + (uint64_t(8) << 30) <= ctx.runner.memory_available())) {
       DeviceComparison cmp;
       const std::optional<LargeOutcome> d = ctx.runner.large_call_compared(spec, table_key, expected_row, &cmp);
       if (d && d->fault.empty()) tables_kept = true;
@@ -597,6 +674,71 @@ DomainDigestPass domain_digest_pass(const CheckContext& ctx, Tally& t) {
   return p;
 }
 
+/// The device pass over the whole domain (CUDA, a tabulated op): 256 calls of 65,536 rows (every first input) by 256
+/// columns (second inputs b0 .. b0 + 255), their inputs written on the device as the grid and checked there, 16 calls
+/// a synchronisation, each output compared there with the reference's 2^32 expected outputs.
+struct DomainDevicePass {
+  bool ran = false;           ///< the runner compared on the device (false: no room for the table)
+  bool clean = false;         ///< every call accepted, nothing written outside out, inputs intact, no mismatch
+  std::string fault;          ///< a CUDA error of the subject's (recorded in the tally)
+  std::string first_unclean;  ///< the first block that was not clean, in words
+  std::vector<uint8_t> seen;  ///< expected outputs seen (every 7th first input), when clean
+};
+
+DomainDevicePass domain_device_pass(const CheckContext& ctx, Tally& t) {
+  constexpr uint32_t kBlock = 256, kCallsPerSync = 16;
+  DomainDevicePass p;
+  p.seen.assign(65536, 0);
+  const std::string table_key = ctx.model.digest_key + "." + ref::dtype_name(ctx.model.dtype) + ".math" +
+                                std::to_string(int(ctx.model.math));
+  const RowFn expected_row = [&](uint16_t in1, uint16_t* out) { ctx.model.plan->row(in1, out); };
+  Sampling sevenths;
+  sevenths.row_every = 7;  // the digest pass's rule: every 7th first input of each second input
+  sevenths.index_every = 1;
+  for (uint32_t b0 = 0; b0 < 65536; b0 += kBlock * kCallsPerSync) {
+    std::vector<LargeSpec> specs;
+    for (uint32_t j = 0; j < kCallsPerSync && b0 + j * kBlock < 65536; ++j) {
+      LargeSpec s{ctx.model.op, 65536, kBlock, ctx.abi_dtype, class_seed(ctx, CheckClass::kDomain) + b0 + j, 1};
+      s.patterns = Patterns::kGrid;
+      s.grid_col0 = b0 + j * kBlock;
+      specs.push_back(s);
+    }
+    watch_label("domain blocks of second inputs " + std::to_string(b0) + ".." +
+                std::to_string(specs.back().grid_col0 + kBlock - 1) + " on the device");
+    std::vector<DeviceComparison> cmps;
+    const std::optional<std::vector<LargeOutcome>> got =
+        ctx.runner.calls_compared(specs, table_key, expected_row, sevenths, &cmps);
+    if (!got) return p;
+    p.ran = true;
+    if (!(*got)[0].fault.empty()) {
+      const LargeOutcome& f = (*got)[0];
+      if (!f.subject_fault) throw std::runtime_error("audit: backend failure in the domain class: " + f.fault);
+      p.fault = "CUDA error in the domain blocks of second inputs " + std::to_string(b0) + ".." +
+                std::to_string(specs.back().grid_col0 + kBlock - 1) + " (made back to back, one synchronisation): " +
+                f.fault;
+      t.fault(p.fault);
+      return p;
+    }
+    for (size_t j = 0; j < specs.size(); ++j) {
+      const LargeOutcome& o = (*got)[j];
+      const DeviceComparison& c = cmps[j];
+      if (o.rc != 0 || o.guard_writes || o.inputs_changed || c.compared != uint64_t(65536) * kBlock || c.mismatches) {
+        char b[240];
+        std::snprintf(b, sizeof b,
+                      "the device pass found the block of second inputs %u..%u not clean (rc %d, %llu guard bytes "
+                      "written, %llu input elements changed, %llu mismatches)",
+                      specs[j].grid_col0, specs[j].grid_col0 + kBlock - 1, o.rc, (unsigned long long)o.guard_writes,
+                      (unsigned long long)o.inputs_changed, (unsigned long long)c.mismatches);
+        p.first_unclean = b;
+        return p;
+      }
+      for (size_t e = 0; e < 65536; ++e) p.seen[e] |= c.seen[e];
+    }
+  }
+  p.clean = true;
+  return p;
+}
+
 }  // namespace
 
 void check_domain(const CheckContext& ctx, CheckResult& r) {
@@ -623,7 +765,29 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
   // domain, the subject's rows are only hashed; the element-wise pass against the reference runs when the trees
   // differ, and gives the exact counts then.
   std::string digest_pass_tree;  // the digest pass's tree, when it ran and differed from golden
-  if (full && ctx.model.digest_applies() && ctx.model.golden_tree && !ctx.model.eager_plan) {
+  std::string device_note;       // the device pass's finding, when it found a block that was not clean
+  if (full && device_table(ctx)) {
+    const DomainDevicePass p = domain_device_pass(ctx, t);
+    if (!p.fault.empty()) {
+      r.scope = whole + ", compared on the device";
+      r.note = "stopped by a CUDA error";
+      return;
+    }
+    if (p.clean) {
+      t.equal(kDomainSize);
+      for (uint32_t e = 0; e < 65536; ++e)
+        if (p.seen[e]) t.seen(uint16_t(e));
+      r.scope = whole + ", compared on the device: 256 calls of 65,536 first inputs by 256 second inputs, their " +
+                "inputs written there as the grid and checked before the call, each output compared there with the " +
+                "reference's 2^32 expected outputs (OpPlan::row, copied up once), 16 calls a synchronisation";
+      r.note = "no element of the subject's 2^32 outputs differs from the reference's, so the distance from the "
+               "correctly rounded value (MPFR) is the contract's";
+      return;
+    }
+    if (p.ran) device_note = p.first_unclean + "; every block was then called again on the host path and compared "
+                                               "element by element";
+  }
+  if (device_note.empty() && full && ctx.model.digest_applies() && ctx.model.golden_tree && !ctx.model.eager_plan) {
     const DomainDigestPass p = domain_digest_pass(ctx, t);
     if (!p.ended.empty()) {
       r.scope = whole + ", digest pass";
@@ -752,6 +916,7 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
       r.note = "digest pass: tree digest " + digest_pass_tree + " DIFFERS from " + ctx.model.golden_label + " " +
                ctx.model.digest_key + "_tree." + ref::dtype_name(d) + ", so every block was called again and " +
                "compared element by element";
+    if (!device_note.empty()) r.note = device_note;
     const auto add = [&](const std::string& line) { r.note += (r.note.empty() ? "" : "; ") + line; };
     if (stopped) {
       add("digests not computed (stopped early)");

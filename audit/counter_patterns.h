@@ -63,6 +63,34 @@ FUSEPROOF_HD inline uint16_t counter_pattern_of(uint64_t seed, uint64_t i) {
   return uint16_t(sign | (uint16_t(e) << mbits) | mant);
 }
 
+/// The weighted patterns of the audit's random calls (audit_inputs.h, random_pattern): 40% finite with |v| in
+/// [2^-8, 16), 20% any bits, 15% one of `special` (extreme_patterns), 10% subnormal, 15% any finite normal. Drawn
+/// from any generator; with CounterRng, the same element on the host and on the device.
+template <bool kBf16, class Rng>
+FUSEPROOF_HD inline uint16_t weighted_pattern_of(Rng& rng, const uint16_t* special, uint64_t specials) {
+  constexpr int kMant = kBf16 ? 7 : 10, kBias = kBf16 ? 127 : 15;
+  constexpr uint32_t kM = (1u << kMant) - 1, kBinades = (kBf16 ? 0x7F80u : 0x7C00u) >> kMant;  // 255 or 31
+  const uint32_t pick = uint32_t(rng() % 100);
+  const uint16_t sign = (rng() & 1) ? 0x8000 : 0;
+  if (pick < 40) {
+    const int e = -8 + int(rng() % 12);  // [2^-8, 16)
+    return uint16_t(sign | (uint32_t(e + kBias) << kMant) | (rng() & kM));
+  }
+  if (pick < 60) return uint16_t(rng());
+  if (pick < 75) return special[rng() % specials];
+  if (pick < 85) return uint16_t(sign | (1 + rng() % kM));
+  const uint32_t e = 1 + uint32_t(rng() % (kBinades - 1));
+  return uint16_t(sign | (e << kMant) | (rng() & kM));
+}
+
+/// Element i of a weighted stream: weighted_pattern_of drawn from CounterRng{counter_hash(seed, i)} (what
+/// fill_counter_random writes into element i of a buffer seeded `seed`).
+FUSEPROOF_HD inline uint16_t weighted_pattern_at(bool bf16, uint64_t seed, uint64_t i, const uint16_t* special,
+                                                 uint64_t specials) {
+  CounterRng rng{counter_hash(seed, i)};
+  return bf16 ? weighted_pattern_of<true>(rng, special, specials) : weighted_pattern_of<false>(rng, special, specials);
+}
+
 FUSEPROOF_HD inline uint16_t counter_pattern(bool bf16, uint64_t seed, uint64_t i) {
   return bf16 ? counter_pattern_of<true>(seed, i) : counter_pattern_of<false>(seed, i);
 }

@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include "audit/audit_inputs.h"
 #include "audit/counter_patterns.h"
 #include "common/parallel_for.h"
 #include "common/phase_clock.h"
@@ -54,12 +55,29 @@ size_t LargeSpec::buffer_elems(int k) const {
 }
 
 uint16_t LargeSpec::input(int i, int64_t r, int64_t c) const {
-  const int k = op->buffer_of(i);
-  return counter_pattern(dtype == FUSEPROOF_DTYPE_BF16, buffer_seed(k),
-                         uint64_t(op->input_offset(i, r, c, width, group_rows)));
+  const bool bf16 = dtype == FUSEPROOF_DTYPE_BF16;
+  const uint64_t seed_k = buffer_seed(op->buffer_of(i)), at = uint64_t(op->input_offset(i, r, c, width, group_rows));
+  switch (patterns) {
+    case Patterns::kCounter: break;
+    case Patterns::kWeighted: {
+      static const std::vector<uint16_t> special[2] = {extreme_patterns(ref::Dtype::kFp16),
+                                                       extreme_patterns(ref::Dtype::kBf16)};
+      const std::vector<uint16_t>& sp = special[bf16 ? 1 : 0];
+      return weighted_pattern_at(bf16, seed_k, at, sp.data(), sp.size());
+    }
+    case Patterns::kGrid:
+      if (i == 0) return uint16_t(r);
+      if (i == 1) return uint16_t(grid_col0 + uint32_t(c));
+      break;
+  }
+  return counter_pattern(bf16, seed_k, at);
 }
 
 void LargeSpec::input_run(int i, int64_t r, int64_t c0, int64_t n, uint16_t* out) const {
+  if (patterns != Patterns::kCounter) {
+    for (int64_t j = 0; j < n; ++j) out[j] = input(i, r, c0 + j);
+    return;
+  }
   counter_run(dtype == FUSEPROOF_DTYPE_BF16, buffer_seed(op->buffer_of(i)),
               uint64_t(op->input_offset(i, r, c0, width, group_rows)), size_t(n), out);
 }

@@ -29,8 +29,16 @@ struct CallOutcome {
                                 ///< null pointer or invalid dtype code); counted apart, never as a pass
 };
 
-/// A call too large to hold twice on the host: buffer k's element i is counter_pattern(buffer_seed(k), i)
-/// (audit/counter_patterns.h), generated where the call runs and regenerated where it is checked.
+/// How a LargeSpec's inputs are made (audit/counter_patterns.h), each element on its own, where the call runs.
+enum class Patterns : uint8_t {
+  kCounter,   ///< buffer k's element i is counter_pattern(buffer_seed(k), i)
+  kWeighted,  ///< weighted_pattern_at(buffer_seed(k), i): what fill_counter_random writes (the widths class's calls)
+  kGrid,      ///< a 2-input op's grid: input 0 at (r, c) is r, input 1 is grid_col0 + c (the domain class's blocks);
+              ///< buffer elements no view covers are kCounter's
+};
+
+/// A call too large to hold twice on the host, or one of many made where they run: its inputs are generated there
+/// (`patterns`) and regenerated where they are checked.
 struct LargeSpec {
   const ref::OpSpec* op = nullptr;
   int64_t rows = 0;
@@ -38,6 +46,8 @@ struct LargeSpec {
   int32_t dtype = 0;
   uint64_t seed = 0;
   int64_t group_rows = 1;  ///< rows per row of a group-broadcast input (1 for ops without one)
+  Patterns patterns = Patterns::kCounter;
+  uint32_t grid_col0 = 0;  ///< kGrid: input 1's value at column 0 (rows <= 65,536, grid_col0 + width <= 65,536)
   /// Buffer 0 draws from `seed`, buffer k > 0 from `seed ^ (kBiasSalt * k)` (the bias stream of the first op).
   uint64_t buffer_seed(int k) const;
   /// Elements of buffer k.
@@ -77,7 +87,15 @@ struct LargeOutcome {
 struct DeviceComparison {
   uint64_t compared = 0;       ///< output elements compared with the table
   uint64_t mismatches = 0;     ///< of them, the ones that differ
-  std::vector<uint8_t> seen;   ///< 65,536 flags: the expected value of every 61st element (row-major index) was e
+  std::vector<uint8_t> seen;   ///< 65,536 flags: e was the expected value of a sampled element (Sampling)
+};
+
+/// Which elements' expected values a device comparison flags in DeviceComparison::seen (the distinct-output guard):
+/// element (r, c) when r % row_every == 0 and (r * width + c) % index_every == 0. The shapes class samples every
+/// 61st element, the widths class every element, the domain class every 7th first input (its digest pass's rule).
+struct Sampling {
+  int64_t row_every = 1;
+  int64_t index_every = 61;
 };
 
 /// When one call of a concurrent or captured set ran, in microseconds from a common origin.
@@ -133,6 +151,18 @@ class KernelRunner {
   virtual std::optional<LargeOutcome> large_call_compared(const LargeSpec& spec, const std::string& table_key,
                                                           const RowFn& expected_row, DeviceComparison* cmp) {
     (void)spec, (void)table_key, (void)expected_row, (void)cmp;
+    return std::nullopt;
+  }
+  /// Many calls of a 2-input op made one after another where they run, with no synchronisation between them: each
+  /// call's inputs generated there (spec.patterns), its out poisoned, and after it its inputs, guards and output
+  /// checked there, the output against the table as in large_call_compared. One outcome and comparison per call, in
+  /// order; a fault ends the batch (outcome 0 carries it, the others are not valid). nullopt when the runner cannot
+  /// (as large_call_compared); the caller then makes the calls one by one on the host path.
+  virtual std::optional<std::vector<LargeOutcome>> calls_compared(const std::vector<LargeSpec>& specs,
+                                                                  const std::string& table_key,
+                                                                  const RowFn& expected_row, const Sampling& sampling,
+                                                                  std::vector<DeviceComparison>* cmps) {
+    (void)specs, (void)table_key, (void)expected_row, (void)sampling, (void)cmps;
     return std::nullopt;
   }
   /// Bytes a large call may allocate (free device memory, or host memory available); 0 when unknown.

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "audit/audit_inputs.h"
 #include "audit/call_watch.h"
 #include "audit/cuda/device_info.h"
 #include "audit/cuda/device_kernels.cuh"
@@ -113,6 +114,26 @@ class CudaRunner final : public ImageRunner {
     LargeOutcome o;
     o.fault = large(s, nullptr, cmp, &o);
     return o;
+  }
+
+  std::optional<std::vector<LargeOutcome>> calls_compared(const std::vector<LargeSpec>& specs, const std::string& key,
+                                                          const RowFn& row, const Sampling& sampling,
+                                                          std::vector<DeviceComparison>* cmps) override {
+    for (const LargeSpec& s : specs) {
+      const CallSpec view = s.view();
+      if (view.inputs.size() != 2 || view.inputs[0].grouped || view.inputs[1].grouped) return std::nullopt;
+    }
+    for (auto& slot : slots_) slot.release();
+    if (!ensure_table(key, row)) return std::nullopt;
+    std::vector<LargeOutcome> outs(std::max<size_t>(specs.size(), 1));
+    cmps->assign(specs.size(), {});
+    bool subject = false;
+    if (auto e = batch(specs, sampling, outs, *cmps, &subject); !e.empty()) {
+      outs[0].fault = e;
+      outs[0].subject_fault = subject;
+    }
+    outs.resize(specs.size());
+    return outs;
   }
 
   uint64_t memory_available() const override { return cuda_memory_free(); }
@@ -528,7 +549,159 @@ class CudaRunner final : public ImageRunner {
     return "";
   }
 
+  /// calls_compared's calls on one arena: per call, each buffer as [guard | data | guard] and its data's copy from
+  /// before the call, then out as [guard | data | guard]; per call 8 counters (inputs changed, input guard bytes, out
+  /// guard bytes, mismatches, elements off the grid) and 65,536 seen bits. Every call and check is enqueued on the
+  /// runner's stream; one synchronisation at the end.
+  std::string batch(const std::vector<LargeSpec>& specs, const Sampling& sampling, std::vector<LargeOutcome>& outs,
+                    std::vector<DeviceComparison>& cmps, bool* subject) {
+    const size_t n = specs.size();
+    if (!n) return "";
+    std::optional<PhaseClock> on_device(std::in_place, "device inputs, guards and checks");
+    constexpr size_t kAlign = 128;  // elements: every region starts 256-byte aligned
+    const auto up = [](size_t e) { return (e + kAlign - 1) / kAlign * kAlign; };
+    struct Layout {
+      std::vector<size_t> buf, before, elems;  // element offsets into the arena, and each buffer's elements
+      size_t out = 0, out_elems = 0;
+      CallSpec view;
+    };
+    std::vector<Layout> lay(n);
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const LargeSpec& s = specs[i];
+      Layout& l = lay[i];
+      l.view = s.view();
+      for (int k = 0; k < int(s.op->buffers().size()); ++k) {
+        const size_t e = s.buffer_elems(k);
+        l.elems.push_back(e);
+        l.buf.push_back(total);
+        total += up(2 * kGuardElems + e);
+        l.before.push_back(total);
+        total += up(std::max<size_t>(e, 1));
+      }
+      l.out_elems = size_t(s.rows) * size_t(s.width);
+      l.out = total;
+      total += up(2 * kGuardElems + l.out_elems);
+    }
+    constexpr size_t kCounters = 8, kSeenWords = 65536 / 32;
+    const size_t per_call = kCounters * sizeof(unsigned long long) + kSeenWords * 4;
+    if (auto e = arena_.reserve(total * 2); !e.empty()) return e;
+    if (auto e = result_.reserve(n * per_call); !e.empty()) return e;
+    const bool bf16 = specs[0].dtype == FUSEPROOF_DTYPE_BF16;
+    const std::vector<uint16_t> special = extreme_patterns(bf16 ? ref::Dtype::kBf16 : ref::Dtype::kFp16);
+    if (auto e = special_.reserve(special.size() * 2); !e.empty()) return e;
+    FP_CUDA_TRY(cudaMemcpyAsync(special_.base, special.data(), special.size() * 2, cudaMemcpyHostToDevice, stream_));
+    FP_CUDA_TRY(cudaMemsetAsync(result_.base, 0, n * per_call, stream_));
+    auto* arena = reinterpret_cast<uint16_t*>(arena_.base);
+    const auto* sp = reinterpret_cast<const uint16_t*>(special_.base);
+    const auto counters = [&](size_t i) {
+      return reinterpret_cast<unsigned long long*>(result_.base + i * per_call);
+    };
+    const auto seen_of = [&](size_t i) {
+      return reinterpret_cast<unsigned int*>(result_.base + i * per_call + kCounters * sizeof(unsigned long long));
+    };
+    const auto blocks = [](size_t elems) { return unsigned(std::min<size_t>(1024, (elems + 255) / 256)); };
+    const auto view_ptr = [&](const Layout& l, const InputView& v) {
+      return arena + l.buf[size_t(v.buffer)] + kGuardElems + v.offset;
+    };
+    const auto grid_of = [](const LargeSpec& s) {
+      const unsigned x = unsigned(std::min<int64_t>((s.width + 255) / 256, 32));
+      return dim3(x, unsigned(std::min<int64_t>(s.rows, std::max<int64_t>(1, 1024 / x))));
+    };
+    // Inputs, their copies from before the call, and out poisoned; the grid checked before any subject runs.
+    for (size_t i = 0; i < n; ++i) {
+      const LargeSpec& s = specs[i];
+      const Layout& l = lay[i];
+      for (int k = 0; k < int(l.elems.size()); ++k) {
+        const size_t e = l.elems[size_t(k)];
+        const int kind = s.patterns == Patterns::kWeighted ? 1 : 0;
+        fill_region<<<blocks(e + 2 * kGuardElems), 256, 0, stream_>>>(arena + l.buf[size_t(k)], kGuardElems, e,
+                                                                       input_guard_fill(k), kind, bf16,
+                                                                       s.buffer_seed(k), sp, special.size());
+        FP_CUDA_TRY(cudaGetLastError());
+      }
+      if (s.patterns == Patterns::kGrid) {
+        const InputView& a = l.view.inputs[0];
+        const InputView& b = l.view.inputs[1];
+        if (s.rows > 65536 || s.grid_col0 + uint64_t(s.width) > 65536) return "calls_compared: a grid past 2^16";
+        write_grid<<<grid_of(s), 256, 0, stream_>>>(view_ptr(l, a), a.stride[0], a.stride[1], view_ptr(l, b),
+                                                    b.stride[0], b.stride[1], s.rows, s.width, s.grid_col0);
+        FP_CUDA_TRY(cudaGetLastError());
+        count_off_grid<<<grid_of(s), 256, 0, stream_>>>(view_ptr(l, a), a.stride[0], a.stride[1], view_ptr(l, b),
+                                                        b.stride[0], b.stride[1], s.rows, s.width, s.grid_col0,
+                                                        counters(i) + 4);
+        FP_CUDA_TRY(cudaGetLastError());
+      }
+      for (size_t k = 0; k < l.elems.size(); ++k)
+        FP_CUDA_TRY(cudaMemcpyAsync(arena + l.before[k], arena + l.buf[k] + kGuardElems, l.elems[k] * 2,
+                                    cudaMemcpyDeviceToDevice, stream_));
+      fill_region<<<blocks(l.out_elems + 2 * kGuardElems), 256, 0, stream_>>>(arena + l.out, kGuardElems, l.out_elems,
+                                                                              kPoison, 2, bf16, 0, sp, 0);
+      FP_CUDA_TRY(cudaGetLastError());
+    }
+    on_device.reset();
+    // The subject's calls, each followed by its checks, all on the stream; one synchronisation.
+    std::optional<PhaseClock> kernel(std::in_place, "kernel and checks (one synchronisation a batch)");
+    watch_begin(describe_call(lay[0].view) + (n > 1 ? " and " + std::to_string(n - 1) + " more calls, made back to "
+                                                      "back with one synchronisation" : std::string()));
+    *subject = true;
+    for (size_t i = 0; i < n; ++i) {
+      const LargeSpec& s = specs[i];
+      const Layout& l = lay[i];
+      std::vector<uint8_t*> data;
+      for (size_t k = 0; k < l.elems.size(); ++k)
+        data.push_back(reinterpret_cast<uint8_t*>(arena + l.buf[k] + kGuardElems));
+      uint16_t* out = arena + l.out + kGuardElems;
+      outs[i].rc = plugin_.call(abi_call(l.view, data, reinterpret_cast<uint8_t*>(out), stream_), &outs[i].message);
+      unsigned long long* c = counters(i);
+      for (size_t k = 0; k < l.elems.size(); ++k) {
+        uint16_t* base = arena + l.buf[k];
+        count_different<<<blocks(l.elems[k]), 256, 0, stream_>>>(base + kGuardElems, arena + l.before[k], l.elems[k],
+                                                                  c + 0);
+        count_fill_bytes_changed<<<1, 256, 0, stream_>>>(base, kGuardElems, input_guard_fill(int(k)), c + 1);
+        count_fill_bytes_changed<<<1, 256, 0, stream_>>>(base + kGuardElems + l.elems[k], kGuardElems,
+                                                         input_guard_fill(int(k)), c + 1);
+      }
+      count_fill_bytes_changed<<<1, 256, 0, stream_>>>(arena + l.out, kGuardElems, kPoison, c + 2);
+      count_fill_bytes_changed<<<1, 256, 0, stream_>>>(out + l.out_elems, kGuardElems, kPoison, c + 2);
+      if (outs[i].rc == 0) {
+        const InputView& a = l.view.inputs[0];
+        const InputView& b = l.view.inputs[1];
+        compare_sampled<<<grid_of(s), 256, 0, stream_>>>(out, s.rows, s.width, view_ptr(l, a), a.stride[0],
+                                                         a.stride[1], view_ptr(l, b), b.stride[0], b.stride[1],
+                                                         reinterpret_cast<const uint16_t*>(table_.base),
+                                                         sampling.row_every, sampling.index_every, c + 3, seen_of(i));
+      }
+      FP_CUDA_TRY(cudaGetLastError());
+    }
+    FP_CUDA_TRY(cudaStreamSynchronize(stream_));
+    FP_CUDA_TRY(cudaGetLastError());
+    watch_end();
+    *subject = false;
+    kernel.reset();
+    const PhaseClock back("counts back to the host");
+    std::vector<uint8_t> res(n * per_call);
+    FP_CUDA_TRY(cudaMemcpy(res.data(), result_.base, res.size(), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; ++i) {
+      unsigned long long c[kCounters];
+      std::memcpy(c, res.data() + i * per_call, sizeof c);
+      if (c[4]) return "calls_compared: " + std::to_string(c[4]) + " view elements of " + describe_call(lay[i].view) +
+                       " are not the grid's (the views overlap, or the layout is not one the grid can express)";
+      outs[i].inputs_changed = c[0] + (c[1] + 1) / 2;
+      outs[i].guard_writes = c[2];
+      DeviceComparison& cmp = cmps[i];
+      cmp.compared = outs[i].rc == 0 ? lay[i].out_elems : 0;
+      cmp.mismatches = c[3];
+      cmp.seen.assign(65536, 0);
+      const uint8_t* w = res.data() + i * per_call + kCounters * sizeof(unsigned long long);
+      for (size_t e = 0; e < 65536; ++e) cmp.seen[e] = (w[e >> 3] >> (e & 7)) & 1u;  // little-endian words
+    }
+    return "";
+  }
+
   const Plugin& plugin_;
+  DeviceSlot arena_;    // calls_compared's calls
+  DeviceSlot special_;  // the weighted patterns' special values, on the device
   std::vector<DeviceSlot> slots_;  // per buffer, out, and the PDL producer's sources, reused across calls
   DeviceSlot table_;               // large_call_compared's 2^32 expected outputs, for table_key_
   std::string table_key_;

@@ -66,6 +66,77 @@ __global__ void compare_with_table(const uint16_t* out, int64_t rows, int64_t wi
   if (local) atomicAdd(mismatches, local);
 }
 
+/// One region of a batched call (CudaRunner::calls_compared): [guard | n data | guard], the guards `fill`, the data
+/// by `kind`: 0 counter_pattern(seed, i), 1 weighted_pattern_at(seed, i) over `special`, 2 the constant `fill`.
+__global__ void fill_region(uint16_t* base, size_t guard, size_t n, uint16_t fill, int kind, bool bf16,
+                            uint64_t seed, const uint16_t* special, uint64_t specials) {
+  const size_t total = 2 * guard + n;
+  for (size_t j = blockIdx.x * size_t(blockDim.x) + threadIdx.x; j < total; j += size_t(gridDim.x) * blockDim.x) {
+    uint16_t v = fill;
+    if (j >= guard && j < guard + n) {
+      const size_t i = j - guard;
+      if (kind == 0) v = counter_pattern(bf16, seed, i);
+      else if (kind == 1) v = weighted_pattern_at(bf16, seed, i, special, specials);
+    }
+    base[j] = v;
+  }
+}
+
+/// A 2-input op's grid over its views: a[r * a0 + c * a1] = r, b[r * b0 + c * b1] = col0 + c.
+__global__ void write_grid(uint16_t* a, int64_t a0, int64_t a1, uint16_t* b, int64_t b0, int64_t b1, int64_t rows,
+                          int64_t width, uint32_t col0) {
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y)
+    for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < width; c += int64_t(gridDim.x) * blockDim.x) {
+      a[r * a0 + c * a1] = uint16_t(r);
+      b[r * b0 + c * b1] = uint16_t(col0 + uint32_t(c));
+    }
+}
+
+/// write_grid's own check, before the subject runs: counts the view elements that are not the grid's (two views
+/// that overlap, or a layout the grid cannot express), so that a block that did not cover its pairs is never passed.
+__global__ void count_off_grid(const uint16_t* a, int64_t a0, int64_t a1, const uint16_t* b, int64_t b0, int64_t b1,
+                               int64_t rows, int64_t width, uint32_t col0, unsigned long long* off) {
+  unsigned long long local = 0;
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y)
+    for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < width; c += int64_t(gridDim.x) * blockDim.x)
+      local += (a[r * a0 + c * a1] != uint16_t(r)) + (b[r * b0 + c * b1] != uint16_t(col0 + uint32_t(c)));
+  if (local) atomicAdd(off, local);
+}
+
+/// Bytes of p[0, n) that are no longer `fill`'s (little-endian words): a guard's writes, counted as the host does.
+__global__ void count_fill_bytes_changed(const uint16_t* p, size_t n, uint16_t fill, unsigned long long* changed) {
+  unsigned long long local = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    local += ((p[i] & 0xFFu) != (fill & 0xFFu)) + ((p[i] >> 8) != (fill >> 8));
+  if (local) atomicAdd(changed, local);
+}
+
+/// out [rows, width] row-major against table[in1 * 65536 + in0] (the views as in compare_with_table): counts the
+/// differing elements, and flags in `seen` (65,536 bits) the expected value of each element the Sampling picks,
+/// through a bitmap in shared memory, so that sampling every element costs no global atomic per element.
+__global__ void compare_sampled(const uint16_t* out, int64_t rows, int64_t width, const uint16_t* a, int64_t a0,
+                                int64_t a1, const uint16_t* b, int64_t b0, int64_t b1, const uint16_t* table,
+                                int64_t row_every, int64_t index_every, unsigned long long* mismatches,
+                                unsigned int* seen) {
+  __shared__ unsigned int bits[65536 / 32];
+  for (int i = threadIdx.x; i < 65536 / 32; i += blockDim.x) bits[i] = 0;
+  __syncthreads();
+  unsigned long long local = 0;
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    const bool row_sampled = r % row_every == 0;
+    for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < width; c += int64_t(gridDim.x) * blockDim.x) {
+      const uint16_t e = table[(size_t(b[r * b0 + c * b1]) << 16) | a[r * a0 + c * a1]];
+      const int64_t i = r * width + c;
+      local += out[i] != e;
+      if (row_sampled && i % index_every == 0) atomicOr(bits + (e >> 5), 1u << (e & 31));
+    }
+  }
+  if (local) atomicAdd(mismatches, local);
+  __syncthreads();
+  for (int i = threadIdx.x; i < 65536 / 32; i += blockDim.x)
+    if (bits[i]) atomicOr(seen + i, bits[i]);
+}
+
 /// The streams class's gate: spins `ns` on the origin stream while the calls are enqueued behind it.
 __global__ void spin_ns(uint64_t ns) {
   const uint64_t t0 = global_ns();

@@ -105,5 +105,69 @@ TEST_F(Audit_CudaRunner, ComparesOnTheDeviceAndCountsEveryDifference) {
   EXPECT_EQ(off.mismatches, fives);
 }
 
+/// The batched calls (calls_compared) on the copy plugin (out = x): 40 widths of weighted patterns and 3 grid blocks,
+/// one batch. A table that differs wherever x is odd must count exactly the odd x the host regenerates, element for
+/// element: the device's inputs are the host's. The plugins that change an input and write past out are seen in
+/// every call of a batch.
+TEST_F(Audit_CudaRunner, BatchedCallsGenerateTheHostsInputsAndCountEveryDifference) {
+  const ref::OpSpec* op = ref::find_op("bias_gelu_tanh");
+  std::vector<LargeSpec> specs;
+  for (int64_t k = 0; k < 40; ++k) {
+    LargeSpec s{op, 3, (k + 1) * 8, FUSEPROOF_DTYPE_BF16, 1000 + uint64_t(k), 1};
+    s.patterns = Patterns::kWeighted;
+    specs.push_back(s);
+  }
+  for (uint32_t b = 0; b < 3; ++b) {
+    LargeSpec s{op, 64, 256, FUSEPROOF_DTYPE_BF16, 7, 1};
+    s.patterns = Patterns::kGrid;
+    s.grid_col0 = 1024 * b;
+    specs.push_back(s);
+  }
+  std::vector<uint64_t> odd(specs.size(), 0);
+  for (size_t i = 0; i < specs.size(); ++i)
+    for (int64_t r = 0; r < specs[i].rows; ++r)
+      for (int64_t c = 0; c < specs[i].width; ++c) odd[i] += specs[i].input(0, r, c) & 1u;
+  const RowFn identity = [](uint16_t, uint16_t* out) {
+    for (uint32_t x = 0; x < 65536; ++x) out[x] = uint16_t(x);
+  };
+  const RowFn off_when_odd = [](uint16_t, uint16_t* out) {
+    for (uint32_t x = 0; x < 65536; ++x) out[x] = uint16_t(x & 1u ? x ^ 2u : x);
+  };
+  Sampling every;
+  every.index_every = 1;
+  const Plugin p = Plugin::load(lib("cuda_runner_test_copy"), "bias_gelu_tanh");
+  auto runner = make_cuda_runner(p);
+  std::vector<DeviceComparison> same, off;
+  const auto a = runner->calls_compared(specs, "identity", identity, every, &same);
+  ASSERT_TRUE(a.has_value()) << "no room for the table";
+  ASSERT_TRUE((*a)[0].fault.empty()) << (*a)[0].fault;
+  const auto b = runner->calls_compared(specs, "odd", off_when_odd, every, &off);
+  ASSERT_TRUE(b.has_value());
+  ASSERT_TRUE((*b)[0].fault.empty()) << (*b)[0].fault;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const uint64_t elems = uint64_t(specs[i].rows * specs[i].width);
+    EXPECT_EQ((*a)[i].rc, 0) << i << ": " << (*a)[i].message;
+    EXPECT_EQ((*a)[i].guard_writes, 0u) << i;
+    EXPECT_EQ((*a)[i].inputs_changed, 0u) << i;
+    EXPECT_EQ(same[i].compared, elems) << i;
+    EXPECT_EQ(same[i].mismatches, 0u) << i;
+    EXPECT_EQ(off[i].mismatches, odd[i]) << i;
+    uint64_t flagged = 0;
+    for (uint8_t f : same[i].seen) flagged += f;
+    EXPECT_GT(flagged, 0u) << i;
+  }
+  EXPECT_EQ(off.back().mismatches, 32u * 256u);  // the grid's odd rows
+  const Plugin w = Plugin::load(lib("cuda_runner_test_writes_input"), "bias_gelu_tanh");
+  const auto changed = make_cuda_runner(w)->calls_compared(specs, "identity", identity, every, &same);
+  ASSERT_TRUE(changed.has_value());
+  ASSERT_TRUE((*changed)[0].fault.empty()) << (*changed)[0].fault;
+  for (size_t i = 0; i < specs.size(); ++i) EXPECT_GT((*changed)[i].inputs_changed, 0u) << i;
+  const Plugin o = Plugin::load(lib("cuda_runner_test_overrun"), "bias_gelu_tanh");
+  const auto overrun = make_cuda_runner(o)->calls_compared(specs, "identity", identity, every, &same);
+  ASSERT_TRUE(overrun.has_value());
+  ASSERT_TRUE((*overrun)[0].fault.empty()) << (*overrun)[0].fault;
+  for (size_t i = 0; i < specs.size(); ++i) EXPECT_EQ((*overrun)[i].guard_writes, 2u) << i;
+}
+
 }  // namespace
 }  // namespace fuseproof::audit
