@@ -56,10 +56,10 @@ class PluginRunner final : public KernelRunner {
                                                   DeviceComparison* cmp) override {
     return inner_->large_call_compared(s, key, row, cmp);
   }
-  std::optional<std::vector<LargeOutcome>> calls_compared(const std::vector<LargeSpec>& s, const std::string& key,
-                                                          const RowFn& row, const Sampling& sampling,
+  std::optional<std::vector<LargeOutcome>> calls_compared(const std::vector<LargeSpec>& s, const ExpectedTable& table,
+                                                          const Sampling& sampling,
                                                           std::vector<DeviceComparison>* cmps) override {
-    return inner_->calls_compared(s, key, row, sampling, cmps);
+    return inner_->calls_compared(s, table, sampling, cmps);
   }
   uint64_t memory_available() const override { return inner_->memory_available(); }
   std::string hardware() const override { return inner_->hardware(); }

@@ -363,7 +363,7 @@ void check_widths(const CheckContext& ctx, CheckResult& r) {
       }
       std::vector<DeviceComparison> cmps;
       const std::optional<std::vector<LargeOutcome>> got =
-          ctx.runner.calls_compared(specs, table_key, expected_row, every, &cmps);
+          ctx.runner.calls_compared(specs, ExpectedTable{table_key, expected_row, {}}, every, &cmps);
       if (!got) break;  // no room for the table: the host path from k0
       if (!(*got)[0].fault.empty()) {
         const LargeOutcome& f = (*got)[0];
@@ -707,7 +707,7 @@ DomainDevicePass domain_device_pass(const CheckContext& ctx, Tally& t) {
                 std::to_string(specs.back().grid_col0 + kBlock - 1) + " on the device");
     std::vector<DeviceComparison> cmps;
     const std::optional<std::vector<LargeOutcome>> got =
-        ctx.runner.calls_compared(specs, table_key, expected_row, sevenths, &cmps);
+        ctx.runner.calls_compared(specs, ExpectedTable{table_key, expected_row, {}}, sevenths, &cmps);
     if (!got) return p;
     p.ran = true;
     if (!(*got)[0].fault.empty()) {

@@ -14,6 +14,7 @@
 #include "audit/audit_inputs.h"
 #include "audit/call_watch.h"
 #include "audit/check_support.h"
+#include "audit/kernel_runner.h"
 #include "common/golden_library.h"
 #include "common/number_text.h"
 #include "common/parallel_for.h"
@@ -90,6 +91,109 @@ std::vector<size_t> stage_subset(ref::Dtype d, const std::vector<uint16_t>& valu
   return {s.begin(), s.end()};
 }
 
+namespace {
+
+/// One stage made and compared on the device (KernelRunner::calls_compared, kWitness): the host path's calls (the
+/// same layout, b values and sampling of the distinct outputs), two a synchronisation, each output compared there
+/// with the stage's table (OpPlan::stage_row per b value, the rows hashed in order as the table is built).
+struct StageOnDevice {
+  bool clean = false;            ///< every call accepted, nothing written outside out, inputs intact, no mismatch
+  std::string fault;             ///< a CUDA error of the subject's (recorded in the tally)
+  std::string reference_digest;  ///< SHA-256 of the reference's outputs in canonical order, when clean
+  std::string scope;             ///< where the pairs were compared, in words
+};
+
+StageOnDevice stage_on_device(const CheckContext& ctx, Tally& t, const ref::Stage& st, int k,
+                              const std::vector<size_t>& bs, size_t b_per_call) {
+  StageOnDevice out;
+  const ref::OpSpec& op = *ctx.model.op;
+  const ref::OpPlan& plan = *ctx.model.plan;
+  const int64_t v = ctx.info.vector_elems();
+  const size_t na = st.a.values.size(), nb = st.b.values.size();
+  if (na > 65536 || nb > 65536 || op.inputs.size() > size_t(ref::kMaxOpInputs)) return out;
+  WitnessPairs wp;
+  wp.na = uint32_t(na);
+  wp.b_bits = st.b.depends;
+  wp.a.resize(na);
+  wp.b.resize(nb);
+  for (size_t ia = 0; ia < na; ++ia) wp.a[ia] = st.inputs(ia, 0);  // b's bits are overwritten by the device
+  for (size_t ib = 0; ib < nb; ++ib) wp.b[ib] = st.inputs(0, ib);
+  for (size_t j : bs) wp.b_index.push_back(uint32_t(j));
+  // The reference's rows, hashed in canonical order (b ascending, as bs lists them in full) as the table is built.
+  Sha256 digest;
+  uint32_t hashed = 0;
+  const RowFn row = [&](uint16_t ib, uint16_t* o) {
+    if (ib < nb) plan.stage_row(st, ib, o);
+    std::fill(o + (ib < nb ? na : 0), o + 65536, uint16_t(0));
+  };
+  const SweepConsumer in_order = [&](uint32_t first, uint32_t count, const uint16_t* rows) {
+    for (uint32_t i = 0; i < count; ++i)
+      if (first + i < nb) {
+        digest.update(rows + size_t(i) * 65536, na * 2);  // little-endian
+        ++hashed;
+      }
+  };
+  const ExpectedTable table{ctx.model.digest_key + "." + ref::dtype_name(ctx.model.dtype) + ".math" +
+                                std::to_string(int(ctx.model.math)) + ".stage" + std::to_string(k),
+                            row, in_order};
+  constexpr size_t kCallsPerSync = 2;
+  const std::string name = "stage " + std::to_string(k) + " " + st.text;
+  // The host path's distinct-output guard samples every 61st pair of a call above 2^22 pairs, every pair of a
+  // smaller one: a batch holds calls of one kind, so that it samples the same pairs.
+  const auto stride_of = [](size_t n) { return n > (size_t(1) << 22) ? 61 : 1; };
+  std::vector<uint8_t> seen(65536, 0);
+  uint64_t calls = 0, compared = 0;
+  for (size_t j0 = 0; j0 < bs.size();) {
+    std::vector<LargeSpec> specs;
+    Sampling sampling;
+    for (size_t c = 0; c < kCallsPerSync && j0 < bs.size(); ++c) {
+      const size_t nbj = std::min(b_per_call, bs.size() - j0), n = nbj * na;
+      if (c == 0) sampling.index_every = stride_of(n);
+      else if (stride_of(n) != sampling.index_every) break;
+      const int64_t width = int64_t(na) % v == 0 ? int64_t(na) : pad_to(int64_t(std::min<size_t>(n, 65536)), v);
+      LargeSpec s{&op, (int64_t(n) + width - 1) / width, width, ctx.abi_dtype, class_seed(ctx, CheckClass::kStages), 1};
+      s.patterns = Patterns::kWitness;
+      s.witness = &wp;
+      s.pairs = n;
+      s.b_first = uint32_t(j0);
+      specs.push_back(s);
+      j0 += nbj;
+    }
+    watch_label(name + ", " + st.b.text + " values " + std::to_string(specs.front().b_first) + ".." +
+                std::to_string(j0 - 1) + " of " + std::to_string(bs.size()) + " on the device");
+    std::vector<DeviceComparison> cmps;
+    const std::optional<std::vector<LargeOutcome>> got = ctx.runner.calls_compared(specs, table, sampling, &cmps);
+    if (!got) return out;
+    if (!(*got)[0].fault.empty()) {
+      const LargeOutcome& f = (*got)[0];
+      if (!f.subject_fault) throw std::runtime_error("audit: backend failure in the stages class: " + f.fault);
+      out.fault = "CUDA error in " + name + " on the device (" + std::to_string(specs.size()) +
+                  " calls back to back, one synchronisation): " + f.fault;
+      t.fault(out.fault);
+      return out;
+    }
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const LargeOutcome& o = (*got)[i];
+      if (o.rc != 0 || o.guard_writes || o.inputs_changed || cmps[i].compared != specs[i].pairs || cmps[i].mismatches)
+        return out;
+      for (size_t e = 0; e < 65536; ++e) seen[e] |= cmps[i].seen[e];
+      ++calls;
+      compared += specs[i].pairs;
+    }
+  }
+  if (hashed != bs.size()) return out;  // the table was not built here: no digest of the reference
+  t.equal(compared);
+  for (uint32_t e = 0; e < 65536; ++e)
+    if (seen[e]) t.seen(uint16_t(e));
+  out.clean = true;
+  out.reference_digest = digest.hex();
+  out.scope = std::to_string(calls) + " calls made on the device (inputs written there from the witnesses) and " +
+              "compared there with the stage's table (OpPlan::stage_row)";
+  return out;
+}
+
+}  // namespace
+
 void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& stages, CheckResult& r) {
   const ref::Dtype d = ctx.model.dtype;
   const ref::OpSpec& op = *ctx.model.op;
@@ -119,7 +223,22 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
     Sha256 subject_digest, reference_digest;
     std::vector<uint16_t> want;
     CallSpec spec;  // the buffers of one shape, every element rewritten for each call
-    for (size_t j0 = 0; j0 < bs.size() && !stopped; j0 += b_per_call) {
+    // A whole stage of a CUDA subject is made and compared on the device (stage_on_device); a stage found not clean
+    // there, or one the runner cannot take, runs below on the host path, which gives the exact counts and records.
+    std::string device_digest, device_scope;  // the reference's digest, when the device pass was clean
+    if (ctx.info.cuda() && full && st.pairs() > kAlwaysFullPairs) {
+      const StageOnDevice dev = stage_on_device(ctx, t, st, int(k), bs, b_per_call);
+      if (!dev.fault.empty()) {
+        stopped = true;
+        scopes.push_back(name + " (stopped by a CUDA error)");
+        break;
+      }
+      if (dev.clean) {
+        device_digest = dev.reference_digest;
+        device_scope = dev.scope;
+      }
+    }
+    for (size_t j0 = 0; j0 < bs.size() && !stopped && device_digest.empty(); j0 += b_per_call) {
       const size_t nbj = std::min(b_per_call, bs.size() - j0);
       const size_t n = nbj * na;
       // Pairs in canonical order, flat: a row per b value when a's count fits the vector, else rows of up to 65,536
@@ -210,6 +329,7 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
     if ((st.a.depends | st.b.depends) == (1u << n_in) - 1u) scope += ", at the op's output itself";
     else scope += ", observed at the output through " + st.neutral_text;
     if (stopped) scope += " (stopped early)";
+    if (!device_scope.empty()) scope += ", " + device_scope;
     scopes.push_back(scope);
     for (const ref::Stage::Operand* o : {&st.a, &st.b})
       if (o->depends && o->values.size() < 65536)
@@ -223,9 +343,14 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
     } else if (!full) {
       note += ": no digest (a subset of " + st.b.text + ")";
     } else {
-      const std::string sd = subject_digest.hex(), rd = reference_digest.hex();
+      // On the device path the subject equalled the reference at every pair, so its digest is the reference's.
+      const std::string sd = device_digest.empty() ? subject_digest.hex() : device_digest;
+      const std::string rd = device_digest.empty() ? reference_digest.hex() : device_digest;
       note += ": SHA-256 of its " + grouped(pairs) + " outputs " + sd +
-              (sd == rd ? " (the reference's the same)" : " (the reference's " + rd + ")");
+              (!device_digest.empty() ? " (equal to the reference's at every pair, compared on the device; the "
+                                        "digest is the reference's, hashed as its table was built)"
+               : sd == rd             ? " (the reference's the same)"
+                                      : " (the reference's " + rd + ")");
       const std::string key = golden_stage_digest_key(ctx.model.digest_key, int(k));
       const std::string entry = key + "." + ref::dtype_name(d);
       if (!compare_golden) {

@@ -69,6 +69,13 @@ uint16_t LargeSpec::input(int i, int64_t r, int64_t c) const {
       if (i == 0) return uint16_t(r);
       if (i == 1) return uint16_t(grid_col0 + uint32_t(c));
       break;
+    case Patterns::kWitness: {
+      uint64_t p = uint64_t(r) * uint64_t(width) + uint64_t(c);
+      if (p >= pairs) p %= pairs;
+      const WitnessPairs& w = *witness;
+      const uint32_t ib = w.b_index[b_first + size_t(p / w.na)];
+      return (w.b_bits >> i & 1u) ? w.b[ib][size_t(i)] : w.a[size_t(p % w.na)][size_t(i)];
+    }
   }
   return counter_pattern(bf16, seed_k, at);
 }

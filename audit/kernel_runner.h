@@ -1,6 +1,7 @@
 // kernel_runner.h: runs a subject on host or CUDA memory with poisoned, guarded buffers, and reads everything back.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "audit/guarded_image.h"
 #include "audit/plugin_loader.h"
 #include "common/domain_sweep.h"
+#include "reference/op_plan.h"
 
 namespace fuseproof::audit {
 
@@ -35,6 +37,18 @@ enum class Patterns : uint8_t {
   kWeighted,  ///< weighted_pattern_at(buffer_seed(k), i): what fill_counter_random writes (the widths class's calls)
   kGrid,      ///< a 2-input op's grid: input 0 at (r, c) is r, input 1 is grid_col0 + c (the domain class's blocks);
               ///< buffer elements no view covers are kCounter's
+  kWitness,   ///< a stage's pairs (check_stages), flat: see WitnessPairs
+};
+
+/// The pairs of one stage of a 3-input op (ref::Stage) as the stages class lays them out in its calls: element i (row-
+/// major over [rows, width]) of a call is pair p = i, or i % pairs past the call's pairs (padding, not compared);
+/// its a index is p % na and its b index b_index[b_first + p / na]; its inputs are a's tuple with b's in the bits of
+/// b_bits (ref::Stage::inputs: a's witness, b's depends from b's witness, the neutral inputs elsewhere).
+struct WitnessPairs {
+  uint32_t na = 0;
+  uint32_t b_bits = 0;
+  std::vector<std::array<uint16_t, ref::kMaxOpInputs>> a, b;  ///< per a index, per b index: every input
+  std::vector<uint32_t> b_index;              ///< the b values the stage compares, in order
 };
 
 /// A call too large to hold twice on the host, or one of many made where they run: its inputs are generated there
@@ -48,6 +62,9 @@ struct LargeSpec {
   int64_t group_rows = 1;  ///< rows per row of a group-broadcast input (1 for ops without one)
   Patterns patterns = Patterns::kCounter;
   uint32_t grid_col0 = 0;  ///< kGrid: input 1's value at column 0 (rows <= 65,536, grid_col0 + width <= 65,536)
+  const WitnessPairs* witness = nullptr;  ///< kWitness: the stage's pairs
+  uint64_t pairs = 0;                     ///< kWitness: the pairs of this call (the elements past them repeat them)
+  uint32_t b_first = 0;                   ///< kWitness: the call's first b, a position in witness->b_index
   /// Buffer 0 draws from `seed`, buffer k > 0 from `seed ^ (kBiasSalt * k)` (the bias stream of the first op).
   uint64_t buffer_seed(int k) const;
   /// Elements of buffer k.
@@ -96,6 +113,16 @@ struct DeviceComparison {
 struct Sampling {
   int64_t row_every = 1;
   int64_t index_every = 61;
+};
+
+/// The expected outputs a device comparison reads: table[in1 * 65536 + in0] = row(in1)[in0] (kWitness: the b index
+/// and the a index), built once per key and kept for the next calls. `in_order`, when set, is handed the rows in
+/// order as they are built (the stages class hashes the reference's outputs there); it is not called when the table
+/// was kept from an earlier call of the same key.
+struct ExpectedTable {
+  std::string key;
+  RowFn row;
+  SweepConsumer in_order;
 };
 
 /// When one call of a concurrent or captured set ran, in microseconds from a common origin.
@@ -159,10 +186,9 @@ class KernelRunner {
   /// order; a fault ends the batch (outcome 0 carries it, the others are not valid). nullopt when the runner cannot
   /// (as large_call_compared); the caller then makes the calls one by one on the host path.
   virtual std::optional<std::vector<LargeOutcome>> calls_compared(const std::vector<LargeSpec>& specs,
-                                                                  const std::string& table_key,
-                                                                  const RowFn& expected_row, const Sampling& sampling,
+                                                                  const ExpectedTable& table, const Sampling& sampling,
                                                                   std::vector<DeviceComparison>* cmps) {
-    (void)specs, (void)table_key, (void)expected_row, (void)sampling, (void)cmps;
+    (void)specs, (void)table, (void)sampling, (void)cmps;
     return std::nullopt;
   }
   /// Bytes a large call may allocate (free device memory, or host memory available); 0 when unknown.

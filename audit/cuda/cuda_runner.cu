@@ -110,21 +110,26 @@ class CudaRunner final : public ImageRunner {
     const CallSpec view = s.view();
     if (view.inputs.size() != 2 || view.inputs[0].grouped || view.inputs[1].grouped) return std::nullopt;
     for (auto& slot : slots_) slot.release();  // the table and the large call want the memory
-    if (!ensure_table(key, row)) return std::nullopt;
+    if (!ensure_table(ExpectedTable{key, row, {}})) return std::nullopt;
     LargeOutcome o;
     o.fault = large(s, nullptr, cmp, &o);
     return o;
   }
 
-  std::optional<std::vector<LargeOutcome>> calls_compared(const std::vector<LargeSpec>& specs, const std::string& key,
-                                                          const RowFn& row, const Sampling& sampling,
+  std::optional<std::vector<LargeOutcome>> calls_compared(const std::vector<LargeSpec>& specs, const ExpectedTable& table,
+                                                          const Sampling& sampling,
                                                           std::vector<DeviceComparison>* cmps) override {
     for (const LargeSpec& s : specs) {
       const CallSpec view = s.view();
+      if (s.patterns == Patterns::kWitness) {
+        if (!s.witness || s.witness != specs[0].witness || view.inputs.size() > 4 || s.group_rows != 1)
+          return std::nullopt;
+        continue;
+      }
       if (view.inputs.size() != 2 || view.inputs[0].grouped || view.inputs[1].grouped) return std::nullopt;
     }
     for (auto& slot : slots_) slot.release();
-    if (!ensure_table(key, row)) return std::nullopt;
+    if (!ensure_table(table)) return std::nullopt;
     std::vector<LargeOutcome> outs(std::max<size_t>(specs.size(), 1));
     cmps->assign(specs.size(), {});
     bool subject = false;
@@ -397,7 +402,9 @@ class CudaRunner final : public ImageRunner {
 
   /// The 2^32 expected outputs on the device (8 GiB), rows computed by the domain driver's workers and copied up
   /// as they complete; kept while `key` stays the same. false when there is no room (the caller compares on the host).
-  bool ensure_table(const std::string& key, const RowFn& row) {
+  bool ensure_table(const ExpectedTable& t) {
+    const std::string& key = t.key;
+    const RowFn& row = t.row;
     if (table_.base && table_key_ == key) return true;
     table_.release();
     table_key_.clear();
@@ -409,7 +416,7 @@ class CudaRunner final : public ImageRunner {
     std::mutex mu;
     std::string error;
     SweepOptions so;
-    so.in_order = false;
+    so.in_order = bool(t.in_order);  // the rows in order for the tap, else each block copied up where it is made
     sweep_domain(row, [&](uint32_t first, uint32_t count, const uint16_t* out) {
       const cudaError_t e = cudaMemcpy(table_.base + size_t(first) * 65536 * 2, out, size_t(count) * 65536 * 2,
                                        cudaMemcpyHostToDevice);
@@ -417,6 +424,7 @@ class CudaRunner final : public ImageRunner {
         std::lock_guard<std::mutex> lock(mu);
         if (error.empty()) error = cudaGetErrorString(e);
       }
+      if (t.in_order) t.in_order(first, count, out);
     }, so);
     if (!error.empty() || cudaDeviceSynchronize() != cudaSuccess) {
       cudaGetLastError();
@@ -588,6 +596,21 @@ class CudaRunner final : public ImageRunner {
     if (auto e = arena_.reserve(total * 2); !e.empty()) return e;
     if (auto e = result_.reserve(n * per_call); !e.empty()) return e;
     const bool bf16 = specs[0].dtype == FUSEPROOF_DTYPE_BF16;
+    const WitnessPairs* wp = specs[0].patterns == Patterns::kWitness ? specs[0].witness : nullptr;
+    uint16_t* wa = nullptr;
+    uint16_t* wb = nullptr;
+    uint32_t* wi = nullptr;
+    if (wp) {  // the stage's tuples and b indices, shared by the batch's calls
+      const size_t a_bytes = wp->a.size() * 8, b_bytes = wp->b.size() * 8, i_bytes = wp->b_index.size() * 4;
+      if (auto e = witness_.reserve(a_bytes + b_bytes + i_bytes + 16); !e.empty()) return e;
+      wa = reinterpret_cast<uint16_t*>(witness_.base);
+      wb = reinterpret_cast<uint16_t*>(witness_.base + a_bytes);
+      wi = reinterpret_cast<uint32_t*>(witness_.base + a_bytes + b_bytes);
+      static_assert(sizeof(wp->a[0]) == 8, "4 inputs of 2 bytes");
+      FP_CUDA_TRY(cudaMemcpyAsync(wa, wp->a.data(), a_bytes, cudaMemcpyHostToDevice, stream_));
+      FP_CUDA_TRY(cudaMemcpyAsync(wb, wp->b.data(), b_bytes, cudaMemcpyHostToDevice, stream_));
+      FP_CUDA_TRY(cudaMemcpyAsync(wi, wp->b_index.data(), i_bytes, cudaMemcpyHostToDevice, stream_));
+    }
     const std::vector<uint16_t> special = extreme_patterns(bf16 ? ref::Dtype::kBf16 : ref::Dtype::kFp16);
     if (auto e = special_.reserve(special.size() * 2); !e.empty()) return e;
     FP_CUDA_TRY(cudaMemcpyAsync(special_.base, special.data(), special.size() * 2, cudaMemcpyHostToDevice, stream_));
@@ -618,6 +641,19 @@ class CudaRunner final : public ImageRunner {
         fill_region<<<blocks(e + 2 * kGuardElems), 256, 0, stream_>>>(arena + l.buf[size_t(k)], kGuardElems, e,
                                                                        input_guard_fill(k), kind, bf16,
                                                                        s.buffer_seed(k), sp, special.size());
+        FP_CUDA_TRY(cudaGetLastError());
+      }
+      if (s.patterns == Patterns::kWitness) {
+        Views vs{};
+        vs.n = int(l.view.inputs.size());
+        for (int q = 0; q < vs.n; ++q) {
+          const InputView& iv = l.view.inputs[size_t(q)];
+          vs.p[q] = view_ptr(l, iv);
+          vs.s0[q] = iv.stride[0];
+          vs.s1[q] = iv.stride[1];
+        }
+        write_witness<<<blocks(l.out_elems), 256, 0, stream_>>>(vs, s.rows, s.width, s.pairs, wp->na, s.b_first, wa,
+                                                                 wb, wi, wp->b_bits);
         FP_CUDA_TRY(cudaGetLastError());
       }
       if (s.patterns == Patterns::kGrid) {
@@ -664,7 +700,11 @@ class CudaRunner final : public ImageRunner {
       }
       count_fill_bytes_changed<<<1, 256, 0, stream_>>>(arena + l.out, kGuardElems, kPoison, c + 2);
       count_fill_bytes_changed<<<1, 256, 0, stream_>>>(out + l.out_elems, kGuardElems, kPoison, c + 2);
-      if (outs[i].rc == 0) {
+      if (outs[i].rc == 0 && wp) {
+        compare_pairs<<<blocks(s.pairs), 256, 0, stream_>>>(out, s.pairs, wp->na, s.b_first, wi,
+                                                            reinterpret_cast<const uint16_t*>(table_.base),
+                                                            sampling.index_every, c + 3, seen_of(i));
+      } else if (outs[i].rc == 0) {
         const InputView& a = l.view.inputs[0];
         const InputView& b = l.view.inputs[1];
         compare_sampled<<<grid_of(s), 256, 0, stream_>>>(out, s.rows, s.width, view_ptr(l, a), a.stride[0],
@@ -690,7 +730,7 @@ class CudaRunner final : public ImageRunner {
       outs[i].inputs_changed = c[0] + (c[1] + 1) / 2;
       outs[i].guard_writes = c[2];
       DeviceComparison& cmp = cmps[i];
-      cmp.compared = outs[i].rc == 0 ? lay[i].out_elems : 0;
+      cmp.compared = outs[i].rc != 0 ? 0 : wp ? specs[i].pairs : lay[i].out_elems;
       cmp.mismatches = c[3];
       cmp.seen.assign(65536, 0);
       const uint8_t* w = res.data() + i * per_call + kCounters * sizeof(unsigned long long);
@@ -702,6 +742,7 @@ class CudaRunner final : public ImageRunner {
   const Plugin& plugin_;
   DeviceSlot arena_;    // calls_compared's calls
   DeviceSlot special_;  // the weighted patterns' special values, on the device
+  DeviceSlot witness_;  // a stage's tuples and b indices (kWitness)
   std::vector<DeviceSlot> slots_;  // per buffer, out, and the PDL producer's sources, reused across calls
   DeviceSlot table_;               // large_call_compared's 2^32 expected outputs, for table_key_
   std::string table_key_;

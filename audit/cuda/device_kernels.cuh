@@ -103,6 +103,47 @@ __global__ void count_off_grid(const uint16_t* a, int64_t a0, int64_t a1, const 
   if (local) atomicAdd(off, local);
 }
 
+/// Up to four input views of a call (pointer and strides), for write_witness.
+struct Views {
+  uint16_t* p[4];
+  int64_t s0[4], s1[4];
+  int n;
+};
+
+/// A stage's pairs written into a call's views (WitnessPairs): element i of [rows, width] is pair p = i (i % pairs
+/// past them); input q is b's tuple where b_bits has bit q, else a's.
+__global__ void write_witness(Views v, int64_t rows, int64_t width, uint64_t pairs, uint32_t na, uint32_t b_first,
+                              const uint16_t* a, const uint16_t* b, const uint32_t* b_index, uint32_t b_bits) {
+  const uint64_t total = uint64_t(rows) * uint64_t(width);
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < total; i += uint64_t(gridDim.x) * blockDim.x) {
+    const uint64_t p = i < pairs ? i : i % pairs;
+    const uint32_t ia = uint32_t(p % na), ib = b_index[b_first + p / na];
+    const int64_t r = int64_t(i / uint64_t(width)), c = int64_t(i % uint64_t(width));
+    for (int q = 0; q < v.n; ++q)
+      v.p[q][r * v.s0[q] + c * v.s1[q]] = (b_bits >> q & 1u) ? b[size_t(ib) * 4 + q] : a[size_t(ia) * 4 + q];
+  }
+}
+
+/// A stage's outputs against its table: out[i] for i < pairs with table[b_index[b_first + i / na] * 65536 + i % na];
+/// counts the differences and flags the expected value of every index_every-th element in `seen`.
+__global__ void compare_pairs(const uint16_t* out, uint64_t pairs, uint32_t na, uint32_t b_first,
+                              const uint32_t* b_index, const uint16_t* table, int64_t index_every,
+                              unsigned long long* mismatches, unsigned int* seen) {
+  __shared__ unsigned int bits[65536 / 32];
+  for (int i = threadIdx.x; i < 65536 / 32; i += blockDim.x) bits[i] = 0;
+  __syncthreads();
+  unsigned long long local = 0;
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < pairs; i += uint64_t(gridDim.x) * blockDim.x) {
+    const uint16_t e = table[(size_t(b_index[b_first + i / na]) << 16) | size_t(i % na)];
+    local += out[i] != e;
+    if (i % uint64_t(index_every) == 0) atomicOr(bits + (e >> 5), 1u << (e & 31));
+  }
+  if (local) atomicAdd(mismatches, local);
+  __syncthreads();
+  for (int i = threadIdx.x; i < 65536 / 32; i += blockDim.x)
+    if (bits[i]) atomicOr(seen + i, bits[i]);
+}
+
 /// Bytes of p[0, n) that are no longer `fill`'s (little-endian words): a guard's writes, counted as the host does.
 __global__ void count_fill_bytes_changed(const uint16_t* p, size_t n, uint16_t fill, unsigned long long* changed) {
   unsigned long long local = 0;

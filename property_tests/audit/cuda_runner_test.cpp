@@ -138,10 +138,10 @@ TEST_F(Audit_CudaRunner, BatchedCallsGenerateTheHostsInputsAndCountEveryDifferen
   const Plugin p = Plugin::load(lib("cuda_runner_test_copy"), "bias_gelu_tanh");
   auto runner = make_cuda_runner(p);
   std::vector<DeviceComparison> same, off;
-  const auto a = runner->calls_compared(specs, "identity", identity, every, &same);
+  const auto a = runner->calls_compared(specs, ExpectedTable{"identity", identity, {}}, every, &same);
   ASSERT_TRUE(a.has_value()) << "no room for the table";
   ASSERT_TRUE((*a)[0].fault.empty()) << (*a)[0].fault;
-  const auto b = runner->calls_compared(specs, "odd", off_when_odd, every, &off);
+  const auto b = runner->calls_compared(specs, ExpectedTable{"odd", off_when_odd, {}}, every, &off);
   ASSERT_TRUE(b.has_value());
   ASSERT_TRUE((*b)[0].fault.empty()) << (*b)[0].fault;
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -158,12 +158,12 @@ TEST_F(Audit_CudaRunner, BatchedCallsGenerateTheHostsInputsAndCountEveryDifferen
   }
   EXPECT_EQ(off.back().mismatches, 32u * 256u);  // the grid's odd rows
   const Plugin w = Plugin::load(lib("cuda_runner_test_writes_input"), "bias_gelu_tanh");
-  const auto changed = make_cuda_runner(w)->calls_compared(specs, "identity", identity, every, &same);
+  const auto changed = make_cuda_runner(w)->calls_compared(specs, ExpectedTable{"identity", identity, {}}, every, &same);
   ASSERT_TRUE(changed.has_value());
   ASSERT_TRUE((*changed)[0].fault.empty()) << (*changed)[0].fault;
   for (size_t i = 0; i < specs.size(); ++i) EXPECT_GT((*changed)[i].inputs_changed, 0u) << i;
   const Plugin o = Plugin::load(lib("cuda_runner_test_overrun"), "bias_gelu_tanh");
-  const auto overrun = make_cuda_runner(o)->calls_compared(specs, "identity", identity, every, &same);
+  const auto overrun = make_cuda_runner(o)->calls_compared(specs, ExpectedTable{"identity", identity, {}}, every, &same);
   ASSERT_TRUE(overrun.has_value());
   ASSERT_TRUE((*overrun)[0].fault.empty()) << (*overrun)[0].fault;
   for (size_t i = 0; i < specs.size(); ++i) EXPECT_EQ((*overrun)[i].guard_writes, 2u) << i;

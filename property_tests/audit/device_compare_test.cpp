@@ -20,6 +20,7 @@
 #include "audit/kernel_runner.h"
 #include "audit/op_model.h"
 #include "audit/plugin_loader.h"
+#include "common/domain_sweep.h"
 #include "common/golden_library.h"
 #include "kernels/fuseproof_kernel_abi.h"
 #include "reference/op_spec.h"
@@ -66,6 +67,13 @@ class HostAsDevice : public KernelRunner {
   bool no_calls = false;
   uint64_t calls_made = 0;
   std::vector<LargeSpec> seen_specs;
+  /// kWitness calls as they were made (the WitnessPairs lives only as long as its stage).
+  struct WitnessCall {
+    std::string table;
+    uint32_t na, b_first;
+    uint64_t pairs;
+  };
+  std::vector<WitnessCall> witness_calls;
 
   CallOutcome call(const CallSpec& s) override { return inner_->call(s); }
   std::optional<CallOutcome> call_after_producer(const CallSpec&, const CallSpec&, int) override {
@@ -76,17 +84,22 @@ class HostAsDevice : public KernelRunner {
   std::string hardware() const override { return "the host, as a device"; }
   std::string buffers_per_call() const override { return inner_->buffers_per_call(); }
 
-  std::optional<std::vector<LargeOutcome>> calls_compared(const std::vector<LargeSpec>& specs, const std::string&,
-                                                          const RowFn&, const Sampling& sampling,
+  std::optional<std::vector<LargeOutcome>> calls_compared(const std::vector<LargeSpec>& specs, const ExpectedTable& table,
+                                                          const Sampling& sampling,
                                                           std::vector<DeviceComparison>* cmps) override {
+    if (table.in_order && table.key != built_) {  // the table's rows in order, as the CUDA runner builds it
+      sweep_domain(table.row, table.in_order);
+      built_ = table.key;
+    }
     std::vector<LargeOutcome> outs(specs.size());
     cmps->assign(specs.size(), {});
     for (size_t i = 0; i < specs.size(); ++i) {
       const LargeSpec& s = specs[i];
       seen_specs.push_back(s);
+      if (s.patterns == Patterns::kWitness) witness_calls.push_back({table.key, s.witness->na, s.b_first, s.pairs});
       DeviceComparison& c = (*cmps)[i];
       c.seen.assign(65536, 0);
-      const uint64_t elems = uint64_t(s.rows) * uint64_t(s.width);
+      const uint64_t elems = s.patterns == Patterns::kWitness ? s.pairs : uint64_t(s.rows) * uint64_t(s.width);
       if (no_calls) {
         c.compared = elems;
         continue;
@@ -117,6 +130,7 @@ class HostAsDevice : public KernelRunner {
   }
 
  private:
+  std::string built_;
   std::unique_ptr<KernelRunner> inner_;
   const OpModel& model_;
 };
@@ -219,6 +233,47 @@ TEST(Audit_DeviceCompare, DomainGridCoversEveryPairOnce) {
     EXPECT_EQ(s.input(1, 4321, 3), uint16_t(s.grid_col0 + 3));
   }
   for (uint32_t c = 0; c < 65536; ++c) ASSERT_EQ(column[c], 1) << "second input " << c;
+}
+
+// The stages class's device path on gated_residual (bf16): the calls cover every pair of each stage once, in the
+// host path's layout, and the reference's rows, hashed in order as the table is built, give golden's stage digests
+// (captured on an H100): the ordering the CUDA runner's table build hands them in is the canonical one.
+TEST(Audit_DeviceCompare, StagesOnTheDeviceHashTheReferenceAsGoldenHasIt) {
+  const Plugin p = Plugin::load(plugin("gated_residual_emulated"), "gated_residual");
+  const OpModel m = model_of("gated_residual", Dtype::kBf16);
+  PluginInfo info = p.info();
+  info.memory = FUSEPROOF_MEMORY_CUDA;
+  HostAsDevice fake(p, m);
+  fake.no_calls = true;
+  AuditOptions o;
+  o.arch = "sm_90";
+  const CheckContext ctx{info, fake, m, o, FUSEPROOF_DTYPE_BF16, 65536, 1024};
+  CheckResult r;
+  r.cls = CheckClass::kStages;
+  check_stages(ctx, r);
+  ASSERT_EQ(m.plan->stages().size(), 2u);
+  uint64_t pairs = 0;
+  for (const ref::Stage& st : m.plan->stages()) pairs += st.pairs();
+  EXPECT_EQ(r.cases, pairs);
+  EXPECT_EQ(r.mismatches, 0u);
+  EXPECT_EQ(r.failed_checks, 0u) << r.note;
+  EXPECT_NE(r.note.find("stage 0"), std::string::npos) << r.note;
+  EXPECT_NE(r.note.find("equals golden"), std::string::npos) << r.note;
+  EXPECT_EQ(r.note.find("DIFFERS"), std::string::npos) << r.note;
+  EXPECT_NE(r.scope.find("calls made on the device"), std::string::npos) << r.scope;
+  // Every pair once: per stage, the calls' pairs follow one another over b and sum to the stage's pairs.
+  std::map<std::string, uint64_t> next_b, covered;
+  ASSERT_EQ(fake.witness_calls.size(), fake.seen_specs.size());
+  for (const auto& c : fake.witness_calls) {
+    EXPECT_EQ(c.b_first, next_b[c.table]);
+    EXPECT_EQ(c.pairs % c.na, 0u);
+    next_b[c.table] += c.pairs / c.na;
+    covered[c.table] += c.pairs;
+  }
+  EXPECT_EQ(covered.size(), 2u);
+  uint64_t all = 0;
+  for (const auto& [w, n] : covered) all += n;
+  EXPECT_EQ(all, pairs);
 }
 
 // LargeSpec's host regeneration of the weighted patterns is what fill_counter_random writes into a host call.
