@@ -1,6 +1,7 @@
 // op_plan.cpp: compiling a composition into its tabulated form.
 #include "op_plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -97,6 +98,58 @@ uint16_t OpPlan::forward_(const uint16_t* in, int last, float* v, int override_n
       return out;
     }
     v[k] = rounds ? widen_[round_(r)] : r;
+  }
+}
+
+void OpPlan::eval_run(const uint16_t* const* in, size_t n, uint16_t* out) const {
+  if (tabulated()) {
+    for (size_t j = 0; j < n; ++j) out[j] = eval(in[0][j], in[1][j]);
+    return;
+  }
+  constexpr size_t kBlock = 128;
+  const int last = int(nodes_.size()) - 1;
+  if (nodes_[size_t(last)].op == NodeOp::kInput) {
+    for (size_t j = 0; j < n; ++j) out[j] = in[nodes_[size_t(last)].input][j];
+    return;
+  }
+  const float* widen = widen_.data();
+  float v[kMaxPlanNodes][kBlock];
+  for (size_t j0 = 0; j0 < n; j0 += kBlock) {
+    const size_t m = std::min(kBlock, n - j0);
+    for (int k = 0; k <= last; ++k) {
+      const Node& nd = nodes_[size_t(k)];
+      float* r = v[k];
+      switch (nd.op) {
+        case NodeOp::kInput: {
+          const uint16_t* x = in[nd.input] + j0;
+          for (size_t j = 0; j < m; ++j) r[j] = widen[x[j]];
+          continue;  // an input is exact: no rounding
+        }
+        case NodeOp::kConst:
+          for (size_t j = 0; j < m; ++j) r[j] = nd.value;
+          if (k != last) continue;
+          break;
+        case NodeOp::kActivation:
+          for (size_t j = 0; j < m; ++j) r[j] = activation_f32(nd.act, v[nd.a][j], cfg_);
+          break;
+        case NodeOp::kAdd:
+          for (size_t j = 0; j < m; ++j) r[j] = v[nd.a][j] + v[nd.b][j];
+          break;
+        case NodeOp::kMul:
+          for (size_t j = 0; j < m; ++j) r[j] = v[nd.a][j] * v[nd.b][j];
+          break;
+        case NodeOp::kFma:
+          for (size_t j = 0; j < m; ++j) r[j] = std::fma(v[nd.a][j], v[nd.b][j], v[nd.c][j]);
+          break;
+        default: throw std::invalid_argument("op plan: unknown node");
+      }
+      // As forward_: the last node is rounded to T whatever its precision; a kHalf node rounds before its users.
+      if (k == last) {
+        for (size_t j = 0; j < m; ++j) out[j0 + j] = round_(r[j]);
+      } else if (nd.precision == Precision::kHalf) {
+        for (size_t j = 0; j < m; ++j) r[j] = widen[round_(r[j])];
+      }
+    }
   }
 }
 

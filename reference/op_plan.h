@@ -80,6 +80,10 @@ class OpPlan {
     float v[kMaxPlanNodes];
     return forward(in, int(nodes_.size()) - 1, v, -1, 0.0f);
   }
+  /// eval() of n elements: out[j] = eval({in[0][j], in[1][j], ...}) for the declared inputs. The nodes run one at a
+  /// time over blocks of elements (one dispatch per node and block, loops the compiler vectorizes), equal to eval()
+  /// element by element (property_tests/reference/op_plan_test.cpp): the 3-input ops' expected values on the host.
+  void eval_run(const uint16_t* const* in, size_t n, uint16_t* out) const;
   /// The rounding boundaries of a composition of 3 or more inputs, in evaluation order (empty for a 2-input op,
   /// whose one join the domain class enumerates, and for a contract with a rounding of more than two T operands:
   /// fma). Computed once, on first use (a few passes over 65,536 patterns per operand); thread-safe.

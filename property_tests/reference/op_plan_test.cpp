@@ -225,6 +225,51 @@ TEST(Reference_OpPlan_both, ForwardPassEqualsTheCompositionOnSpecialAndRandomTri
   }
 }
 
+// eval_run (node by node over blocks) is eval element by element: every 3-input plan on every triple of special
+// patterns and 2^18 random triples, in runs whose lengths are not multiples of the block, and the 2-input plans too.
+TEST(Reference_OpPlan_both, EvalRunEqualsEvalElementByElement) {
+  std::vector<Case> all = triple_cases();
+  for (const Case& c : cases(2))
+    if (c.math == MathModel::kLibm) all.push_back(c);
+  for (const Case& c : all) {
+    const OpPlan& p = plan(*c.op, c.contract, c.dtype, c.math);
+    const int ni = p.inputs();
+    const std::vector<uint16_t> s = test::special_half_patterns(c.dtype);
+    std::vector<std::vector<uint16_t>> in(static_cast<size_t>(ni));
+    for (size_t a = 0; a < s.size(); ++a)
+      for (size_t b = 0; b < s.size(); ++b)
+        for (size_t e = 0; e < (ni == 3 ? s.size() : 1); ++e) {
+          const size_t idx[3] = {a, b, e};
+          for (int q = 0; q < ni; ++q) in[size_t(q)].push_back(s[idx[q]]);
+        }
+    uint64_t state = 0x2545F4914F6CDD1Dull;
+    for (int k = 0; k < (1 << 18); ++k)
+      for (int q = 0; q < ni; ++q) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        in[size_t(q)].push_back(uint16_t(state >> 40));
+      }
+    const size_t n = in[0].size();
+    std::vector<uint16_t> got(n, 0x5A5A);
+    for (size_t j0 = 0, len = 1; j0 < n; j0 += len, len = len * 3 + 1) {  // runs of 1, 4, 13, 40, ...
+      const size_t m = std::min(len, n - j0);
+      const uint16_t* ptr[4] = {};
+      for (int q = 0; q < ni; ++q) ptr[q] = in[size_t(q)].data() + j0;
+      p.eval_run(ptr, m, got.data() + j0);
+    }
+    uint64_t bad = 0;
+    for (size_t j = 0; j < n; ++j) {
+      uint16_t t[4] = {};
+      for (int q = 0; q < ni; ++q) t[q] = in[size_t(q)][j];
+      const uint16_t want = p.eval(t);
+      if (got[j] != want && ++bad <= 4)
+        ADD_FAILURE() << c.op->name << " " << contract_name(c.contract) << " " << dtype_name(c.dtype) << " element "
+                      << j << ": eval_run 0x" << std::hex << got[j] << " eval 0x" << want << std::dec;
+    }
+    EXPECT_EQ(bad, 0u) << c.op->name << " " << contract_name(c.contract) << " " << dtype_name(c.dtype) << ": " << n
+                       << " elements";
+  }
+}
+
 uint16_t h(Dtype d, float v) { return f32_to_half(d, v, NanPolicy::kCudaCvtRn); }
 
 uint32_t f32_bits(float f) {
