@@ -500,16 +500,14 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
         // Run by run within a row: each input's run regenerated at once (LargeSpec::input_run), then evaluated.
         constexpr int64_t kRun = 4096;
         std::vector<uint16_t> runs(size_t(ni) * size_t(kRun));
-        uint16_t in[ref::kMaxOpInputs];
+        const uint16_t* ptr[ref::kMaxOpInputs] = {};
+        for (int k = 0; k < ni; ++k) ptr[k] = runs.data() + size_t(k) * size_t(kRun);
         for (size_t i = lo; i < hi;) {
           const int64_t row = row0 + int64_t(i / size_t(sh.width)), col = int64_t(i % size_t(sh.width));
           const int64_t len = std::min<int64_t>({kRun, sh.width - col, int64_t(hi - i)});
           for (int k = 0; k < ni; ++k) spec.input_run(k, row, col, len, runs.data() + size_t(k) * size_t(kRun));
-          for (int64_t j = 0; j < len; ++j) {
-            for (int k = 0; k < ni; ++k) in[k] = runs[size_t(k) * size_t(kRun) + size_t(j)];
-            expected[i + size_t(j)] = ctx.model.expected(in);
-            if (vs_eager) eager[i + size_t(j)] = ctx.model.eager(in);
-          }
+          ctx.model.plan->eval_run(ptr, size_t(len), expected.data() + i);
+          if (vs_eager) ctx.model.eager_plan->eval_run(ptr, size_t(len), eager.data() + i);
           i += size_t(len);
         }
       }, kParallelGrain);

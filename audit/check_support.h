@@ -137,11 +137,20 @@ inline Expected expected_values(const CheckContext& ctx, const CallSpec& spec, u
   const bool vs_eager = ctx.model.eager_plan != nullptr;
   Expected e{std::vector<uint16_t>(n), std::vector<uint16_t>(vs_eager ? n : 0)};
   parallel_for(n, [&](unsigned, size_t lo, size_t hi) {
-    uint16_t in[ref::kMaxOpInputs];
-    for (size_t i = lo; i < hi; ++i) {
-      inputs_at(spec, int64_t(i / w), int64_t(i % w), in);
-      e.want[i] = ctx.model.expected(in);
-      if (vs_eager) e.eager[i] = ctx.model.eager(in);
+    // Runs within a row: each input's run gathered, then the plan over the run (OpPlan::eval_run).
+    constexpr size_t kRun = 256;
+    const int ni = int(spec.inputs.size());
+    std::vector<uint16_t> runs(size_t(ni) * kRun);
+    const uint16_t* ptr[ref::kMaxOpInputs] = {};
+    for (int q = 0; q < ni; ++q) ptr[q] = runs.data() + size_t(q) * kRun;
+    for (size_t i = lo; i < hi;) {
+      const int64_t r = int64_t(i / w), c0 = int64_t(i % w);
+      const size_t m = std::min({kRun, w - size_t(c0), hi - i});
+      for (int q = 0; q < ni; ++q)
+        for (size_t j = 0; j < m; ++j) runs[size_t(q) * kRun + j] = spec.at(q, r, c0 + int64_t(j));
+      ctx.model.plan->eval_run(ptr, m, e.want.data() + i);
+      if (vs_eager) ctx.model.eager_plan->eval_run(ptr, m, e.eager.data() + i);
+      i += m;
     }
   }, kParallelGrain, workers);
   return e;
