@@ -307,6 +307,8 @@ namespace {
 bool device_table(const CheckContext& ctx) {
   return ctx.info.cuda() && ctx.model.inputs() == 2 && ctx.model.plan->tabulated() && !ctx.model.eager_plan;
 }
+/// The batched calls compared on the device (calls_compared) are asked for (--device-compare).
+bool device_batches(const CheckContext& ctx) { return ctx.options.device_compare && device_table(ctx); }
 }  // namespace
 
 void check_widths(const CheckContext& ctx, CheckResult& r) {
@@ -345,7 +347,7 @@ void check_widths(const CheckContext& ctx, CheckResult& r) {
   std::vector<int64_t> again;  // widths (index k) the device found not clean, with their device mismatch counts
   std::vector<uint64_t> again_device;
   int64_t on_device = 0;
-  if (device_table(ctx)) {
+  if (device_batches(ctx)) {
     const std::string table_key = ctx.model.digest_key + "." + ref::dtype_name(ctx.model.dtype) + ".math" +
                                   std::to_string(int(ctx.model.math));
     const RowFn expected_row = [&](uint16_t in1, uint16_t* out) { ctx.model.plan->row(in1, out); };
@@ -764,7 +766,7 @@ void check_domain(const CheckContext& ctx, CheckResult& r) {
   // differ, and gives the exact counts then.
   std::string digest_pass_tree;  // the digest pass's tree, when it ran and differed from golden
   std::string device_note;       // the device pass's finding, when it found a block that was not clean
-  if (full && device_table(ctx)) {
+  if (full && device_batches(ctx)) {
     const DomainDevicePass p = domain_device_pass(ctx, t);
     if (!p.fault.empty()) {
       r.scope = whole + ", compared on the device";

@@ -226,7 +226,7 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
     // A whole stage of a CUDA subject is made and compared on the device (stage_on_device); a stage found not clean
     // there, or one the runner cannot take, runs below on the host path, which gives the exact counts and records.
     std::string device_digest, device_scope;  // the reference's digest, when the device pass was clean
-    if (ctx.info.cuda() && full && st.pairs() > kAlwaysFullPairs) {
+    if (ctx.options.device_compare && ctx.info.cuda() && full && st.pairs() > kAlwaysFullPairs) {
       const StageOnDevice dev = stage_on_device(ctx, t, st, int(k), bs, b_per_call);
       if (!dev.fault.empty()) {
         stopped = true;

@@ -143,7 +143,7 @@ struct WidthsRun {
 /// check_widths of `subject` (an op's plugin or mutant) at widths v .. max_width, through the host path (`device`
 /// false: the plugin's own host info) or the device path (the info says CUDA memory; HostAsDevice runs it).
 WidthsRun widths(const std::string& subject, const std::string& op, bool device, int64_t max_width,
-           std::optional<uint64_t> lie_at = std::nullopt) {
+           std::optional<uint64_t> lie_at = std::nullopt, bool device_compare = true) {
   const Plugin p = Plugin::load(subject, op);
   const OpModel m = model_of(op, Dtype::kBf16);
   PluginInfo info = p.info();
@@ -153,6 +153,7 @@ WidthsRun widths(const std::string& subject, const std::string& op, bool device,
   std::unique_ptr<KernelRunner> host = make_host_runner(p);
   AuditOptions o;
   o.stop_after = 0;  // every mismatch counted
+  o.device_compare = device_compare;
   const CheckContext ctx{info, device ? static_cast<KernelRunner&>(fake) : *host, m, o, FUSEPROOF_DTYPE_BF16,
                          1024, max_width};
   WidthsRun run;
@@ -196,6 +197,15 @@ TEST(Audit_DeviceCompare, WidthsGiveTheHostPathsCountsAndRecordsOnAWrongSubject)
   EXPECT_EQ(dev.r.scope.find(" 0 called again on the host path"), std::string::npos) << dev.r.scope;
 }
 
+// --device-compare is off by default: a CUDA subject's widths then take the host path.
+TEST(Audit_DeviceCompare, WithoutTheOptionTheHostPathRuns) {
+  const WidthsRun dev = widths(plugin("gelu_and_mul_emulated"), "gelu_and_mul", true, 16 * 8, std::nullopt, false);
+  EXPECT_EQ(dev.device_calls, 0u);
+  EXPECT_GT(dev.r.cases, 0u);
+  EXPECT_EQ(dev.r.scope.find("on the device"), std::string::npos) << dev.r.scope;
+  EXPECT_FALSE(AuditOptions{}.device_compare);
+}
+
 // Negative control: a mismatch the device path counted and the host path does not reproduce fails the class.
 TEST(Audit_DeviceCompare, ADeviceCountTheHostPathDoesNotReproduceFailsTheClass) {
   const WidthsRun dev = widths(plugin("gelu_and_mul_emulated"), "gelu_and_mul", true, 64 * 8, 5);
@@ -216,6 +226,7 @@ TEST(Audit_DeviceCompare, DomainGridCoversEveryPairOnce) {
   HostAsDevice fake(p, m);
   fake.no_calls = true;
   AuditOptions o;
+  o.device_compare = true;
   const CheckContext ctx{info, fake, m, o, FUSEPROOF_DTYPE_BF16, 65536, 1024};
   CheckResult r;
   r.cls = CheckClass::kDomain;
@@ -247,6 +258,7 @@ TEST(Audit_DeviceCompare, StagesOnTheDeviceHashTheReferenceAsGoldenHasIt) {
   fake.no_calls = true;
   AuditOptions o;
   o.arch = "sm_90";
+  o.device_compare = true;
   const CheckContext ctx{info, fake, m, o, FUSEPROOF_DTYPE_BF16, 65536, 1024};
   CheckResult r;
   r.cls = CheckClass::kStages;
