@@ -216,21 +216,41 @@ TEST(Audit_DeviceCompare, ADeviceCountTheHostPathDoesNotReproduceFailsTheClass) 
       << dev.r.records[0];
 }
 
+/// A context whose plugin says CUDA memory and whose runner is HostAsDevice reporting every call clean without making
+/// it (no_calls: the whole domain and whole stages), --device-compare on: the classes' bookkeeping alone.
+struct DeviceRig {
+  explicit DeviceRig(const std::string& op, const std::string& arch = "")
+      : p(Plugin::load(plugin(op + "_emulated"), op)), m(model_of(op, Dtype::kBf16)), info(cuda_info(p)), fake(p, m),
+        o(options(arch)), ctx{info, fake, m, o, FUSEPROOF_DTYPE_BF16, 65536, 1024} {
+    fake.no_calls = true;
+  }
+  static PluginInfo cuda_info(const Plugin& p) {
+    PluginInfo i = p.info();
+    i.memory = FUSEPROOF_MEMORY_CUDA;
+    return i;
+  }
+  static AuditOptions options(const std::string& arch) {
+    AuditOptions o;
+    o.arch = arch;
+    o.device_compare = true;
+    return o;
+  }
+  const Plugin p;
+  const OpModel m;
+  const PluginInfo info;
+  HostAsDevice fake;
+  const AuditOptions o;
+  const CheckContext ctx;
+};
+
 // The domain class's device pass: 256 calls whose grids cover every (first, second) pair once; when every call is
 // clean the class counts 2^32 cases and says where they were compared.
 TEST(Audit_DeviceCompare, DomainGridCoversEveryPairOnce) {
-  const Plugin p = Plugin::load(plugin("gelu_and_mul_emulated"), "gelu_and_mul");
-  const OpModel m = model_of("gelu_and_mul", Dtype::kBf16);
-  PluginInfo info = p.info();
-  info.memory = FUSEPROOF_MEMORY_CUDA;
-  HostAsDevice fake(p, m);
-  fake.no_calls = true;
-  AuditOptions o;
-  o.device_compare = true;
-  const CheckContext ctx{info, fake, m, o, FUSEPROOF_DTYPE_BF16, 65536, 1024};
+  DeviceRig rig("gelu_and_mul");
+  HostAsDevice& fake = rig.fake;
   CheckResult r;
   r.cls = CheckClass::kDomain;
-  check_domain(ctx, r);
+  check_domain(rig.ctx, r);
   EXPECT_EQ(r.cases, uint64_t(1) << 32);
   EXPECT_EQ(r.mismatches, 0u);
   EXPECT_NE(r.scope.find("compared on the device"), std::string::npos) << r.scope;
@@ -250,19 +270,12 @@ TEST(Audit_DeviceCompare, DomainGridCoversEveryPairOnce) {
 // host path's layout, and the reference's rows, hashed in order as the table is built, give golden's stage digests
 // (captured on an H100): the ordering the CUDA runner's table build hands them in is the canonical one.
 TEST(Audit_DeviceCompare, StagesOnTheDeviceHashTheReferenceAsGoldenHasIt) {
-  const Plugin p = Plugin::load(plugin("gated_residual_emulated"), "gated_residual");
-  const OpModel m = model_of("gated_residual", Dtype::kBf16);
-  PluginInfo info = p.info();
-  info.memory = FUSEPROOF_MEMORY_CUDA;
-  HostAsDevice fake(p, m);
-  fake.no_calls = true;
-  AuditOptions o;
-  o.arch = "sm_90";
-  o.device_compare = true;
-  const CheckContext ctx{info, fake, m, o, FUSEPROOF_DTYPE_BF16, 65536, 1024};
+  DeviceRig rig("gated_residual", "sm_90");
+  HostAsDevice& fake = rig.fake;
+  const OpModel& m = rig.m;
   CheckResult r;
   r.cls = CheckClass::kStages;
-  check_stages(ctx, r);
+  check_stages(rig.ctx, r);
   ASSERT_EQ(m.plan->stages().size(), 2u);
   uint64_t pairs = 0;
   for (const ref::Stage& st : m.plan->stages()) pairs += st.pairs();
