@@ -39,7 +39,7 @@ std::vector<std::string> golden_archs(const std::string& golden_dir);
 std::string resolve_golden_arch(const std::string& golden_dir, const std::string& requested,
                                 const std::string& device_arch);
 
-/// digests.json keys: the op's name for the eager contract ("silu_and_mul"), "<op>.<contract>" for the others
+/// digests.json keys: the op's name for the eager contract (`<op>`), `<op>.<contract>` for the others
 /// ("silu_and_mul.fp32"); the tree digest of either is the key with "_tree" appended.
 std::string golden_digest_key(const std::string& op, ref::Contract c);
 /// digests.json key of stage k (reference/op_plan.h's stages(), in order) of an op and contract whose key is

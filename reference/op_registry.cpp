@@ -191,14 +191,27 @@ OpSpec modulate() {
           "sglang diffusion (modulate_scale_shift), DiT blocks (Wan, HunyuanVideo, FLUX)", dit_envelope()};
 }
 
+/// `op` with the fused quantization ops declared on it.
+OpSpec fused(OpSpec op, std::vector<QuantFusion> fusions) {
+  op.quant_fusions = std::move(fusions);
+  return op;
+}
+
 std::vector<OpSpec> build() {
   return {
-      bias_act(kOpBiasGeluTanh, Activation::kGeluTanh, "out = gelu_tanh(round_T(x + bias))",
-               "Wan2.2 NVFP4 FFN (the seed kernel)"),
+      fused(bias_act("bias_gelu_tanh", Activation::kGeluTanh, "out = gelu_tanh(round_T(x + bias))",
+                     "Wan2.2 NVFP4 FFN (the seed kernel)"),
+            {{QuantFusion::kNvfp4,
+              "nvfp4(gelu_tanh(round_T(x + bias)), global) (the seed op, then quantized for fc_out)",
+              "Wan2.2 NVFP4 FFN fc_out input"}}),
       bias_act("bias_gelu_erf", Activation::kGeluErf, "out = gelu_erf(round_T(x + bias))  (F.gelu(x + bias))",
                "DiT and ViT FFNs with exact GELU"),
-      act_and_mul(kOpSiluAndMul, Activation::kSilu, "out = silu(gate) * up; gate = x[:, :d], up = x[:, d:]",
-                  "vLLM, FlashInfer, sgl-kernel, sglang diffusion, Liger (SwiGLU)"),
+      fused(act_and_mul("silu_and_mul", Activation::kSilu, "out = silu(gate) * up; gate = x[:, :d], up = x[:, d:]",
+                        "vLLM, FlashInfer, sgl-kernel, sglang diffusion, Liger (SwiGLU)"),
+            {{QuantFusion::kFp8Group, "fp8_group(round_T(silu(gate) * up)) (silu_and_mul eager, then quantized)",
+              "vLLM and sglang fused SwiGLU + FP8 group quant"},
+             {QuantFusion::kNvfp4, "nvfp4(round_T(silu(gate) * up), global) (silu_and_mul eager, then quantized)",
+              "vLLM silu_and_mul_nvfp4_quant, FlashInfer"}}),
       act_and_mul("gelu_tanh_and_mul", Activation::kGeluTanh,
                   "out = gelu_tanh(gate) * up; gate = x[:, :d], up = x[:, d:]",
                   "vLLM, FlashInfer, sgl-kernel, Liger (GeGLU, tanh)"),

@@ -83,13 +83,23 @@ struct ShapeSpec {
   std::string why;
 };
 
+/// A quantization the op's output feeds in a fused kernel (the next GEMM's input): the quantization registry
+/// (reference/quant_registry.cpp) declares "<op>_fp8_group_quant" or "<op>_nvfp4_quant" from it, with the op as its
+/// activation stage.
+struct QuantFusion {
+  enum Kind { kFp8Group, kNvfp4 } kind;
+  std::string formula;  ///< the fused op's formula, as `fuseproof ops` prints it
+  std::string users;    ///< who ships the fused kernel
+};
+
 struct OpSpec {
-  std::string name;                     ///< "silu_and_mul"
+  std::string name;                     ///< the name every other part of the suite finds the op by (find_op)
   std::string formula;                  ///< "out = silu(gate) * up"
   std::vector<InputSpec> inputs;        ///< declared order; the domain's canonical order has the last input outer
   std::vector<ContractSpec> contracts;  ///< contracts[0] is kEager
   std::string users;                    ///< who ships it, for `fuseproof ops` and docs/OPS.md
   std::vector<ShapeSpec> envelope;      ///< the production envelope on a GPU (the last above 2^31 elements)
+  std::vector<QuantFusion> quant_fusions;  ///< the fused quantization ops built on this one, in their listed order
 
   const ContractSpec* contract(Contract c) const;
   /// The buffers a call allocates, in order: an input's own name, or kPackedBufferName once for a packed pair.
@@ -109,11 +119,6 @@ struct OpSpec {
   /// Bytes of every buffer plus the output per element of the output (2 * (1 + elements read per output element)).
   int64_t bytes_per_element() const;
 };
-
-/// The family ops other entries of the spec build on (the quantization ops' activation stages,
-/// reference/quant_registry.cpp): op_registry() declares each with its constant, and the others find it through it.
-inline constexpr const char* kOpBiasGeluTanh = "bias_gelu_tanh";
-inline constexpr const char* kOpSiluAndMul = "silu_and_mul";
 
 /// Every op, in the order `fuseproof ops` lists them.
 const std::vector<OpSpec>& op_registry();

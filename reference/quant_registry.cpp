@@ -359,8 +359,9 @@ std::vector<QuantContractSpec> nvfp4_contracts() {
   return {with_vllm_global(vllm_ref(true)), with_vllm_global(rcp_approx()), with_te_global(te()), flashinfer};
 }
 
-QuantOpSpec quant_op(const std::string& name, const char* formula, const char* family, int block, ElementFormat f,
-                     std::vector<QuantContractSpec> contracts, const char* users) {
+/// A quantization op; `family`, when given, is its activation stage (the op's inputs are the family op's).
+QuantOpSpec quant_op(const std::string& name, const std::string& formula, const OpSpec* family, int block,
+                     ElementFormat f, std::vector<QuantContractSpec> contracts, const std::string& users) {
   QuantOpSpec op;
   op.name = name;
   op.formula = formula;
@@ -368,11 +369,9 @@ QuantOpSpec quant_op(const std::string& name, const char* formula, const char* f
   op.element_format = f;
   op.contracts = std::move(contracts);
   op.users = users;
-  if (*family) {
-    const OpSpec* fam = find_op(family);
-    if (!fam) throw std::logic_error(std::string("quant registry: no family op ") + family);
-    op.inputs = fam->inputs;  // the activation stage's inputs, in its declared order
-    op.activation = {family, Contract::kEager};
+  if (family) {
+    op.inputs = family->inputs;  // the activation stage's inputs, in its declared order
+    op.activation = {family->name, Contract::kEager};
   } else {
     op.inputs = {{"x", Layout::kElementwise}};
   }
@@ -381,25 +380,25 @@ QuantOpSpec quant_op(const std::string& name, const char* formula, const char* f
   return op;
 }
 
+/// The two quantizations alone, then every fused op the op spec declares (OpSpec::quant_fusions), in the spec's
+/// order of ops.
 std::vector<QuantOpSpec> build() {
-  std::vector<QuantContractSpec> fp8 = {fp8_group(), fp8_group_ue8m0()};
-  return {
-      quant_op("fp8_group_quant", "codes, scales = fp8_group(x); groups of 128 along a row", "", 128,
+  const std::vector<QuantContractSpec> fp8 = {fp8_group(), fp8_group_ue8m0()};
+  std::vector<QuantOpSpec> ops = {
+      quant_op("fp8_group_quant", "codes, scales = fp8_group(x); groups of 128 along a row", nullptr, 128,
                ElementFormat::kE4m3, fp8, "sglang per_token_group_quant_fp8, vLLM, DeepSeek-V3 activations"),
-      quant_op("nvfp4_quant", "codes, scales = nvfp4(x, global); blocks of 16 along a row", "", 16,
+      quant_op("nvfp4_quant", "codes, scales = nvfp4(x, global); blocks of 16 along a row", nullptr, 16,
                ElementFormat::kE2m1, nvfp4_contracts(),
                "vLLM scaled_fp4_quant, TensorRT-LLM, FlashInfer fp4_quantize, TransformerEngine"),
-      quant_op(std::string(kOpSiluAndMul) + "_fp8_group_quant", "fp8_group(round_T(silu(gate) * up)) (silu_and_mul eager, then "
-                                               "quantized)",
-               kOpSiluAndMul, 128, ElementFormat::kE4m3, fp8, "vLLM and sglang fused SwiGLU + FP8 group quant"),
-      quant_op(std::string(kOpSiluAndMul) + "_nvfp4_quant", "nvfp4(round_T(silu(gate) * up), global) (silu_and_mul eager, then "
-                                           "quantized)",
-               kOpSiluAndMul, 16, ElementFormat::kE2m1, nvfp4_contracts(),
-               "vLLM silu_and_mul_nvfp4_quant, FlashInfer"),
-      quant_op(std::string(kOpBiasGeluTanh) + "_nvfp4_quant", "nvfp4(gelu_tanh(round_T(x + bias)), global) (the seed op, then "
-                                             "quantized for fc_out)",
-               kOpBiasGeluTanh, 16, ElementFormat::kE2m1, nvfp4_contracts(), "Wan2.2 NVFP4 FFN fc_out input"),
   };
+  for (const OpSpec& family : op_registry())
+    for (const QuantFusion& q : family.quant_fusions) {
+      const bool fp8_group = q.kind == QuantFusion::kFp8Group;
+      ops.push_back(quant_op(family.name + (fp8_group ? "_fp8_group_quant" : "_nvfp4_quant"), q.formula, &family,
+                             fp8_group ? 128 : 16, fp8_group ? ElementFormat::kE4m3 : ElementFormat::kE2m1,
+                             fp8_group ? fp8 : nvfp4_contracts(), q.users));
+    }
+  return ops;
 }
 
 std::string operand(const QuantContractSpec& c, int i) {
