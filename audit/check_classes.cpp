@@ -309,6 +309,22 @@ bool device_table(const CheckContext& ctx) {
 }
 /// The batched calls compared on the device (calls_compared) are asked for (--device-compare).
 bool device_batches(const CheckContext& ctx) { return ctx.options.device_compare && device_table(ctx); }
+/// The op's 2^32 expected outputs under the context's contract, dtype and math model, as the device comparison
+/// keeps them (one table per key in a class's runner).
+ExpectedTable op_table(const CheckContext& ctx) {
+  return {ctx.model.digest_key + "." + ref::dtype_name(ctx.model.dtype) + ".math" + std::to_string(int(ctx.model.math)),
+          [&ctx](uint16_t in1, uint16_t* out) { ctx.model.plan->row(in1, out); }, {}};
+}
+/// acc |= seen, eight flags a step (the union of the expected outputs of the calls compared clean).
+void merge_seen(std::vector<uint8_t>& acc, const std::vector<uint8_t>& seen) {
+  for (size_t e = 0; e < acc.size(); e += 8) {
+    uint64_t a, b;
+    std::memcpy(&a, acc.data() + e, 8);
+    std::memcpy(&b, seen.data() + e, 8);
+    a |= b;
+    std::memcpy(acc.data() + e, &a, 8);
+  }
+}
 }  // namespace
 
 void check_widths(const CheckContext& ctx, CheckResult& r) {
@@ -348,9 +364,8 @@ void check_widths(const CheckContext& ctx, CheckResult& r) {
   std::vector<uint64_t> again_device;
   int64_t on_device = 0;
   if (device_batches(ctx)) {
-    const std::string table_key = ctx.model.digest_key + "." + ref::dtype_name(ctx.model.dtype) + ".math" +
-                                  std::to_string(int(ctx.model.math));
-    const RowFn expected_row = [&](uint16_t in1, uint16_t* out) { ctx.model.plan->row(in1, out); };
+    const ExpectedTable table = op_table(ctx);
+    std::vector<uint8_t> seen(65536, 0);
     constexpr int64_t kDeviceBatch = 256;
     Sampling every;
     every.index_every = 1;  // as the host path's stride for calls of up to 2^22 elements
@@ -365,7 +380,7 @@ void check_widths(const CheckContext& ctx, CheckResult& r) {
       }
       std::vector<DeviceComparison> cmps;
       const std::optional<std::vector<LargeOutcome>> got =
-          ctx.runner.calls_compared(specs, ExpectedTable{table_key, expected_row, {}}, every, &cmps);
+          ctx.runner.calls_compared(specs, table, every, &cmps);
       if (!got) break;  // no room for the table: the host path from k0
       if (!(*got)[0].fault.empty()) {
         const LargeOutcome& f = (*got)[0];
@@ -380,8 +395,7 @@ void check_widths(const CheckContext& ctx, CheckResult& r) {
         const uint64_t elems = uint64_t(specs[j].rows) * uint64_t(specs[j].width);
         if (o.rc == 0 && !o.guard_writes && !o.inputs_changed && c.compared == elems && c.mismatches == 0) {
           t.equal(elems);
-          for (uint32_t e = 0; e < 65536; ++e)
-            if (c.seen[e]) t.seen(uint16_t(e));
+          merge_seen(seen, c.seen);
           ++on_device;
         } else {
           again.push_back(k0 + int64_t(j));
@@ -390,6 +404,8 @@ void check_widths(const CheckContext& ctx, CheckResult& r) {
       }
       k_host = std::min(count, k0 + kDeviceBatch);
     }
+    for (uint32_t e = 0; e < 65536; ++e)
+      if (seen[e]) t.seen(uint16_t(e));
   }
   // The widths the device found not clean, called again on the host path, in width order.
   for (size_t i = 0; i < again.size() && go; ++i) {
@@ -464,9 +480,7 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
   uint64_t biggest = 0;
   // The device comparison (CudaRunner::large_call_compared): a tabulated 2-input op judged by its own contract.
   const bool on_the_device = device_table(ctx);
-  const std::string table_key = ctx.model.digest_key + "." + ref::dtype_name(ctx.model.dtype) + ".math" +
-                                std::to_string(int(ctx.model.math));
-  const RowFn expected_row = [&](uint16_t in1, uint16_t* out) { ctx.model.plan->row(in1, out); };
+  const ExpectedTable table = op_table(ctx);
   bool tables_kept = false;
   size_t on_device = 0;
   for (size_t k = 0; k < shapes.size() && !t.stop() && r.fault.empty(); ++k) {
@@ -540,7 +554,7 @@ void check_shapes(const CheckContext& ctx, CheckResult& r) {
     uint64_t device_mismatches = 0;  // what the device comparison counted, when the host path calls again
     if (on_the_device && (tables_kept || need + (uint64_t(8) << 30) <= ctx.runner.memory_available())) {
       DeviceComparison cmp;
-      const std::optional<LargeOutcome> d = ctx.runner.large_call_compared(spec, table_key, expected_row, &cmp);
+      const std::optional<LargeOutcome> d = ctx.runner.large_call_compared(spec, table.key, table.row, &cmp);
       if (d && d->fault.empty()) tables_kept = true;
       if (d && (!d->fault.empty() || (d->rc == 0 && !d->guard_writes && !d->inputs_changed && cmp.compared == elems &&
                                        cmp.mismatches == 0))) {
@@ -689,9 +703,7 @@ DomainDevicePass domain_device_pass(const CheckContext& ctx, Tally& t) {
   constexpr uint32_t kBlock = 256, kCallsPerSync = 16;
   DomainDevicePass p;
   p.seen.assign(65536, 0);
-  const std::string table_key = ctx.model.digest_key + "." + ref::dtype_name(ctx.model.dtype) + ".math" +
-                                std::to_string(int(ctx.model.math));
-  const RowFn expected_row = [&](uint16_t in1, uint16_t* out) { ctx.model.plan->row(in1, out); };
+  const ExpectedTable table = op_table(ctx);
   Sampling sevenths;
   sevenths.row_every = 7;  // the digest pass's rule: every 7th first input of each second input
   sevenths.index_every = 1;
@@ -707,7 +719,7 @@ DomainDevicePass domain_device_pass(const CheckContext& ctx, Tally& t) {
                 std::to_string(specs.back().grid_col0 + kBlock - 1) + " on the device");
     std::vector<DeviceComparison> cmps;
     const std::optional<std::vector<LargeOutcome>> got =
-        ctx.runner.calls_compared(specs, ExpectedTable{table_key, expected_row, {}}, sevenths, &cmps);
+        ctx.runner.calls_compared(specs, table, sevenths, &cmps);
     if (!got) return p;
     p.ran = true;
     if (!(*got)[0].fault.empty()) {
@@ -732,7 +744,7 @@ DomainDevicePass domain_device_pass(const CheckContext& ctx, Tally& t) {
         p.first_unclean = b;
         return p;
       }
-      for (size_t e = 0; e < 65536; ++e) p.seen[e] |= c.seen[e];
+      merge_seen(p.seen, c.seen);
     }
   }
   p.clean = true;

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -24,6 +25,14 @@ namespace fuseproof::audit {
 
 namespace {
 
+
+/// The 8 flag bytes (0 or 1, lowest bit first) of a byte of seen bits, as one little-endian word.
+constexpr auto kFlagsOfByte = [] {
+  std::array<uint64_t, 256> t{};
+  for (unsigned v = 0; v < 256; ++v)
+    for (unsigned bit = 0; bit < 8; ++bit) t[v] |= uint64_t((v >> bit) & 1u) << (8 * bit);
+  return t;
+}();
 
 /// What the PDL producer writes late: up to FUSEPROOF_MAX_INPUTS buffers.
 struct LateWrites {
@@ -732,9 +741,10 @@ class CudaRunner final : public ImageRunner {
       DeviceComparison& cmp = cmps[i];
       cmp.compared = outs[i].rc != 0 ? 0 : wp ? specs[i].pairs : lay[i].out_elems;
       cmp.mismatches = c[3];
-      cmp.seen.assign(65536, 0);
+      cmp.seen.resize(65536);
       const uint8_t* w = res.data() + i * per_call + kCounters * sizeof(unsigned long long);
-      for (size_t e = 0; e < 65536; ++e) cmp.seen[e] = (w[e >> 3] >> (e & 7)) & 1u;  // little-endian words
+      for (size_t b = 0; b < 8192; ++b)  // each byte of the little-endian words: 8 flags at once
+        std::memcpy(cmp.seen.data() + 8 * b, &kFlagsOfByte[w[b]], 8);
     }
     return "";
   }
