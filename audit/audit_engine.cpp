@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
@@ -651,10 +652,71 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   // 2. Every class on every dtype, in class_order. One class on one dtype, in its child process (or here): no
   // printing, nothing shared but the spec folder.
   std::string batch_ended_in;  // --no-isolation: the first class its child did not report
+  // Table groups (docs/AUDIT.md, Comparing by digest, and on the device): for a 2-input op compared on the device, a
+  // dtype's widths, shapes and domain classes share one 8 GiB expected table in a CUDA runner, so they run in order
+  // in one child that builds it once (on the host backend too: one rule for both, and the CPU tests run it). A class the group's child did not report is the one it died in
+  // (a crash or hang, reported as that class's fault) or one after it, run in a child of its own as usual.
+  struct TableGroup {
+    std::vector<CheckClass> classes;
+    bool ran = false;
+    std::map<CheckClass, CheckResult> results;
+    std::optional<CheckClass> died_in;
+    ChildOutcome co;
+  };
+  std::map<ref::Dtype, TableGroup> groups;  // made here, before any lane: a lane touches only its own dtype's entry
+  if (const ref::OpSpec* spec_op = ref::find_op(desc.op);
+      opt.isolate && !one_child && !opt.first_fail && opt.device_compare && spec_op &&
+      spec_op->inputs.size() == 2) {
+    for (const auto& [d, c] : order)
+      if (c == CheckClass::kWidths || c == CheckClass::kShapes || c == CheckClass::kDomain) groups[d].classes.push_back(c);
+    for (auto it = groups.begin(); it != groups.end();) it = it->second.classes.size() < 2 ? groups.erase(it) : std::next(it);
+  }
+  const auto run_group = [&](ref::Dtype d, TableGroup& g) {
+    g.ran = true;
+    json names = json::array();
+    for (const CheckClass c : g.classes) names.push_back(check_class_name(c));
+    const json spec = {{"task", "class"}, {"classes", names}, {"dtype", ref::dtype_name(d)},
+                       {"options", options_to_json(opt)}};
+    const json result = run_isolated(subject.child_command, spec, dir, std::string("table_") + ref::dtype_name(d),
+                                     opt.call_timeout_s, &g.co);
+    if (is_setup_error(g.co, result)) rethrow_child_error(g.co, result);
+    double reported = 0;
+    for (const CheckClass c : g.classes) {
+      const std::optional<CheckResult> got = check_of_child(read_child_result(dir + "/" + class_file(c, d) + ".json"), c, d);
+      if (!got) {  // the first class the child did not report is the one it ended in, whatever its exit status
+        g.died_in = c;
+        break;
+      }
+      reported += got->seconds;
+      g.results[c] = *got;
+    }
+    g.co.seconds = std::max(0.0, g.co.seconds - reported);
+  };
   const auto run_one = [&](ref::Dtype d, CheckClass c) {
     CheckResult r;
     r.cls = c;
     r.dtype = d;
+    const auto g = groups.find(d);
+    if (g != groups.end() && std::find(g->second.classes.begin(), g->second.classes.end(), c) != g->second.classes.end()) {
+      TableGroup& tg = g->second;
+      if (!tg.ran) run_group(d, tg);
+      bool decided = true;  // else: after the class the group's child died in, this class gets a child of its own
+      if (const auto it = tg.results.find(c); it != tg.results.end()) {
+        r = it->second;
+      } else if (tg.died_in == c) {
+        r.fault = fault_line(tg.co, opt.call_timeout_s) + " (in the child running this dtype's table group; " +
+                  "the group's later classes ran each in a child of its own)";
+        r.seconds = tg.co.seconds;
+        r.scope = "stopped by the fault; the class's other cases did not run";
+      } else {
+        decided = false;
+      }
+      if (decided) {
+        settle_check(r);
+        if (r.status == CheckStatus::kFail) r.reproduce = reproduce_command(opt, subject, d, c);
+        return r;
+      }
+    }
     if (opt.isolate || one_child) {
       ChildOutcome co;
       const std::string name = class_file(c, d);
@@ -797,10 +859,25 @@ int run_audit_child(const std::string& spec_path, const Subject& subject) {
       Runners runners;
       if (info.quant()) runners.quant = subject.make_quant_runner();
       else runners.kernel = subject.make_runner();
-      const auto cls = parse_check_class(spec.at("class"));
       const auto dt = ref::parse_dtype(spec.at("dtype").get<std::string>());
-      if (!cls || !dt) throw UsageError("audit: malformed child spec " + spec_path);
-      out = {{"check", check_to_json(run_any_class_here(o, info, runners, *dt, *cls))}};
+      if (!dt) throw UsageError("audit: malformed child spec " + spec_path);
+      if (spec.contains("classes")) {
+        // A table group (docs/AUDIT.md, Comparing by digest, and on the device): the classes of one dtype that share
+        // the runner's expected table, in order, each result in a file of its own as soon as it is known; the parent
+        // runs any class this process did not report in a child of its own.
+        const std::string dir = fs::path(spec_path).parent_path().string();
+        for (const json& item : spec.at("classes")) {
+          const auto cls = parse_check_class(item.get<std::string>());
+          if (!cls) throw UsageError("audit: malformed child spec " + spec_path);
+          const CheckResult r = run_any_class_here(o, info, runners, *dt, *cls);
+          write_child_result(dir + "/" + class_file(*cls, *dt) + ".json", {{"check", check_to_json(r)}});
+        }
+        out = json::object();
+      } else {
+        const auto cls = parse_check_class(spec.at("class"));
+        if (!cls) throw UsageError("audit: malformed child spec " + spec_path);
+        out = {{"check", check_to_json(run_any_class_here(o, info, runners, *dt, *cls))}};
+      }
     }
   } catch (const std::exception& e) {
     status = exit_status_of(e);

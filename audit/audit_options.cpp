@@ -93,10 +93,10 @@ std::vector<OptionDef> build_table() {
     {"--profile", "profile", "Print where each class's time went (phases, cases per second) beside this machine's "
      "copy and hash throughput, measured in the same run (a benchmark: nothing is asserted on time)",
      &AuditOptions::profile, 0, 0, false, false},
-    {"--device-compare", "device_compare", "On a CUDA subject, make the widths, domain and stages classes' calls in "
-     "batches on the device and compare them there with the reference's tables, the host path again for any call "
-     "that is not clean (docs/AUDIT.md, Comparing by digest, and on the device; off by default: its GPU tests have "
-     "not run on a GPU yet)", &AuditOptions::device_compare, 0, 0, false, true},
+    {"--host-compare", "device_compare", "On a CUDA subject, make the widths, domain and stages classes' calls one "
+     "at a time and compare them on the host (by default their calls are made in batches on the device and compared "
+     "there with the reference's tables, the host path again for any call that is not clean: docs/AUDIT.md, Comparing "
+     "by digest, and on the device)", &AuditOptions::device_compare, 0, 0, false, true},
     {"--golden-dir", "golden_dir", "golden/ (default: $FUSEPROOF_GOLDEN_DIR or the source tree)",
      S(&AuditOptions::golden_dir), 0, 0, false, false},
     {"--golden-build-dir", "golden_build_dir", "Unpacked golden archives (default: the build tree)",

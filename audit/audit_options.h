@@ -83,8 +83,8 @@ struct AuditOptions {
   uint32_t lanes = 0;                  ///< dtypes audited side by side (isolated); 0: 2 on CUDA, 1 on the host
   bool profile = false;                ///< print each class's phases and this machine's copy and hash throughput
   /// On a CUDA subject, the widths, domain and stages classes make their calls in batches on the device and compare
-  /// them there (KernelRunner::calls_compared). Off by default until its GPU tests have run on a GPU.
-  bool device_compare = false;
+  /// them there (KernelRunner::calls_compared); --host-compare clears it.
+  bool device_compare = true;
   std::string golden_dir;              ///< golden/ (default: the library's)
   std::string golden_build_dir;        ///< its unpacked archives
   std::string arch;                    ///< the golden architecture (default: the device's, else the only one)

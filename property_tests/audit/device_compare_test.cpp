@@ -197,13 +197,13 @@ TEST(Audit_DeviceCompare, WidthsGiveTheHostPathsCountsAndRecordsOnAWrongSubject)
   EXPECT_EQ(dev.r.scope.find(" 0 called again on the host path"), std::string::npos) << dev.r.scope;
 }
 
-// --device-compare is off by default: a CUDA subject's widths then take the host path.
-TEST(Audit_DeviceCompare, WithoutTheOptionTheHostPathRuns) {
+// The device path is the default; --host-compare clears it, and a CUDA subject's widths then take the host path.
+TEST(Audit_DeviceCompare, WithHostCompareTheHostPathRuns) {
   const WidthsRun dev = widths(plugin("gelu_and_mul_emulated"), "gelu_and_mul", true, 16 * 8, std::nullopt, false);
   EXPECT_EQ(dev.device_calls, 0u);
   EXPECT_GT(dev.r.cases, 0u);
   EXPECT_EQ(dev.r.scope.find("on the device"), std::string::npos) << dev.r.scope;
-  EXPECT_FALSE(AuditOptions{}.device_compare);
+  EXPECT_TRUE(AuditOptions{}.device_compare);
 }
 
 // Negative control: a mismatch the device path counted and the host path does not reproduce fails the class.
@@ -217,7 +217,7 @@ TEST(Audit_DeviceCompare, ADeviceCountTheHostPathDoesNotReproduceFailsTheClass) 
 }
 
 /// A context whose plugin says CUDA memory and whose runner is HostAsDevice reporting every call clean without making
-/// it (no_calls: the whole domain and whole stages), --device-compare on: the classes' bookkeeping alone.
+/// it (no_calls: the whole domain and whole stages), device comparison on (the default): the classes' bookkeeping alone.
 struct DeviceRig {
   explicit DeviceRig(const std::string& op, const std::string& arch = "")
       : p(Plugin::load(plugin(op + "_emulated"), op)), m(model_of(op, Dtype::kBf16)), info(cuda_info(p)), fake(p, m),
