@@ -680,11 +680,13 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     const json result = run_isolated(subject.child_command, spec, dir, std::string("table_") + ref::dtype_name(d),
                                      opt.call_timeout_s, &g.co);
     if (is_setup_error(g.co, result)) rethrow_child_error(g.co, result);
+    // Stopped after a class that faulted: the classes after it are run each in a child of their own.
+    const bool stopped = g.co.exit_code == 0 && result.is_object() && result.contains("stopped_after_fault");
     double reported = 0;
     for (const CheckClass c : g.classes) {
       const std::optional<CheckResult> got = check_of_child(read_child_result(dir + "/" + class_file(c, d) + ".json"), c, d);
-      if (!got) {  // the first class the child did not report is the one it ended in, whatever its exit status
-        g.died_in = c;
+      if (!got) {  // else the first class the child did not report is the one it ended in, whatever its exit status
+        if (!stopped) g.died_in = c;
         break;
       }
       reported += got->seconds;
@@ -865,14 +867,20 @@ int run_audit_child(const std::string& spec_path, const Subject& subject) {
         // A table group (docs/AUDIT.md, Comparing by digest, and on the device): the classes of one dtype that share
         // the runner's expected table, in order, each result in a file of its own as soon as it is known; the parent
         // runs any class this process did not report in a child of its own.
+        // A class whose subject faulted (a CUDA error: the context may be lost) ends the group here, so that no
+        // later class is judged in the state it left.
         const std::string dir = fs::path(spec_path).parent_path().string();
+        out = json::object();
         for (const json& item : spec.at("classes")) {
           const auto cls = parse_check_class(item.get<std::string>());
           if (!cls) throw UsageError("audit: malformed child spec " + spec_path);
           const CheckResult r = run_any_class_here(o, info, runners, *dt, *cls);
           write_child_result(dir + "/" + class_file(*cls, *dt) + ".json", {{"check", check_to_json(r)}});
+          if (!r.fault.empty()) {
+            out["stopped_after_fault"] = check_class_name(*cls);
+            break;
+          }
         }
-        out = json::object();
       } else {
         const auto cls = parse_check_class(spec.at("class"));
         if (!cls) throw UsageError("audit: malformed child spec " + spec_path);
