@@ -597,6 +597,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
       result = run_isolated(subject.child_command, {{"task", "describe"}, {"options", options_to_json(opt)}}, dir,
                             "describe", opt.call_timeout_s, &co);
     }
+    res.describe_seconds = co.seconds;
     if ((co.exit_code == 0 || one_child) && description_of_child(result, desc)) {
     } else if (is_setup_error(co, one_child ? batch_result : result)) {
       rethrow_child_error(co, one_child ? batch_result : result);
@@ -693,6 +694,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
       g.results[c] = *got;
     }
     g.co.seconds = std::max(0.0, g.co.seconds - reported);
+    if (!g.died_in && g.results.count(g.classes.front())) g.results[g.classes.front()].outside_seconds = g.co.seconds;
   };
   const auto run_one = [&](ref::Dtype d, CheckClass c) {
     CheckResult r;
@@ -735,6 +737,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
       const std::optional<CheckResult> got = check_of_child(result, c, d);
       if (got && (co.exit_code == 0 || one_child)) {
         r = *got;
+        if (!one_child) r.outside_seconds = std::max(0.0, co.seconds - r.seconds);
         // The one child reported every class, then ended abnormally (a crash in the subject's teardown).
         if (one_child && co.exit_code != 0 && std::make_pair(d, c) == order.back() && r.fault.empty())
           r.fault = "the child process running every class (--no-isolation) ended with " +
@@ -812,6 +815,13 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     }
   });
   res.seconds = seconds_since(t0);
+  if (opt.profile && opt.isolate) {
+    double clocks = 0, outside = 0;
+    for (const CheckResult& c : res.checks) clocks += c.seconds, outside += c.outside_seconds;
+    std::printf("  profile: %.1f s in all: the describe child %.2f s; the classes' own clocks %.2f s and their child "
+                "processes outside them %.2f s (sums over %s)\n", res.seconds, res.describe_seconds, clocks, outside,
+                side_by_side ? "both lanes, which run side by side" : "the classes, which run one after another");
+  }
   // Every class skipped (--only pdl or graph on the host): nothing was judged, so it is not a pass.
   if (std::none_of(res.checks.begin(), res.checks.end(),
                    [](const CheckResult& c) { return c.status == CheckStatus::kPass || c.status == CheckStatus::kFail; }))

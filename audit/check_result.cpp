@@ -119,6 +119,7 @@ nlohmann::json check_to_json(const CheckResult& c) {
   nlohmann::json phases = nlohmann::json::array();
   for (const auto& [name, s] : c.phases.phases) phases.push_back({name, s});
   j["phases"] = phases;
+  if (c.outside_seconds > 0) j["outside_seconds"] = c.outside_seconds;
   if (!c.contract_distances.empty()) {
     nlohmann::json d = nlohmann::json::array();
     for (const ContractDistance& x : c.contract_distances) d.push_back(contract_distance_to_json(x));
@@ -139,7 +140,12 @@ std::string profile_line(const CheckResult& c) {
     sep = ", ";
   }
   std::snprintf(b, sizeof b, "%sother %.2f s", sep, std::max(0.0, c.seconds - c.phases.total()));
-  return line + b;
+  line += b;
+  if (c.outside_seconds > 0) {
+    std::snprintf(b, sizeof b, "; outside the class's clock (its child's start, models, teardown) %.2f s", c.outside_seconds);
+    line += b;
+  }
+  return line;
 }
 
 std::string no_errors_line(const CheckResult& c, const std::string& op, const std::string& contract) {
@@ -182,6 +188,7 @@ CheckResult check_from_json(const nlohmann::json& j) {
     for (const auto& p : j.at("phases")) c.phases.add(p.at(0).get<std::string>(), p.at(1).get<double>());
   if (j.contains("contract_distances"))
     for (const auto& d : j.at("contract_distances")) c.contract_distances.push_back(contract_distance_from_json(d));
+  c.outside_seconds = j.value("outside_seconds", 0.0);
   return c;
 }
 

@@ -72,6 +72,9 @@ struct CheckResult {
   /// Where those seconds went, by phase (the subject's calls, the reference values, digests, comparison; docs/AUDIT.md,
   /// "Profile"). JSON "phases": [[name, seconds], ...] in the order first seen.
   PhaseTimes phases;
+  /// The parent's view: the wall time of the class's child process outside `seconds` (its start, the subject's load,
+  /// the op's models, its teardown); for a table group, the group's, given to its first class. 0 in-process.
+  double outside_seconds = 0;
   /// Distances of the subject's outputs from the contract's, over every compared element.
   UlpHistogram vs_contract;
   /// Distances from the correctly rounded value (MPFR), of the subject and of the contract itself (domain class).
@@ -127,6 +130,7 @@ struct AuditResult {
   uint64_t seed = 0;
   std::string command;
   bool isolated = true;
+  double describe_seconds = 0;         ///< the describe child's wall time (0 in-process)
   bool single_child = false;           ///< --no-isolation: every class in one child process
   double call_timeout_s = 0;
   std::string load_fault;              ///< the subject crashed or hung while loading: FAIL, no class could run

@@ -74,5 +74,18 @@ TEST(Audit_CheckJson, FailedChecksSurviveTheChildProtocol) {
   EXPECT_EQ(settled.status, CheckStatus::kFail);
 }
 
+// The parent's time outside a class's clock comes back from the JSON report and is said in the profile line; a class
+// run in-process has none and says nothing of it.
+TEST(Audit_CheckJson, TimeOutsideTheClassesClockSurvivesAndIsProfiled) {
+  CheckResult r = clean();
+  r.seconds = 2.0;
+  EXPECT_EQ(profile_line(r).find("outside the class's clock"), std::string::npos) << profile_line(r);
+  r.outside_seconds = 0.75;
+  const CheckResult back = check_from_json(check_to_json(r));
+  EXPECT_EQ(back.outside_seconds, 0.75);
+  EXPECT_NE(profile_line(back).find("outside the class's clock (its child's start, models, teardown) 0.75 s"),
+            std::string::npos) << profile_line(back);
+}
+
 }  // namespace
 }  // namespace fuseproof::audit
