@@ -681,8 +681,8 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     const json result = run_isolated(subject.child_command, spec, dir, std::string("table_") + ref::dtype_name(d),
                                      opt.call_timeout_s, &g.co);
     if (is_setup_error(g.co, result)) rethrow_child_error(g.co, result);
-    // Stopped after a class that faulted: the classes after it are run each in a child of their own.
-    const bool stopped = g.co.exit_code == 0 && result.is_object() && result.contains("stopped_after_fault");
+    // Stopped after a class that was not clean: the classes after it are run each in a child of their own.
+    const bool stopped = g.co.exit_code == 0 && result.is_object() && result.contains("stopped_after");
     double reported = 0;
     for (const CheckClass c : g.classes) {
       const std::optional<CheckResult> got = check_of_child(read_child_result(dir + "/" + class_file(c, d) + ".json"), c, d);
@@ -700,6 +700,8 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     CheckResult r;
     r.cls = c;
     r.dtype = d;
+    std::optional<CheckResult> grouped;  // its FAIL in the group's child, when it runs again alone
+    std::string grouped_after;            // the group's classes that ran before it there
     const auto g = groups.find(d);
     if (g != groups.end() && std::find(g->second.classes.begin(), g->second.classes.end(), c) != g->second.classes.end()) {
       TableGroup& tg = g->second;
@@ -717,8 +719,21 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
       }
       if (decided) {
         settle_check(r);
-        if (r.status == CheckStatus::kFail) r.reproduce = reproduce_command(opt, subject, d, c);
-        return r;
+        // A class after the group's first FAILed in a process where other classes had called the subject: it runs
+        // again alone (what its reproduce command does), unless it hung (a second hang proves nothing more).
+        if (r.status != CheckStatus::kFail || c == tg.classes.front() || (tg.died_in == c && tg.co.timed_out)) {
+          if (r.status == CheckStatus::kFail) r.reproduce = reproduce_command(opt, subject, d, c);
+          return r;
+        }
+        grouped = r;
+        grouped_after.clear();
+        for (const CheckClass e : tg.classes) {
+          if (e == c) break;
+          grouped_after += (grouped_after.empty() ? "" : ", ") + std::string(check_class_name(e));
+        }
+        r = CheckResult{};
+        r.cls = c;
+        r.dtype = d;
       }
     }
     if (opt.isolate || one_child) {
@@ -763,6 +778,19 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
       r = run_any_class_here(opt, info, local, d, c);
     }
     settle_check(r);
+    if (grouped) {
+      const std::string first = "it FAILed first in the child of its table group, after " + grouped_after;
+      if (r.status == CheckStatus::kFail) {
+        r.note += (r.note.empty() ? "" : "; ") + first + ", and the same way alone in a child of its own (this report)";
+      } else {
+        // Alone it passes: the failure needs the calls made before it in one process (state the subject keeps).
+        const CheckResult alone = r;
+        r = *grouped;
+        r.note += (r.note.empty() ? "" : "; ") + first + ", and PASSED alone in a child of its own (" +
+                  std::to_string(alone.cases) + " cases): the subject's outputs depend on the calls made before them " +
+                  "in its process; `--only` runs the class alone, the whole audit reproduces it";
+      }
+    }
     if (r.status == CheckStatus::kFail) r.reproduce = reproduce_command(opt, subject, d, c);
     return r;
   };
@@ -877,8 +905,8 @@ int run_audit_child(const std::string& spec_path, const Subject& subject) {
         // A table group (docs/AUDIT.md, Comparing by digest, and on the device): the classes of one dtype that share
         // the runner's expected table, in order, each result in a file of its own as soon as it is known; the parent
         // runs any class this process did not report in a child of its own.
-        // A class whose subject faulted (a CUDA error: the context may be lost) ends the group here, so that no
-        // later class is judged in the state it left.
+        // A class that is not clean (a fault, after which a CUDA context may be lost; a mismatch; a failed check)
+        // ends the group here, so that no later class is judged in the state it left.
         const std::string dir = fs::path(spec_path).parent_path().string();
         out = json::object();
         for (const json& item : spec.at("classes")) {
@@ -886,8 +914,8 @@ int run_audit_child(const std::string& spec_path, const Subject& subject) {
           if (!cls) throw UsageError("audit: malformed child spec " + spec_path);
           const CheckResult r = run_any_class_here(o, info, runners, *dt, *cls);
           write_child_result(dir + "/" + class_file(*cls, *dt) + ".json", {{"check", check_to_json(r)}});
-          if (!r.fault.empty()) {
-            out["stopped_after_fault"] = check_class_name(*cls);
+          if (!r.fault.empty() || r.mismatches || r.failed_checks) {
+            out["stopped_after"] = check_class_name(*cls);
             break;
           }
         }

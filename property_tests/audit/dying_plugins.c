@@ -4,7 +4,9 @@
  * EXIT0_AT_LOAD (_exit(0) while it is loaded). The audit must report FAIL (exit 1) for each, never PASS or exit 0/2.
  * EXIT0_IN_SHAPES forwards every call to the plugin at FORWARD_PLUGIN (the built-in emulation) but _exit(0)s in the
  * shapes class's call of 65,537 x 64: the classes before it keep their results, the one it dies in is a FAIL, and
- * those after it run in children of their own (the table group of the audit's engine). */
+ * those after it run in children of their own (the table group of the audit's engine).
+ * STATE_AFTER_CALLS forwards every call too, but flips one output bit of that shapes call when the process has made
+ * 16 calls before it: it FAILs shapes after the widths class in one process, and passes shapes alone. */
 #include "kernels/fuseproof_kernel_abi.h"
 
 #include <stdio.h>
@@ -48,18 +50,29 @@ static void forge_result(void) {
 }
 #endif
 
-#if defined(EXIT0_IN_SHAPES)
+#if defined(EXIT0_IN_SHAPES) || defined(STATE_AFTER_CALLS)
 #include <dlfcn.h>
+#include <stdint.h>
 static int call(const fuseproof_call_t* c) {
   static fuseproof_kernel_call_fn forward = NULL;
-  if (c->shape[0] == 65537 && c->shape[1] == 64) _exit(0);
+  static long calls = 0;
+  const int shapes_call = c->shape[0] == 65537 && c->shape[1] == 64;
+#if defined(EXIT0_IN_SHAPES)
+  if (shapes_call) _exit(0);
+#endif
   if (!forward) {
     void* h = dlopen(FORWARD_PLUGIN, RTLD_NOW | RTLD_LOCAL);
     fuseproof_kernel_descriptor_fn d = h ? (fuseproof_kernel_descriptor_fn)dlsym(h, "fuseproof_kernel_descriptor") : NULL;
     if (!d) return 1;
     forward = d()->call;
   }
-  return forward(c);
+  const int rc = forward(c);
+#if defined(STATE_AFTER_CALLS)
+  /* Wrong only in a process that has made 16 calls before: one bit of the shapes call's first element. */
+  if (rc == 0 && shapes_call && calls >= 16) ((uint16_t*)c->out)[0] ^= 1;
+#endif
+  ++calls;
+  return rc;
 }
 #else
 static int call(const fuseproof_call_t* c) {
