@@ -655,8 +655,9 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   std::string batch_ended_in;  // --no-isolation: the first class its child did not report
   // Table groups (docs/AUDIT.md, Comparing by digest, and on the device): for a 2-input op compared on the device, a
   // dtype's widths, shapes and domain classes share one 8 GiB expected table in a CUDA runner, so they run in order
-  // in one child that builds it once (on the host backend too: one rule for both, and the CPU tests run it). A class the group's child did not report is the one it died in
-  // (a crash or hang, reported as that class's fault) or one after it, run in a child of its own as usual.
+  // in one child that builds it once (on the host backend too: one rule for both, and the CPU tests run it). The child
+  // stops after the first class that is not clean. A class it did not report is the one it died in (a crash or hang,
+  // that class's fault) or one after that class or the stop, run in a child of its own as usual.
   struct TableGroup {
     std::vector<CheckClass> classes;
     bool ran = false;
