@@ -664,6 +664,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     std::map<CheckClass, CheckResult> results;
     std::optional<CheckClass> died_in;
     ChildOutcome co;
+    double unreported_seconds = 0;  ///< the child's wall time outside the classes it reported
   };
   std::map<ref::Dtype, TableGroup> groups;  // made here, before any lane: a lane touches only its own dtype's entry
   if (const ref::OpSpec* spec_op = ref::find_op(desc.op);
@@ -694,8 +695,9 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
       reported += got->seconds;
       g.results[c] = *got;
     }
-    g.co.seconds = std::max(0.0, g.co.seconds - reported);
-    if (!g.died_in && g.results.count(g.classes.front())) g.results[g.classes.front()].outside_seconds = g.co.seconds;
+    g.unreported_seconds = std::max(0.0, g.co.seconds - reported);
+    if (!g.died_in && g.results.count(g.classes.front()))
+      g.results[g.classes.front()].outside_seconds = g.unreported_seconds;
   };
   const auto run_one = [&](ref::Dtype d, CheckClass c) {
     CheckResult r;
@@ -713,7 +715,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
       } else if (tg.died_in == c) {
         r.fault = fault_line(tg.co, opt.call_timeout_s) + " (in the child running this dtype's table group; " +
                   "the group's later classes ran each in a child of its own)";
-        r.seconds = tg.co.seconds;
+        r.seconds = tg.unreported_seconds;
         r.scope = "stopped by the fault; the class's other cases did not run";
       } else {
         decided = false;

@@ -380,23 +380,34 @@ QuantOpSpec quant_op(const std::string& name, const std::string& formula, const 
   return op;
 }
 
+/// What a quantization kind fixes: its name in op names, its block, its element format, its contracts.
+struct QuantScheme {
+  std::string name;
+  int block;
+  ElementFormat format;
+  std::vector<QuantContractSpec> contracts;
+};
+QuantScheme scheme(QuantFusion::Kind k) {
+  if (k == QuantFusion::kFp8Group) return {"fp8_group", 128, ElementFormat::kE4m3, {fp8_group(), fp8_group_ue8m0()}};
+  return {"nvfp4", 16, ElementFormat::kE2m1, nvfp4_contracts()};
+}
+
 /// The two quantizations alone, then every fused op the op spec declares (OpSpec::quant_fusions), in the spec's
 /// order of ops.
 std::vector<QuantOpSpec> build() {
-  const std::vector<QuantContractSpec> fp8 = {fp8_group(), fp8_group_ue8m0()};
+  const QuantScheme fp8 = scheme(QuantFusion::kFp8Group), nvfp4 = scheme(QuantFusion::kNvfp4);
   std::vector<QuantOpSpec> ops = {
-      quant_op("fp8_group_quant", "codes, scales = fp8_group(x); groups of 128 along a row", nullptr, 128,
-               ElementFormat::kE4m3, fp8, "sglang per_token_group_quant_fp8, vLLM, DeepSeek-V3 activations"),
-      quant_op("nvfp4_quant", "codes, scales = nvfp4(x, global); blocks of 16 along a row", nullptr, 16,
-               ElementFormat::kE2m1, nvfp4_contracts(),
+      quant_op(fp8.name + "_quant", "codes, scales = fp8_group(x); groups of 128 along a row", nullptr, fp8.block,
+               fp8.format, fp8.contracts, "sglang per_token_group_quant_fp8, vLLM, DeepSeek-V3 activations"),
+      quant_op(nvfp4.name + "_quant", "codes, scales = nvfp4(x, global); blocks of 16 along a row", nullptr,
+               nvfp4.block, nvfp4.format, nvfp4.contracts,
                "vLLM scaled_fp4_quant, TensorRT-LLM, FlashInfer fp4_quantize, TransformerEngine"),
   };
   for (const OpSpec& family : op_registry())
     for (const QuantFusion& q : family.quant_fusions) {
-      const bool fp8_group = q.kind == QuantFusion::kFp8Group;
-      ops.push_back(quant_op(family.name + (fp8_group ? "_fp8_group_quant" : "_nvfp4_quant"), q.formula, &family,
-                             fp8_group ? 128 : 16, fp8_group ? ElementFormat::kE4m3 : ElementFormat::kE2m1,
-                             fp8_group ? fp8 : nvfp4_contracts(), q.users));
+      const QuantScheme& s = q.kind == QuantFusion::kFp8Group ? fp8 : nvfp4;
+      ops.push_back(quant_op(family.name + "_" + s.name + "_quant", q.formula, &family, s.block, s.format,
+                             s.contracts, q.users));
     }
   return ops;
 }

@@ -232,7 +232,6 @@ struct DeviceRig {
   static AuditOptions options(const std::string& arch) {
     AuditOptions o;
     o.arch = arch;
-    o.device_compare = true;
     return o;
   }
   const Plugin p;
