@@ -634,9 +634,34 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
               desc.contract == info.contract ? " (the subject's claim)" : (" (--contract; the subject claims " + info.contract + ")").c_str(),
               desc.backend.c_str(), res.hardware.c_str());
   for (const auto& m : desc.models) std::printf("  reference %s\n", m.c_str());
+  // Class groups (docs/AUDIT.md, "Class groups"): a dtype's classes run in order in one child process, which starts
+  // the subject's runtime (a CUDA context, the plugin, the op's models) once and keeps what a runner builds for more
+  // than one class (a 2-input op's 8 GiB expected table for widths, shapes and domain). The child stops after the
+  // first class that is not clean. A class it did not report is the one it died in (a crash or hang, that class's
+  // fault) or one after that class or the stop, run in a child of its own as usual. A class that FAILs after the
+  // group's first runs again alone. The classes that mix dtypes (history) keep a child of their own.
+  struct ClassGroup {
+    std::vector<CheckClass> classes;
+    bool ran = false;
+    std::map<CheckClass, CheckResult> results;
+    std::optional<CheckClass> died_in;
+    ChildOutcome co;
+    double unreported_seconds = 0;  ///< the child's wall time outside the classes it reported
+  };
+  std::map<ref::Dtype, ClassGroup> groups;  // made here, before any lane: a lane touches only its own dtype's entry
+  if (opt.isolate && opt.class_groups && !one_child && !opt.first_fail) {
+    for (const auto& [d, c] : order)
+      if (!check_class_mixes_dtypes(c)) groups[d].classes.push_back(c);
+    for (auto it = groups.begin(); it != groups.end();) it = it->second.classes.size() < 2 ? groups.erase(it) : std::next(it);
+  }
   res.single_child = one_child;
+  res.class_groups = !groups.empty();
   std::printf("  isolation: %s; call time limit %g s\n",
-              opt.isolate   ? "each check class in a child process of its own"
+              opt.isolate && !groups.empty()
+                  ? "each dtype's classes in order in one child process (a class after a fault, a mismatch or a "
+                    "failed check in a child of its own; a FAIL after the group's first class confirmed alone); "
+                    "history in a child of its own"
+              : opt.isolate ? "each check class in a child process of its own"
               : one_child ? "every check class in one child process (--no-isolation)"
                           : "none (an in-process subject)",
               opt.call_timeout_s);
@@ -653,34 +678,13 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   // 2. Every class on every dtype, in class_order. One class on one dtype, in its child process (or here): no
   // printing, nothing shared but the spec folder.
   std::string batch_ended_in;  // --no-isolation: the first class its child did not report
-  // Table groups (docs/AUDIT.md, Comparing by digest, and on the device): for a 2-input op compared on the device, a
-  // dtype's widths, shapes and domain classes share one 8 GiB expected table in a CUDA runner, so they run in order
-  // in one child that builds it once (on the host backend too: one rule for both, and the CPU tests run it). The child
-  // stops after the first class that is not clean. A class it did not report is the one it died in (a crash or hang,
-  // that class's fault) or one after that class or the stop, run in a child of its own as usual.
-  struct TableGroup {
-    std::vector<CheckClass> classes;
-    bool ran = false;
-    std::map<CheckClass, CheckResult> results;
-    std::optional<CheckClass> died_in;
-    ChildOutcome co;
-    double unreported_seconds = 0;  ///< the child's wall time outside the classes it reported
-  };
-  std::map<ref::Dtype, TableGroup> groups;  // made here, before any lane: a lane touches only its own dtype's entry
-  if (const ref::OpSpec* spec_op = ref::find_op(desc.op);
-      opt.isolate && !one_child && !opt.first_fail && opt.device_compare && spec_op &&
-      spec_op->inputs.size() == 2) {
-    for (const auto& [d, c] : order)
-      if (c == CheckClass::kWidths || c == CheckClass::kShapes || c == CheckClass::kDomain) groups[d].classes.push_back(c);
-    for (auto it = groups.begin(); it != groups.end();) it = it->second.classes.size() < 2 ? groups.erase(it) : std::next(it);
-  }
-  const auto run_group = [&](ref::Dtype d, TableGroup& g) {
+  const auto run_group = [&](ref::Dtype d, ClassGroup& g) {
     g.ran = true;
     json names = json::array();
     for (const CheckClass c : g.classes) names.push_back(check_class_name(c));
     const json spec = {{"task", "class"}, {"classes", names}, {"dtype", ref::dtype_name(d)},
                        {"options", options_to_json(opt)}};
-    const json result = run_isolated(subject.child_command, spec, dir, std::string("table_") + ref::dtype_name(d),
+    const json result = run_isolated(subject.child_command, spec, dir, std::string("group_") + ref::dtype_name(d),
                                      opt.call_timeout_s, &g.co);
     if (is_setup_error(g.co, result)) rethrow_child_error(g.co, result);
     // Stopped after a class that was not clean: the classes after it are run each in a child of their own.
@@ -707,13 +711,13 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     std::string grouped_after;            // the group's classes that ran before it there
     const auto g = groups.find(d);
     if (g != groups.end() && std::find(g->second.classes.begin(), g->second.classes.end(), c) != g->second.classes.end()) {
-      TableGroup& tg = g->second;
+      ClassGroup& tg = g->second;
       if (!tg.ran) run_group(d, tg);
       bool decided = true;  // else: after the class the group's child died in, this class gets a child of its own
       if (const auto it = tg.results.find(c); it != tg.results.end()) {
         r = it->second;
       } else if (tg.died_in == c) {
-        r.fault = fault_line(tg.co, opt.call_timeout_s) + " (in the child running this dtype's table group; " +
+        r.fault = fault_line(tg.co, opt.call_timeout_s) + " (in the child running this dtype's class group; " +
                   "the group's later classes ran each in a child of its own)";
         r.seconds = tg.unreported_seconds;
         r.scope = "stopped by the fault; the class's other cases did not run";
@@ -782,7 +786,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     }
     settle_check(r);
     if (grouped) {
-      const std::string first = "it FAILed first in the child of its table group, after " + grouped_after;
+      const std::string first = "it FAILed first in the child of its class group, after " + grouped_after;
       if (r.status == CheckStatus::kFail) {
         r.note += (r.note.empty() ? "" : "; ") + first + ", and the same way alone in a child of its own (this report)";
       } else {
@@ -905,9 +909,9 @@ int run_audit_child(const std::string& spec_path, const Subject& subject) {
       const auto dt = ref::parse_dtype(spec.at("dtype").get<std::string>());
       if (!dt) throw UsageError("audit: malformed child spec " + spec_path);
       if (spec.contains("classes")) {
-        // A table group (docs/AUDIT.md, Comparing by digest, and on the device): the classes of one dtype that share
-        // the runner's expected table, in order, each result in a file of its own as soon as it is known; the parent
-        // runs any class this process did not report in a child of its own.
+        // A class group (docs/AUDIT.md, "Class groups"): the classes of one dtype in order, on one runner (its
+        // expected tables kept from class to class), each result in a file of its own as soon as it is known; the
+        // parent runs any class this process did not report in a child of its own.
         // A class that is not clean (a fault, after which a CUDA context may be lost; a mismatch; a failed check)
         // ends the group here, so that no later class is judged in the state it left.
         const std::string dir = fs::path(spec_path).parent_path().string();

@@ -97,6 +97,9 @@ std::vector<OptionDef> build_table() {
      "at a time and compare them on the host (by default their calls are made in batches on the device and compared "
      "there with the reference's tables, the host path again for any call that is not clean: docs/AUDIT.md, Comparing "
      "by digest, and on the device)", &AuditOptions::device_compare, 0, 0, false, true},
+    {"--class-children", "class_groups", "Run each check class in a child process of its own, the subject's runtime "
+     "started once a class (by default a dtype's classes run in order in one child, and a class after one that is not "
+     "clean in a child of its own: docs/AUDIT.md, Class groups)", &AuditOptions::class_groups, 0, 0, false, false},
     {"--golden-dir", "golden_dir", "golden/ (default: $FUSEPROOF_GOLDEN_DIR or the source tree)",
      S(&AuditOptions::golden_dir), 0, 0, false, false},
     {"--golden-build-dir", "golden_build_dir", "Unpacked golden archives (default: the build tree)",

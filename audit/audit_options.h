@@ -85,6 +85,9 @@ struct AuditOptions {
   /// On a CUDA subject, the widths, domain and stages classes make their calls in batches on the device and compare
   /// them there (KernelRunner::calls_compared); --host-compare clears it.
   bool device_compare = true;
+  /// Isolated, each dtype's classes run in order in one child process (docs/AUDIT.md, Class groups);
+  /// --class-children clears it.
+  bool class_groups = true;
   std::string golden_dir;              ///< golden/ (default: the library's)
   std::string golden_build_dir;        ///< its unpacked archives
   std::string arch;                    ///< the golden architecture (default: the device's, else the only one)

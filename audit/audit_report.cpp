@@ -61,7 +61,10 @@ nlohmann::json report_json_of(const AuditResult& r, const std::string& reference
   j["verdict"] = verdict == "PASS" ? "pass" : verdict == "FAIL" ? "fail" : "incomplete";
   j["kernel_verdict"] = r.verdict();
   j["reference_self_audit"] = reference_verdict.empty() ? "not run" : reference_verdict;
-  j["isolation"] = r.isolated       ? "each check class in a child process"
+  j["isolation"] = r.isolated && r.class_groups
+                       ? "each check class in a child process: each dtype's classes in one, in order (after a class "
+                         "that is not clean, each in its own)"
+                   : r.isolated     ? "each check class in a child process"
                    : r.single_child ? "every check class in one child process"
                                     : "none";
   j["call_timeout_s"] = r.call_timeout_s;
@@ -134,7 +137,10 @@ std::string report_markdown(const AuditResult& r) {
   md << "| seed | " << r.seed << " |\n";
   md << "| command | `" << r.command << "` |\n";
   md << "| isolation | "
-     << (r.isolated       ? "each check class in a child process of its own"
+     << (r.isolated && r.class_groups
+             ? "each check class in a child process: each dtype's classes in one, in order (after a class that is "
+               "not clean, each in a child of its own; a FAIL after the first confirmed alone)"
+         : r.isolated     ? "each check class in a child process of its own"
          : r.single_child ? "every check class in one child process (--no-isolation)"
                           : "none")
      << "; call limit "

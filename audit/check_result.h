@@ -132,6 +132,7 @@ struct AuditResult {
   bool isolated = true;
   double describe_seconds = 0;         ///< the describe child's wall time (0 in-process)
   bool single_child = false;           ///< --no-isolation: every class in one child process
+  bool class_groups = false;           ///< isolated, each dtype's classes in one child (docs/AUDIT.md, "Class groups")
   double call_timeout_s = 0;
   std::string load_fault;              ///< the subject crashed or hung while loading: FAIL, no class could run
   /// Why no class ran though nothing failed (`fuseproof audit` of every op: this op's built-in plugin is not built):
