@@ -101,7 +101,7 @@ void run(CliState& s) {
   const bool every_op = o.op == "all";
   std::future<std::vector<VerdictRow>> reference_rows;  // waited for (and so joined) on every way out
   std::string reference_title;
-  o.on_described = [&](const std::string& described_op) {
+  o.on_described = [&](const std::string& described_op, const std::string& described_contract) {
     if (reference_done) return;
     reference_done = true;
     if (!s.reference) {
@@ -115,6 +115,12 @@ void run(CliState& s) {
     // The audit of one op checks the golden data its verdict rests on; `--op all` checks every op's. A quantization
     // op rests on its activation stage's (a quantizer alone: on the tables only).
     if (!every_op) ro.ops = {described_op};
+    // Of an elementwise op, the digests of the contract judged (and eager's, which a non-eager contract's classes
+    // also compute); the op's other contracts are `fuseproof reference-audit`'s and `--op all`'s.
+    if (const auto c = ref::parse_contract(described_contract); c && !every_op && ref::find_op(described_op)) {
+      ro.contracts[described_op] = {*c};
+      if (*c != ref::Contract::kEager) ro.contracts[described_op].push_back(ref::Contract::kEager);
+    }
     if (const ref::QuantOpSpec* q = ref::find_quant_op(described_op); q && !q->activation.family_op.empty() && !every_op)
       ro.ops.push_back(q->activation.family_op);
     reference_title = "reference self-audit (the oracle against golden data from GPUs: " + reference_audit_scope(ro) + ")";

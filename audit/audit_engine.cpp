@@ -659,7 +659,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   std::printf("  isolation: %s; call time limit %g s\n",
               opt.isolate && !groups.empty()
                   ? "each dtype's classes in order in one child process (a class after a fault, a mismatch or a "
-                    "failed check in a child of its own; a FAIL after the group's first class confirmed alone); "
+                    "failed check in a child of its own; a class failing after the group's first confirmed alone); "
                     "history in a child of its own"
               : opt.isolate ? "each check class in a child process of its own"
               : one_child ? "every check class in one child process (--no-isolation)"
@@ -673,7 +673,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   }
   std::fflush(stdout);
 
-  if (opt.on_described) opt.on_described(opt.op);
+  if (opt.on_described) opt.on_described(opt.op, opt.contract);
 
   // 2. Every class on every dtype, in class_order. One class on one dtype, in its child process (or here): no
   // printing, nothing shared but the spec folder.

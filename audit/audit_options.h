@@ -100,7 +100,7 @@ struct AuditOptions {
 
   // --- set by the front end, not options ---
   /// Runs once the subject is loaded, before the classes, with the op it is judged as (the self-audit).
-  std::function<void(const std::string& op)> on_described;
+  std::function<void(const std::string& op, const std::string& contract)> on_described;
   std::string command;                 ///< the command line, for the report
 };
 

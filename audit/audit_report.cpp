@@ -139,7 +139,7 @@ std::string report_markdown(const AuditResult& r) {
   md << "| isolation | "
      << (r.isolated && r.class_groups
              ? "each check class in a child process: each dtype's classes in one, in order (after a class that is "
-               "not clean, each in a child of its own; a FAIL after the first confirmed alone)"
+               "not clean, each in a child of its own; a class failing after the first confirmed alone)"
          : r.isolated     ? "each check class in a child process of its own"
          : r.single_child ? "every check class in one child process (--no-isolation)"
                           : "none")

@@ -201,6 +201,10 @@ std::vector<VerdictRow> run_reference_audit(const ReferenceAuditOptions& o) {
         for (const ref::OpSpec& op : ref::op_registry())
           for (const ref::ContractSpec& c : op.contracts) {
             if (!o.ops.empty() && std::find(o.ops.begin(), o.ops.end(), op.name) == o.ops.end()) continue;
+            if (const auto only = o.contracts.find(op.name);
+                only != o.contracts.end() &&
+                std::find(only->second.begin(), only->second.end(), c.contract) == only->second.end())
+              continue;
             std::unique_ptr<ref::OpPlan> plan;
             try {
               plan = std::make_unique<ref::OpPlan>(op, c.contract, d, cfg);
@@ -226,7 +230,14 @@ std::string reference_audit_scope(const ReferenceAuditOptions& o) {
   if (!o.whole_domain) return "activation tables and NaN patterns (--quick: without the 2^32 digests)";
   if (o.ops.empty()) return "every op";
   std::string ops;
-  for (const auto& op : o.ops) ops += (ops.empty() ? "" : ", ") + op;
+  for (const auto& op : o.ops) {
+    ops += (ops.empty() ? "" : ", ") + op;
+    if (const auto only = o.contracts.find(op); only != o.contracts.end()) {
+      std::string cs;
+      for (const ref::Contract c : only->second) cs += (cs.empty() ? "" : " and ") + std::string(ref::contract_name(c));
+      ops += " (" + cs + ")";
+    }
+  }
   return "activation tables, NaN patterns and the whole-domain digests of " + ops + "; `fuseproof reference-audit` "
          "checks every op";
 }

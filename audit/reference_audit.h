@@ -2,8 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "reference/op_spec.h"
 
 namespace CLI { class App; }
 
@@ -27,6 +30,8 @@ struct ReferenceAuditOptions {
   /// The ops whose whole-domain digests are checked (an audit of one op checks the golden data its verdict rests
   /// on); empty: every op, and `x + bias` (add_round) too. Activation tables and NaN patterns are always checked.
   std::vector<std::string> ops;
+  /// An op named here has only these contracts' whole-domain digests checked (every contract of an op not named).
+  std::map<std::string, std::vector<ref::Contract>> contracts;
 };
 
 /// Runs the reference checks against every captured architecture's golden data (options.ops: which ops' digests).
