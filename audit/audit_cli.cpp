@@ -115,6 +115,7 @@ void run(CliState& s) {
     // The audit of one op checks the golden data its verdict rests on; `--op all` checks every op's. A quantization
     // op rests on its activation stage's (a quantizer alone: on the tables only).
     if (!every_op) ro.ops = {described_op};
+    if (!every_op) ro.dtypes = o.dtypes;  // the dtypes audited (resolved from --dtype)
     // Of an elementwise op, the digests of the contract judged (and eager's, which a non-eager contract's classes
     // also compute); the op's other contracts are `fuseproof reference-audit`'s and `--op all`'s.
     if (const auto c = ref::parse_contract(described_contract); c && !every_op && ref::find_op(described_op)) {

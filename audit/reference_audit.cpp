@@ -191,6 +191,7 @@ std::vector<VerdictRow> run_reference_audit(const ReferenceAuditOptions& o) {
     activation_rows(g, mufu, rows);
     if (o.whole_domain) {
       for (ref::Dtype d : ref::kAllDtypes) {
+        if (!o.dtypes.empty() && std::find(o.dtypes.begin(), o.dtypes.end(), d) == o.dtypes.end()) continue;
         if (o.ops.empty())
           rows.push_back(digest_row(g, "add_round", d, [d](uint16_t b, uint16_t* out) {
             ref::sweep_row(d, nullptr, ref::NanPolicy::kCudaCvtRn, b, out);
@@ -238,6 +239,7 @@ std::string reference_audit_scope(const ReferenceAuditOptions& o) {
       ops += " (" + cs + ")";
     }
   }
+  if (o.dtypes.size() == 1) ops += std::string(", ") + ref::dtype_name(o.dtypes.front()) + " only";
   return "activation tables, NaN patterns and the whole-domain digests of " + ops + "; `fuseproof reference-audit` "
          "checks every op";
 }

@@ -32,6 +32,8 @@ struct ReferenceAuditOptions {
   std::vector<std::string> ops;
   /// An op named here has only these contracts' whole-domain digests checked (every contract of an op not named).
   std::map<std::string, std::vector<ref::Contract>> contracts;
+  /// The dtypes whose whole-domain digests are checked (empty: both).
+  std::vector<ref::Dtype> dtypes;
 };
 
 /// Runs the reference checks against every captured architecture's golden data (options.ops: which ops' digests).
