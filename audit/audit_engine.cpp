@@ -3,6 +3,7 @@
 #include "audit/audit_engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -647,6 +648,9 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     std::optional<CheckClass> died_in;
     ChildOutcome co;
     double unreported_seconds = 0;  ///< the child's wall time outside the classes it reported
+    std::shared_future<void> done;  ///< run_group on a thread of its own, so that clean results stream as they come
+    std::chrono::steady_clock::time_point started;
+    std::atomic<double> start_seconds{0};  ///< the first class's time outside its clock, when taken before the end
   };
   std::map<ref::Dtype, ClassGroup> groups;  // made here, before any lane: a lane touches only its own dtype's entry
   if (opt.isolate && opt.class_groups && !one_child && !opt.first_fail) {
@@ -679,7 +683,6 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   // printing, nothing shared but the spec folder.
   std::string batch_ended_in;  // --no-isolation: the first class its child did not report
   const auto run_group = [&](ref::Dtype d, ClassGroup& g) {
-    g.ran = true;
     json names = json::array();
     for (const CheckClass c : g.classes) names.push_back(check_class_name(c));
     const json spec = {{"task", "class"}, {"classes", names}, {"dtype", ref::dtype_name(d)},
@@ -690,6 +693,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     // Stopped after a class that was not clean: the classes after it are run each in a child of their own.
     const bool stopped = g.co.exit_code == 0 && result.is_object() && result.contains("stopped_after");
     double reported = 0;
+    std::optional<CheckClass> last;  // the last class the child reported
     for (const CheckClass c : g.classes) {
       const std::optional<CheckResult> got = check_of_child(read_child_result(dir + "/" + class_file(c, d) + ".json"), c, d);
       if (!got) {  // else the first class the child did not report is the one it ended in, whatever its exit status
@@ -698,10 +702,13 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
       }
       reported += got->seconds;
       g.results[c] = *got;
+      last = c;
     }
-    g.unreported_seconds = std::max(0.0, g.co.seconds - reported);
-    if (!g.died_in && g.results.count(g.classes.front()))
-      g.results[g.classes.front()].outside_seconds = g.unreported_seconds;
+    // The child's time outside the classes' clocks: its start, given to the first class when that was taken as it
+    // came (run_one), and the rest (the start otherwise, the teardown) to the last class it reported, which always
+    // waits for the child's end.
+    g.unreported_seconds = std::max(0.0, g.co.seconds - reported - g.start_seconds.load());
+    if (!g.died_in && last) g.results[*last].outside_seconds = g.unreported_seconds;
   };
   const auto run_one = [&](ref::Dtype d, CheckClass c) {
     CheckResult r;
@@ -712,7 +719,29 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     const auto g = groups.find(d);
     if (g != groups.end() && std::find(g->second.classes.begin(), g->second.classes.end(), c) != g->second.classes.end()) {
       ClassGroup& tg = g->second;
-      if (!tg.ran) run_group(d, tg);
+      if (!tg.ran) {
+        tg.ran = true;
+        tg.started = std::chrono::steady_clock::now();
+        tg.done = std::async(std::launch::async, [run_group, d, &tg] { run_group(d, tg); }).share();
+      }
+      // A clean result is taken as soon as the group's child has written it, so that the classes print as they end;
+      // the group's last class and a class that is not clean wait for the child's end (the rules below need it).
+      if (c != tg.classes.back()) {
+        const std::string path = dir + "/" + class_file(c, d) + ".json";
+        while (tg.done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+          const std::optional<CheckResult> got = check_of_child(read_child_result(path), c, d);
+          if (!got) continue;
+          if (!got->fault.empty() || got->mismatches || got->failed_checks) break;
+          r = *got;
+          if (c == tg.classes.front()) {
+            r.outside_seconds = std::max(0.0, seconds_since(tg.started) - r.seconds);
+            tg.start_seconds = r.outside_seconds;
+          }
+          settle_check(r);
+          return r;
+        }
+      }
+      tg.done.get();  // rethrows what run_group threw (a setup error of the child)
       bool decided = true;  // else: after the class the group's child died in, this class gets a child of its own
       if (const auto it = tg.results.find(c); it != tg.results.end()) {
         r = it->second;
