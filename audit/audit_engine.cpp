@@ -35,6 +35,10 @@ using nlohmann::json;
 
 namespace {
 
+/// Whether a class ended clean (no fault, no mismatch, no failed check): a class group's child goes on after it, and
+/// the parent takes its result before the child has ended.
+bool ended_clean(const CheckResult& r) { return r.fault.empty() && !r.mismatches && !r.failed_checks; }
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -643,7 +647,6 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
   // group's first runs again alone. The classes that mix dtypes (history) keep a child of their own.
   struct ClassGroup {
     std::vector<CheckClass> classes;
-    bool ran = false;
     std::map<CheckClass, CheckResult> results;
     std::optional<CheckClass> died_in;
     ChildOutcome co;
@@ -719,8 +722,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
     const auto g = groups.find(d);
     if (g != groups.end() && std::find(g->second.classes.begin(), g->second.classes.end(), c) != g->second.classes.end()) {
       ClassGroup& tg = g->second;
-      if (!tg.ran) {
-        tg.ran = true;
+      if (!tg.done.valid()) {  // the group's first class asked for: its child starts
         tg.started = std::chrono::steady_clock::now();
         tg.done = std::async(std::launch::async, [run_group, d, &tg] { run_group(d, tg); }).share();
       }
@@ -731,7 +733,7 @@ AuditResult run_audit(const AuditOptions& opt_in, const Subject& subject) {
         while (tg.done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
           const std::optional<CheckResult> got = check_of_child(read_child_result(path), c, d);
           if (!got) continue;
-          if (!got->fault.empty() || got->mismatches || got->failed_checks) break;
+          if (!ended_clean(*got)) break;
           r = *got;
           if (c == tg.classes.front()) {
             r.outside_seconds = std::max(0.0, seconds_since(tg.started) - r.seconds);
@@ -950,7 +952,7 @@ int run_audit_child(const std::string& spec_path, const Subject& subject) {
           if (!cls) throw UsageError("audit: malformed child spec " + spec_path);
           const CheckResult r = run_any_class_here(o, info, runners, *dt, *cls);
           write_child_result(dir + "/" + class_file(*cls, *dt) + ".json", {{"check", check_to_json(r)}});
-          if (!r.fault.empty() || r.mismatches || r.failed_checks) {
+          if (!ended_clean(r)) {
             out["stopped_after"] = check_class_name(*cls);
             break;
           }
