@@ -118,10 +118,11 @@ void quant_shapes(const QuantContext& ctx, CheckResult& r) {
       continue;
     }
     const std::string label = "shapes " + name + " (" + sh.why + ")";
+    ref::QuantCodeMemos memos;  // the chunks share the call's scalars
     const QuantChunkCheck check = [&](int64_t row0, int64_t rows, const uint8_t* c, const uint8_t* s) {
       std::optional<PhaseClock> reference(std::in_place, "reference values");
       const QuantCallSpec part = large.rows_of(row0, rows);
-      const std::vector<QuantExpected> want = expected_quant_images(ctx, {part});
+      const std::vector<QuantExpected> want = expected_quant_images(ctx, {part}, &memos);
       reference.reset();
       const PhaseClock comparison("comparison");
       QuantOutcome o;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "audit/quant_classes.h"
+#include "reference/quant_block.h"
 
 namespace fuseproof::audit {
 
@@ -22,7 +23,9 @@ struct QuantExpected {
 };
 
 /// The expected images of each call of `specs` under ctx.model.plan, computed on every core.
-std::vector<QuantExpected> expected_quant_images(const QuantContext& ctx, const std::vector<QuantCallSpec>& specs);
+/// `memos`: one code memo a worker kept across calls of the same scalars (the chunks of a large call), or null.
+std::vector<QuantExpected> expected_quant_images(const QuantContext& ctx, const std::vector<QuantCallSpec>& specs,
+                                                 ref::QuantCodeMemos* memos = nullptr);
 
 /// A class's comparison of calls' outcomes with their expected images, into one CheckResult: every code byte and
 /// every scale cell (padding cells included) counted as a case, mismatches recorded element by element.

@@ -161,7 +161,8 @@ std::vector<uint16_t> call_values(const QuantPlan& plan, const QuantCallSpec& s,
 }
 
 /// The expected images of call s under `plan` from its T values, rows split over `workers` threads (1: the caller).
-Image expected_image(const QuantPlan& plan, const QuantCallSpec& s, const std::vector<uint16_t>& tv, unsigned workers) {
+Image expected_image(const QuantPlan& plan, const QuantCallSpec& s, const std::vector<uint16_t>& tv, unsigned workers,
+                     ref::QuantCodeMemos* memos = nullptr) {
   const int n = plan.block_size();
   const int64_t blocks = s.blocks_per_row();
   const int cell = scale_cell_bytes(plan);
@@ -169,24 +170,20 @@ Image expected_image(const QuantPlan& plan, const QuantCallSpec& s, const std::v
   Image img;
   img.codes.assign(s.codes_bytes, 0);
   img.scales.assign(s.scale_bytes, 0);
-  parallel_for(size_t(s.rows), [&](unsigned, size_t lo, size_t hi) {
+  // QuantPlan::quantize through a memo a worker: the blocks of a call share few scales, so each (value, scale) code
+  // is computed once; kept in `memos` across the chunks of a large call.
+  ref::QuantCodeMemos own;
+  if (!memos) memos = &own;
+  memos->prepare(workers ? workers : worker_count());
+  parallel_for(size_t(s.rows), [&](unsigned w, size_t lo, size_t hi) {
     uint8_t codes[128];
+    ref::QuantCodeMemo& memo = memos->memo(w, plan, s.scalars.data());
     for (int64_t r = int64_t(lo); r < int64_t(hi); ++r)
       for (int64_t k = 0; k < blocks; ++k) {
         const int64_t base = r * s.width + k * n;
         const uint16_t* values = tv.data() + base;
-        // QuantPlan::quantize, with the code of +0 computed once a block (the sweeps' blocks are mostly zeros).
-        const ref::QuantBlockState st = plan.scale_step(plan.block_amax(values, n), s.scalars.data());
-        const ref::QuantScale sc = st.scale;
-        int zero_code = -1;
-        for (int e = 0; e < n; ++e) {
-          if (values[e] != 0) {
-            codes[e] = plan.element_step(values[e], st);
-          } else {
-            if (zero_code < 0) zero_code = plan.element_step(0, st);
-            codes[e] = uint8_t(zero_code);
-          }
-        }
+        const ref::QuantScale sc = memo.block(plan.block_amax(values, n)).scale;
+        for (int e = 0; e < n; ++e) codes[e] = memo.code(values[e]);
         for (int e = 0; e < n; ++e) {
           if (e2m1) {
             uint8_t& b = img.codes[size_t((base + e) / 2)];
@@ -221,9 +218,10 @@ std::vector<std::vector<uint16_t>> batch_values(const QuantPlan& plan, const std
 }
 
 std::vector<Image> expected_images(const QuantPlan& plan, const std::vector<QuantCallSpec>& specs,
-                                   const std::vector<std::vector<uint16_t>>& values) {
+                                   const std::vector<std::vector<uint16_t>>& values,
+                                   ref::QuantCodeMemos* memos = nullptr) {
   std::vector<Image> out(specs.size());
-  if (specs.size() == 1) out[0] = expected_image(plan, specs[0], values[0], 0);
+  if (specs.size() == 1) out[0] = expected_image(plan, specs[0], values[0], 0, memos);
   else parallel_items(specs.size(), [&](unsigned, size_t i) { out[i] = expected_image(plan, specs[i], values[i], 1); });
   return out;
 }
@@ -1772,8 +1770,9 @@ void run_quant_class(CheckClass c, const QuantContext& ctx, CheckResult& r) {
 
 // The helpers above, for audit/quant_call_classes.cpp (audit/quant_class_support.h).
 
-std::vector<QuantExpected> expected_quant_images(const QuantContext& ctx, const std::vector<QuantCallSpec>& specs) {
-  return expected_images(*ctx.model.plan, specs, batch_values(*ctx.model.plan, specs));
+std::vector<QuantExpected> expected_quant_images(const QuantContext& ctx, const std::vector<QuantCallSpec>& specs,
+                                                 ref::QuantCodeMemos* memos) {
+  return expected_images(*ctx.model.plan, specs, batch_values(*ctx.model.plan, specs), memos);
 }
 
 struct QuantCallTally::Impl {

@@ -2,6 +2,7 @@
 // rounding per step, NaN results the GPU's canonical 0x7FFFFFFF.
 #include "quant_block.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -209,6 +210,52 @@ void QuantPlan::eval_record(const uint8_t* record, uint8_t* out) const {
   } else {
     out[n] = s.byte;
   }
+}
+
+QuantCodeMemo::QuantCodeMemo(const QuantPlan& plan, const float* scalars, int max_rows)
+    : plan_(plan), max_rows_(size_t(std::max(0, max_rows))), slot_(65536, -1) {
+  if (plan.scalars() > 4) throw std::logic_error("quant plan: more than 4 scalars");
+  for (int j = 0; j < plan.scalars(); ++j) scalars_[j] = scalars[j];
+  const QuantContractSpec& c = plan.contract();
+  const int n = int(c.scale_steps.size());
+  for (const QuantStep& s : c.element_steps)
+    for (int r : {s.a, s.b, s.c})
+      if (r >= 0 && r < n && std::find(reads_.begin(), reads_.end(), r) == reads_.end()) reads_.push_back(r);
+}
+
+bool QuantCodeMemo::serves(const QuantPlan& plan, const float* scalars) const {
+  if (&plan != &plan_) return false;
+  for (int j = 0; j < plan.scalars(); ++j)
+    if (f32_bits(scalars[j]) != f32_bits(scalars_[j])) return false;
+  return true;
+}
+
+const QuantBlockState& QuantCodeMemo::block(uint16_t amax) {
+  // The state is this amax's own (its scale, its amax register); the codes are the row of its tuple, which any amax
+  // of that tuple fills alike (element_step reads nothing else of the state).
+  state_ = plan_.scale_step(amax, scalars_);
+  const int32_t s = slot_[amax];
+  if (s != -1) {
+    row_ = s >= 0 ? rows_[size_t(s)].get() : nullptr;
+    return state_;
+  }
+  std::vector<uint32_t> key;
+  key.reserve(reads_.size());
+  for (int r : reads_) key.push_back(f32_bits(state_.reg[r]));
+  auto it = std::lower_bound(keys_.begin(), keys_.end(), key,
+                             [](const auto& e, const std::vector<uint32_t>& k) { return e.first < k; });
+  if (it != keys_.end() && it->first == key) {
+    slot_[amax] = it->second;
+  } else if (rows_.size() < max_rows_) {
+    rows_.push_back(std::make_unique<Row>());
+    rows_.back()->state = state_;
+    slot_[amax] = int32_t(rows_.size() - 1);
+    keys_.insert(it, {std::move(key), slot_[amax]});
+  } else {
+    slot_[amax] = -2;
+  }
+  row_ = slot_[amax] >= 0 ? rows_[size_t(slot_[amax])].get() : nullptr;
+  return state_;
 }
 
 }  // namespace fuseproof::ref

@@ -97,4 +97,66 @@ class QuantPlan {
   std::unique_ptr<OpPlan> act_;  ///< the family op's plan, or null
 };
 
+/// The element step memoised for one call. Under the call's fixed scalars an element's code is a function of its value
+/// and of the few scale registers the element steps read (for an E4M3 scale, functions of its byte: at most 256
+/// tuples, however many amaxes the blocks have). So each block's state is computed with QuantPlan::scale_step, and
+/// each (value, tuple) code with QuantPlan::element_step once, then looked up. Rows are kept for the first `max_rows`
+/// tuples; a block of any other tuple is computed directly by the same functions. The same bytes as
+/// QuantPlan::quantize in every case (QuantCodeMemo.* check it). One a worker: not thread-safe.
+class QuantCodeMemo {
+ public:
+  QuantCodeMemo(const QuantPlan& plan, const float* scalars, int max_rows = 256);
+  /// Selects the block of this amax: its state (the scale step's registers and stored scale).
+  const QuantBlockState& block(uint16_t amax);
+  /// The code of one value under the block selected last.
+  uint8_t code(uint16_t value) {
+    if (!row_) return plan_.element_step(value, state_);
+    const uint64_t bit = uint64_t(1) << (value & 63);
+    uint64_t& word = row_->known[value >> 6];
+    if (!(word & bit)) {
+      row_->code[value] = plan_.element_step(value, row_->state);
+      word |= bit;
+    }
+    return row_->code[value];
+  }
+  /// Tuples with a row of their own (at most max_rows).
+  size_t rows() const { return rows_.size(); }
+  /// Whether this memo is plan's under these scalars (bit for bit).
+  bool serves(const QuantPlan& plan, const float* scalars) const;
+
+ private:
+  struct Row {
+    QuantBlockState state;
+    uint64_t known[1024] = {};
+    uint8_t code[65536];
+  };
+  const QuantPlan& plan_;
+  float scalars_[4] = {};
+  size_t max_rows_;
+  std::vector<int> reads_;             ///< the scale registers the element steps read
+  std::vector<int32_t> slot_;          ///< amax -> row index; -1 not seen yet, -2 its tuple has no row
+  std::vector<std::unique_ptr<Row>> rows_;
+  std::vector<std::pair<std::vector<uint32_t>, int32_t>> keys_;  ///< tuple -> row index, sorted
+  Row* row_ = nullptr;      ///< the selected block's row, or null: computed directly
+  QuantBlockState state_;   ///< the selected block's state
+};
+
+/// One QuantCodeMemo a worker, kept across the calls of one plan and one set of scalars (the chunks of a large call):
+/// prepare(k) before a parallel loop of k workers, then worker w takes memo(w, ...) alone. A memo of another plan or
+/// other scalars is replaced.
+class QuantCodeMemos {
+ public:
+  void prepare(unsigned workers) {
+    if (memos_.size() < workers) memos_.resize(workers);
+  }
+  QuantCodeMemo& memo(unsigned w, const QuantPlan& plan, const float* scalars) {
+    std::unique_ptr<QuantCodeMemo>& m = memos_.at(w);
+    if (!m || !m->serves(plan, scalars)) m = std::make_unique<QuantCodeMemo>(plan, scalars);
+    return *m;
+  }
+
+ private:
+  std::vector<std::unique_ptr<QuantCodeMemo>> memos_;
+};
+
 }  // namespace fuseproof::ref

@@ -3,10 +3,13 @@
 // element and scale steps of vllm-ref against a direct transcription, every pair, with a control that must differ.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "reference/e2m1.h"
@@ -652,6 +655,110 @@ TEST(Reference_QuantBlock, VllmRefAndKernelArithmeticDifferOnSignedZeros) {
   }
   EXPECT_EQ(unexpected, 0u);
   EXPECT_EQ(differ, 126u + 32640u);  // -0.0 under codes 0x01..0x7E, and 0x8000..0xFF7F under code 0x00
+}
+
+/// Blocks whose amaxes spread over most binades (a quarter of the members any 16 bits, NaN and Inf included, the rest
+/// in a few binades around 1, with zeros), as the audit's large calls draw them.
+std::vector<uint16_t> memo_blocks(Dtype d, int n, int blocks, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint16_t> v(size_t(n) * size_t(blocks));
+  const int mbits = d == Dtype::kBf16 ? 7 : 10, bias = d == Dtype::kBf16 ? 127 : 15;
+  for (uint16_t& x : v) {
+    const uint32_t h = rng();
+    if (h % 4 == 0) x = uint16_t(rng());
+    else if (h % 16 == 1) x = 0;
+    else x = uint16_t(((h >> 8) & 0x8000u) | (uint32_t(bias - 6 + int((h >> 4) % 9u)) << mbits) |
+                      ((h >> 12) & ((1u << mbits) - 1)));
+  }
+  return v;
+}
+
+// QuantCodeMemo gives QuantPlan::quantize's bytes, for every op, contract and dtype, with rows for every scale, for
+// two and for none (every block computed directly).
+TEST(Reference_QuantCodeMemo, EqualsQuantizeEveryOpContractAndDtype) {
+  QuantModels models;
+  models.rcp_approx = rcp_stand_in_one_ulp_up;
+  for (const QuantOpSpec& op : quant_op_registry())
+    for (const QuantContractSpec& c : op.contracts)
+      for (Dtype d : {Dtype::kBf16, Dtype::kFp16}) {
+        const QuantPlan plan(op, c.contract, d, models, kCfg);
+        const int n = plan.block_size(), blocks = 512;
+        const std::vector<uint16_t> v = memo_blocks(d, n, blocks, 7);
+        float scalars[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+        if (plan.scalars() > 0) plan.scalars_from_tensor_amax(f32_to_half(d, 3.0f, NanPolicy::kCudaCvtRn), scalars);
+        for (int max_rows : {256, 2, 0}) {
+          QuantCodeMemo memo(plan, scalars, max_rows);
+          uint64_t errors = 0;
+          std::vector<uint8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+          for (int b = 0; b < blocks; ++b) {
+            const uint16_t* x = v.data() + size_t(b) * size_t(n);
+            const QuantScale ws = plan.quantize(x, scalars, want.data());
+            const QuantScale gs = memo.block(plan.block_amax(x, n)).scale;
+            for (int e = 0; e < n; ++e) got[size_t(e)] = memo.code(x[e]);
+            if ((gs.byte != ws.byte || f32_bits(gs.value) != f32_bits(ws.value) || got != want) && ++errors <= 4)
+              ADD_FAILURE() << op.name << " " << quant_contract_name(c.contract) << " " << dtype_name(d)
+                            << " max_rows " << max_rows << ": block " << b << " differs from quantize";
+          }
+          EXPECT_EQ(errors, 0u) << op.name << " " << quant_contract_name(c.contract) << " " << dtype_name(d);
+          EXPECT_LE(memo.rows(), size_t(max_rows));
+          if (max_rows == 256) EXPECT_GT(memo.rows(), 2u) << op.name << ": the blocks should need more than two rows";
+        }
+      }
+}
+
+// The memo's point: an E4M3 scale gives at most 256 rows however many amaxes the blocks have, since the element step
+// reads only registers derived from the scale's byte. A binary32 scale (fp8-group) reads the amax's own value.
+TEST(Reference_QuantCodeMemo, Nvfp4RowsAreScalesNotAmaxes) {
+  const QuantPlan plan(op_named("nvfp4_quant"), QuantContract::kVllmRef, Dtype::kBf16, {}, kCfg);
+  const float g = 896.0f;
+  QuantCodeMemo memo(plan, &g);
+  const std::vector<uint16_t> v = memo_blocks(Dtype::kBf16, 16, 1 << 14, 11);
+  std::vector<uint16_t> amaxes;
+  for (size_t b = 0; b < v.size() / 16; ++b) {
+    amaxes.push_back(plan.block_amax(v.data() + 16 * b, 16));
+    memo.block(amaxes.back());
+  }
+  std::sort(amaxes.begin(), amaxes.end());
+  const size_t distinct = size_t(std::unique(amaxes.begin(), amaxes.end()) - amaxes.begin());
+  EXPECT_GT(distinct, 2000u);
+  EXPECT_LE(memo.rows(), 256u);
+  EXPECT_GT(memo.rows(), 10u);
+}
+
+// QuantCodeMemos serves a worker's memo again only for the same plan and the same scalars (bit for bit); with other
+// scalars it gives a fresh memo, whose codes are quantize's under those scalars. The control: the first memo's codes,
+// read under the second scalars, differ from quantize's somewhere (a memo reused across scalars would be wrong).
+TEST(Reference_QuantCodeMemo, MemosAreReplacedWhenTheScalarsChange) {
+  const QuantPlan plan(op_named("nvfp4_quant"), QuantContract::kVllmRef, Dtype::kBf16, {}, kCfg);
+  const float g1 = 896.0f, g2 = 37.0f;
+  const std::vector<uint16_t> v = memo_blocks(Dtype::kBf16, 16, 256, 3);
+  QuantCodeMemos memos;
+  memos.prepare(2);
+  QuantCodeMemo& first = memos.memo(1, plan, &g1);
+  EXPECT_TRUE(first.serves(plan, &g1));
+  EXPECT_FALSE(first.serves(plan, &g2));
+  EXPECT_EQ(&memos.memo(1, plan, &g1), &first);
+  uint64_t stale_differs = 0;
+  for (size_t b = 0; b < 256; ++b) {
+    const uint16_t* x = v.data() + 16 * b;
+    uint8_t want[16];
+    plan.quantize(x, &g2, want);
+    first.block(plan.block_amax(x, 16));
+    for (int e = 0; e < 16; ++e) stale_differs += first.code(x[e]) != want[e];
+  }
+  EXPECT_GT(stale_differs, 0u);
+  QuantCodeMemo& second = memos.memo(1, plan, &g2);
+  EXPECT_TRUE(second.serves(plan, &g2));
+  uint64_t errors = 0;
+  for (size_t b = 0; b < 256; ++b) {
+    const uint16_t* x = v.data() + 16 * b;
+    uint8_t want[16];
+    const QuantScale ws = plan.quantize(x, &g2, want);
+    errors += second.block(plan.block_amax(x, 16)).scale.byte != ws.byte;
+    for (int e = 0; e < 16; ++e) errors += second.code(x[e]) != want[e];
+  }
+  EXPECT_EQ(errors, 0u);
+  EXPECT_THROW(memos.memo(2, plan, &g1), std::out_of_range);
 }
 
 }  // namespace
