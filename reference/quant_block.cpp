@@ -147,12 +147,13 @@ QuantBlockState QuantPlan::scale_from_code(uint8_t code, const float* scalars) c
 }
 
 uint8_t QuantPlan::element_step(uint16_t value, const QuantBlockState& st) const {
+  // Registers below n are the block's (read in place), from n on this element's.
   const int n = int(c_->scale_steps.size());
-  float r[kMaxQuantSteps];
-  std::memcpy(r, st.reg, sizeof(float) * size_t(n));
+  float e[kMaxQuantSteps];
+  auto reg = [&](int i) { return i < n ? st.reg[i] : e[i - n]; };
   for (size_t k = 0; k < c_->element_steps.size(); ++k) {
     const QuantStep& s = c_->element_steps[k];
-    const float a = s.a >= 0 ? r[s.a] : 0.0f, b = s.b >= 0 ? r[s.b] : 0.0f;
+    const float a = s.a >= 0 ? reg(s.a) : 0.0f, b = s.b >= 0 ? reg(s.b) : 0.0f;
     float v = 0.0f;
     switch (s.op) {
       case QuantOp::kElement: v = half_to_f32(d_, value); break;
@@ -164,7 +165,7 @@ uint8_t QuantPlan::element_step(uint16_t value, const QuantBlockState& st) const
       case QuantOp::kMin: v = a != a ? a : (a < s.value ? a : s.value); break;
       case QuantOp::kMax: v = a != a ? a : (a > s.value ? a : s.value); break;
       case QuantOp::kClamp: v = a != a ? a : (a < s.value ? s.value : a > s.value2 ? s.value2 : a); break;
-      case QuantOp::kIfZero: v = a == 0.0f ? b : r[s.c]; break;
+      case QuantOp::kIfZero: v = a == 0.0f ? b : reg(s.c); break;
       case QuantOp::kCodeE2m1Cvt: return f32_to_e2m1(a);
       case QuantOp::kCodeE2m1VllmTable:
         // The table's value coded: grid values are exact, so f32_to_e2m1 is the code, the sign of a -0 result kept.
@@ -176,7 +177,7 @@ uint8_t QuantPlan::element_step(uint16_t value, const QuantBlockState& st) const
       case QuantOp::kCodeE4m3: return f32_to_e4m3(a, s.overflow);
       default: throw std::logic_error("quant plan: a scale-only step among the element steps");
     }
-    r[n + int(k)] = v;
+    e[k] = v;
   }
   throw std::logic_error("quant plan: the element steps end without a code");
 }
@@ -233,7 +234,10 @@ bool QuantCodeMemo::serves(const QuantPlan& plan, const float* scalars) const {
 const QuantBlockState& QuantCodeMemo::block(uint16_t amax) {
   // The state is this amax's own (its scale, its amax register); the codes are the row of its tuple, which any amax
   // of that tuple fills alike (element_step reads nothing else of the state).
+  if (has_state_ && amax == state_amax_) return state_;  // runs of blocks of one amax (the element-step sweeps)
   state_ = plan_.scale_step(amax, scalars_);
+  state_amax_ = amax;
+  has_state_ = true;
   const int32_t s = slot_[amax];
   if (s != -1) {
     row_ = s >= 0 ? rows_[size_t(s)].get() : nullptr;

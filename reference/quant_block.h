@@ -139,6 +139,8 @@ class QuantCodeMemo {
   std::vector<std::pair<std::vector<uint32_t>, int32_t>> keys_;  ///< tuple -> row index, sorted
   Row* row_ = nullptr;      ///< the selected block's row, or null: computed directly
   QuantBlockState state_;   ///< the selected block's state
+  uint16_t state_amax_ = 0;  ///< and its amax
+  bool has_state_ = false;
 };
 
 /// One QuantCodeMemo a worker, kept across the calls of one plan and one set of scalars (the chunks of a large call):
