@@ -148,82 +148,100 @@ void block_values(const QuantPlan& plan, const QuantCallSpec& s, int64_t r, int6
   for (int e = 0; e < n; ++e) values[e] = plan.activation(rows, e);
 }
 
-/// The quantizer's T values of every element of call s, row-major (the activation stage once for every contract: the
-/// contracts of an op share it).
-std::vector<uint16_t> call_values(const QuantPlan& plan, const QuantCallSpec& s, unsigned workers) {
-  std::vector<uint16_t> v(size_t(s.rows * s.width));
-  const int n = plan.block_size();
-  parallel_for(size_t(s.rows), [&](unsigned, size_t lo, size_t hi) {
-    for (int64_t r = int64_t(lo); r < int64_t(hi); ++r)
-      for (int64_t k = 0; k < s.blocks_per_row(); ++k) block_values(plan, s, r, k, v.data() + r * s.width + k * n);
-  }, 8, workers);
-  return v;
+/// Work items of a batch of calls: rows [lo, hi) of call `call`, about 2^16 elements each (whole rows), call by call,
+/// so that a batch of few large calls still spreads over every core.
+struct RowRange {
+  size_t call;
+  int64_t lo, hi;
+};
+
+std::vector<RowRange> row_ranges(const std::vector<QuantCallSpec>& specs) {
+  std::vector<RowRange> out;
+  for (size_t c = 0; c < specs.size(); ++c) {
+    const int64_t step = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, specs[c].width));
+    for (int64_t lo = 0; lo < specs[c].rows; lo += step) out.push_back({c, lo, std::min(specs[c].rows, lo + step)});
+  }
+  return out;
 }
 
-/// The expected images of call s under `plan` from its T values, rows split over `workers` threads (1: the caller).
-Image expected_image(const QuantPlan& plan, const QuantCallSpec& s, const std::vector<uint16_t>& tv, unsigned workers,
-                     ref::QuantCodeMemos* memos = nullptr) {
+/// The T values of a batch (the activation stage once for every contract: the contracts of an op share it), each
+/// call's row-major.
+std::vector<std::vector<uint16_t>> batch_values(const QuantPlan& plan, const std::vector<QuantCallSpec>& specs) {
+  std::vector<std::vector<uint16_t>> out(specs.size());
+  for (size_t c = 0; c < specs.size(); ++c) out[c].resize(size_t(specs[c].rows * specs[c].width));
+  const std::vector<RowRange> items = row_ranges(specs);
+  const int n = plan.block_size();
+  parallel_items(items.size(), [&](unsigned, size_t it) {
+    const RowRange& g = items[it];
+    const QuantCallSpec& s = specs[g.call];
+    for (int64_t r = g.lo; r < g.hi; ++r)
+      for (int64_t k = 0; k < s.blocks_per_row(); ++k) block_values(plan, s, r, k, out[g.call].data() + r * s.width + k * n);
+  });
+  return out;
+}
+
+std::vector<uint16_t> call_values(const QuantPlan& plan, const QuantCallSpec& s) {
+  return std::move(batch_values(plan, {s})[0]);
+}
+
+/// Rows [lo, hi) of call s's expected image under `plan` into img (already sized): QuantPlan::quantize through the
+/// worker's memo (the blocks of a call share few scales, so each (value, scale) code is computed once).
+void image_rows(const QuantPlan& plan, const QuantCallSpec& s, const uint16_t* tv, Image& img, int64_t lo, int64_t hi,
+                ref::QuantCodeMemo& memo) {
   const int n = plan.block_size();
   const int64_t blocks = s.blocks_per_row();
   const int cell = scale_cell_bytes(plan);
   const bool e2m1 = plan.op().element_format == ref::ElementFormat::kE2m1;
-  Image img;
-  img.codes.assign(s.codes_bytes, 0);
-  img.scales.assign(s.scale_bytes, 0);
-  // QuantPlan::quantize through a memo a worker: the blocks of a call share few scales, so each (value, scale) code
-  // is computed once; kept in `memos` across the chunks of a large call.
-  ref::QuantCodeMemos own;
-  if (!memos) memos = &own;
-  memos->prepare(workers ? workers : worker_count());
-  parallel_for(size_t(s.rows), [&](unsigned w, size_t lo, size_t hi) {
-    uint8_t codes[128];
-    ref::QuantCodeMemo& memo = memos->memo(w, plan, s.scalars.data());
-    for (int64_t r = int64_t(lo); r < int64_t(hi); ++r)
-      for (int64_t k = 0; k < blocks; ++k) {
-        const int64_t base = r * s.width + k * n;
-        const uint16_t* values = tv.data() + base;
-        const ref::QuantScale sc = memo.block(plan.block_amax(values, n)).scale;
-        for (int e = 0; e < n; ++e) codes[e] = memo.code(values[e]);
-        for (int e = 0; e < n; ++e) {
-          if (e2m1) {
-            uint8_t& b = img.codes[size_t((base + e) / 2)];
-            b = uint8_t(e & 1 ? (b & 0x0F) | uint8_t((codes[e] & 0x0F) << 4) : (b & 0xF0) | (codes[e] & 0x0F));
-          } else {
-            img.codes[size_t(base + e)] = codes[e];
-          }
-        }
-        const int64_t off = ref::scale_offset(s.layout, r, k, s.rows, blocks) * cell;
-        if (cell == 1) {
-          img.scales[size_t(off)] = sc.byte;
+  uint8_t codes[128];
+  for (int64_t r = lo; r < hi; ++r)
+    for (int64_t k = 0; k < blocks; ++k) {
+      const int64_t base = r * s.width + k * n;
+      const uint16_t* values = tv + base;
+      const ref::QuantScale sc = memo.block(plan.block_amax(values, n)).scale;
+      for (int e = 0; e < n; ++e) codes[e] = memo.code(values[e]);
+      for (int e = 0; e < n; ++e) {
+        if (e2m1) {
+          uint8_t& b = img.codes[size_t((base + e) / 2)];
+          b = uint8_t(e & 1 ? (b & 0x0F) | uint8_t((codes[e] & 0x0F) << 4) : (b & 0xF0) | (codes[e] & 0x0F));
         } else {
-          const uint32_t u = ref::f32_bits(sc.value);
-          for (int b = 0; b < 4; ++b) img.scales[size_t(off + b)] = uint8_t(u >> (8 * b));
+          img.codes[size_t(base + e)] = codes[e];
         }
       }
-  }, 8, workers);
-  return img;
+      const int64_t off = ref::scale_offset(s.layout, r, k, s.rows, blocks) * cell;
+      if (cell == 1) {
+        img.scales[size_t(off)] = sc.byte;
+      } else {
+        const uint32_t u = ref::f32_bits(sc.value);
+        for (int b = 0; b < 4; ++b) img.scales[size_t(off + b)] = uint8_t(u >> (8 * b));
+      }
+    }
 }
 
-Image expected_image(const QuantPlan& plan, const QuantCallSpec& s) {
-  return expected_image(plan, s, call_values(plan, s, 0), 0);
-}
-
-/// The T values of a batch, then its expected images under `plan`: each call on one worker when there are several,
-/// one call on every core.
-std::vector<std::vector<uint16_t>> batch_values(const QuantPlan& plan, const std::vector<QuantCallSpec>& specs) {
-  std::vector<std::vector<uint16_t>> out(specs.size());
-  if (specs.size() == 1) out[0] = call_values(plan, specs[0], 0);
-  else parallel_items(specs.size(), [&](unsigned, size_t i) { out[i] = call_values(plan, specs[i], 1); });
-  return out;
-}
-
+/// The expected images of a batch under `plan` from its T values, row ranges on every core. `memos`: one code memo
+/// a worker, kept across batches of the same scalars (the chunks of a large call), or null.
 std::vector<Image> expected_images(const QuantPlan& plan, const std::vector<QuantCallSpec>& specs,
                                    const std::vector<std::vector<uint16_t>>& values,
                                    ref::QuantCodeMemos* memos = nullptr) {
   std::vector<Image> out(specs.size());
-  if (specs.size() == 1) out[0] = expected_image(plan, specs[0], values[0], 0, memos);
-  else parallel_items(specs.size(), [&](unsigned, size_t i) { out[i] = expected_image(plan, specs[i], values[i], 1); });
+  for (size_t c = 0; c < specs.size(); ++c) {
+    // Rows own whole bytes (a width is a whole number of blocks, and a block an even number of E2M1 codes).
+    out[c].codes.assign(specs[c].codes_bytes, 0);
+    out[c].scales.assign(specs[c].scale_bytes, 0);
+  }
+  ref::QuantCodeMemos own;
+  if (!memos) memos = &own;
+  memos->prepare(worker_count());
+  const std::vector<RowRange> items = row_ranges(specs);
+  parallel_items(items.size(), [&](unsigned w, size_t it) {
+    const RowRange& g = items[it];
+    const QuantCallSpec& s = specs[g.call];
+    image_rows(plan, s, values[g.call].data(), out[g.call], g.lo, g.hi, memos->memo(w, plan, s.scalars.data()));
+  });
   return out;
+}
+
+Image expected_image(const QuantPlan& plan, const QuantCallSpec& s) {
+  return std::move(expected_images(plan, {s}, {call_values(plan, s)})[0]);
 }
 
 uint32_t scale_bits_at(const QuantPlan& plan, const std::vector<uint8_t>& scales, int64_t cell) {
@@ -1317,7 +1335,7 @@ bool scale_sweep(const QuantContext& ctx, QuantTally& t, const QuantCallSpec& ca
   std::vector<AmaxGroups> groups(plans.size());
   {
     const PhaseClock reference("reference values (scale step: amaxes grouped)");
-    tv = call_values(plan, call, 0);
+    tv = call_values(plan, call);
     parallel_items(plans.size(), [&](unsigned, size_t p) { groups[p] = amax_groups(*plans[p], call, tv); });
   }
   const size_t batch = size_t(std::max(1, ctx.runner.preferred_batch()));

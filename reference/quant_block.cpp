@@ -214,7 +214,7 @@ void QuantPlan::eval_record(const uint8_t* record, uint8_t* out) const {
 }
 
 QuantCodeMemo::QuantCodeMemo(const QuantPlan& plan, const float* scalars, int max_rows)
-    : plan_(plan), max_rows_(size_t(std::max(0, max_rows))), slot_(65536, -1) {
+    : plan_(plan), max_rows_(size_t(std::clamp(max_rows, 0, 256))), slot_(65536, int16_t(-1)) {
   if (plan.scalars() > 4) throw std::logic_error("quant plan: more than 4 scalars");
   for (int j = 0; j < plan.scalars(); ++j) scalars_[j] = scalars[j];
   const QuantContractSpec& c = plan.contract();
@@ -238,7 +238,7 @@ const QuantBlockState& QuantCodeMemo::block(uint16_t amax) {
   state_ = plan_.scale_step(amax, scalars_);
   state_amax_ = amax;
   has_state_ = true;
-  const int32_t s = slot_[amax];
+  const int16_t s = slot_[amax];
   if (s != -1) {
     row_ = s >= 0 ? rows_[size_t(s)].get() : nullptr;
     return state_;
@@ -249,11 +249,11 @@ const QuantBlockState& QuantCodeMemo::block(uint16_t amax) {
   auto it = std::lower_bound(keys_.begin(), keys_.end(), key,
                              [](const auto& e, const std::vector<uint32_t>& k) { return e.first < k; });
   if (it != keys_.end() && it->first == key) {
-    slot_[amax] = it->second;
+    slot_[amax] = int16_t(it->second);
   } else if (rows_.size() < max_rows_) {
     rows_.push_back(std::make_unique<Row>());
     rows_.back()->state = state_;
-    slot_[amax] = int32_t(rows_.size() - 1);
+    slot_[amax] = int16_t(rows_.size() - 1);
     keys_.insert(it, {std::move(key), slot_[amax]});
   } else {
     slot_[amax] = -2;

@@ -105,7 +105,7 @@ class QuantPlan {
 /// QuantPlan::quantize in every case (QuantCodeMemo.* check it). One a worker: not thread-safe.
 class QuantCodeMemo {
  public:
-  QuantCodeMemo(const QuantPlan& plan, const float* scalars, int max_rows = 256);
+  QuantCodeMemo(const QuantPlan& plan, const float* scalars, int max_rows = 256);  ///< max_rows: 0..256
   /// Selects the block of this amax: its state (the scale step's registers and stored scale).
   const QuantBlockState& block(uint16_t amax);
   /// The code of one value under the block selected last.
@@ -134,7 +134,7 @@ class QuantCodeMemo {
   float scalars_[4] = {};
   size_t max_rows_;
   std::vector<int> reads_;             ///< the scale registers the element steps read
-  std::vector<int32_t> slot_;          ///< amax -> row index; -1 not seen yet, -2 its tuple has no row
+  std::vector<int16_t> slot_;          ///< amax -> row index; -1 not seen yet, -2 its tuple has no row
   std::vector<std::unique_ptr<Row>> rows_;
   std::vector<std::pair<std::vector<uint32_t>, int32_t>> keys_;  ///< tuple -> row index, sorted
   Row* row_ = nullptr;      ///< the selected block's row, or null: computed directly
