@@ -175,7 +175,7 @@ QuantModel quant_model_for(const AuditOptions& o, ref::Dtype d) {
     throw UsageError("audit: op " + o.op + " has no contract " + o.contract + " (" + quant_contract_list(*q) + ")");
   // On the host a table the cuda model does not reproduce is the reference self-audit's FAIL (as the elementwise
   // ops' libm model leaves it); on a device the oracle must equal the device's capture.
-  return make_quant_model(*q, *contract, d, golden_of(o), o.backend != "emulated");
+  return make_quant_model(*q, *contract, d, golden_of(o), resolve_math(o, o.backend), o.backend != "emulated");
 }
 
 /// Refuses (UsageError, one line) --only a class a quantization op does not run (graph on host memory, as for the

@@ -129,11 +129,6 @@ Driver make_driver(const QuantPlan& plan) {
   return dr;
 }
 
-/// Writes wanted T value `v` at element (r, c) of the call through the driver.
-void put(const Driver& dr, QuantCallSpec& s, int64_t r, int64_t c, uint16_t v) {
-  for (int i = 0; i < dr.inputs; ++i) s.at(i, r, c) = dr.in[v][size_t(i)];
-}
-
 using Image = QuantExpected;
 
 /// The quantizer's T inputs of block (r, k) (after the activation stage).
@@ -155,14 +150,16 @@ struct RowRange {
   int64_t lo, hi;
 };
 
-std::vector<RowRange> row_ranges(const std::vector<QuantCallSpec>& specs) {
+std::vector<RowRange> row_ranges(const QuantCallSpec* specs, size_t count) {
   std::vector<RowRange> out;
-  for (size_t c = 0; c < specs.size(); ++c) {
+  for (size_t c = 0; c < count; ++c) {
     const int64_t step = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, specs[c].width));
     for (int64_t lo = 0; lo < specs[c].rows; lo += step) out.push_back({c, lo, std::min(specs[c].rows, lo + step)});
   }
   return out;
 }
+
+std::vector<RowRange> row_ranges(const std::vector<QuantCallSpec>& specs) { return row_ranges(specs.data(), specs.size()); }
 
 /// The T values of a batch (the activation stage once for every contract: the contracts of an op share it), each
 /// call's row-major.
@@ -961,22 +958,55 @@ void add_block_calls(const QuantContext& ctx, const Driver& dr, const std::vecto
   const int64_t n = plan.block_size();
   const int64_t nblocks = int64_t(values.size()) / n;
   const int64_t blocks_per_call = std::max<int64_t>(per_row, call_elems / n / per_row * per_row);
+  const size_t first = out.size();
+  std::vector<int64_t> starts, counts;  // each new call's first element in `values`, and its elements
   for (int64_t b0 = 0; b0 < nblocks; b0 += blocks_per_call) {
     const int64_t nb = std::min(blocks_per_call, nblocks - b0);
     const int64_t width = std::min(per_row, nb) * n;
     const int64_t rows = (nb * n + width - 1) / width;
     QuantCallSpec s = make_quant_call(plan.op(), ctx.model.contract, rows, width, ctx.abi_dtype, layout);
     s.scalars = scalars;
-    for (int64_t i = 0; i < nb * n; ++i) put(dr, s, i / width, i % width, values[size_t((b0 * n) + i)]);
     out.push_back(std::move(s));
+    starts.push_back(b0 * n);
+    counts.push_back(nb * n);
+  }
+  // The elements through the driver (the last row's padding untouched): the per-row inputs by row ranges of every
+  // new call on every core; a row-broadcast input (one element a column for every row) then on this thread, each
+  // column from the last row that has it, as writing the rows in order leaves it.
+  const std::vector<RowRange> items = row_ranges(out.data() + first, out.size() - first);
+  auto value_at = [&](size_t call, int64_t r, int64_t c) {
+    return values[size_t(starts[call] + r * out[first + call].width + c)];
+  };
+  parallel_items(items.size(), [&](unsigned, size_t it) {
+    const RowRange& g = items[it];
+    QuantCallSpec& s = out[first + g.call];
+    for (int64_t r = g.lo; r < g.hi; ++r)
+      for (int64_t c = 0; c < s.width && r * s.width + c < counts[g.call]; ++c)
+        for (int i = 0; i < dr.inputs; ++i)
+          if (s.inputs[size_t(i)].stride[0] != 0) s.at(i, r, c) = dr.in[value_at(g.call, r, c)][size_t(i)];
+  });
+  for (size_t call = 0; call + first < out.size(); ++call) {
+    QuantCallSpec& s = out[first + call];
+    for (int i = 0; i < dr.inputs; ++i) {
+      if (s.inputs[size_t(i)].stride[0] != 0) continue;
+      for (int64_t c = 0; c < s.width && c < counts[call]; ++c) {
+        const int64_t last = (counts[call] - 1 - c) / s.width;  // the last row whose element c is written
+        s.at(i, last, c) = dr.in[value_at(call, last, c)][size_t(i)];
+      }
+    }
   }
 }
 
 /// Every T pattern that is not NaN and whose magnitude is at most |a|'s, both signs, in pattern order.
 std::vector<uint16_t> values_up_to(const Driver& dr, ref::Dtype d, uint16_t a) {
+  // |x| patterns order like magnitudes: the positive patterns 0..|a|, then the negative ones of those magnitudes.
   std::vector<uint16_t> v;
-  for (uint32_t p = 0; p < 65536; ++p)
-    if (dr.reach[p] && !ref::is_nan_bits(d, uint16_t(p)) && abs_bits(uint16_t(p)) <= abs_bits(a)) v.push_back(uint16_t(p));
+  const uint32_t top = abs_bits(a);
+  for (uint32_t sign : {0u, 0x8000u})
+    for (uint32_t m = 0; m <= top; ++m) {
+      const uint16_t p = uint16_t(sign | m);
+      if (dr.reach[p] && !ref::is_nan_bits(d, p)) v.push_back(p);
+    }
   return v;
 }
 

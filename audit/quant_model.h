@@ -25,13 +25,15 @@ struct QuantModel {
   std::string golden_label;                    ///< "golden/sm_90", or "" when no golden data was needed
 };
 
-/// Builds the model of (op, contract, dtype). The activation stage of a fused op runs under the cuda math model of
-/// `golden` (its MUFU data), its activation tables compared with golden's: with `tables_must_equal` (a device run) a
-/// table that differs is std::runtime_error (the oracle cannot be trusted), else the difference is stated in the
-/// description (the reference self-audit FAILs on it). rcp.approx.ftz comes from golden's MUFU capture.
-/// MissingDataError (one line) when the claimed contract needs golden data that is absent; UsageError when the op has
-/// no such contract.
+/// Builds the model of (op, contract, dtype). The activation stage of a fused op runs under `math`, as the
+/// elementwise ops' models do (--math-model: cuda on a device, libm on the host, whose emulation computes with the
+/// host's libm); its activation tables are compared with golden's. Under the cuda model (golden's MUFU data) with
+/// `tables_must_equal` (a device run) a table that differs is std::runtime_error (the oracle cannot be trusted), else
+/// the difference is stated in the description (the reference self-audit FAILs on it). rcp.approx.ftz comes from
+/// golden's MUFU capture. MissingDataError (one line) when the claimed contract needs golden data that is absent;
+/// UsageError when the op has no such contract.
 QuantModel make_quant_model(const ref::QuantOpSpec& op, ref::QuantContract contract, ref::Dtype d,
-                            const GoldenArch& golden, bool tables_must_equal = true);
+                            const GoldenArch& golden, ref::MathModel math = ref::MathModel::kCuda,
+                            bool tables_must_equal = true);
 
 }  // namespace fuseproof::audit
