@@ -1512,27 +1512,30 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
     }
     uint64_t codes_total = 0;
     for (size_t gi = 0; gi < g_rows.size() && go; ++gi) {
-      plan.scalars_from_tensor_amax(g_rows[gi], sc.data());
-      std::vector<int32_t> rep(256, -1);  // code -> its largest reachable amax pattern
-      for (uint32_t b = 0; b < 0x8000; ++b)
-        if (dr.reach[b] && !ref::is_nan_bits(d, uint16_t(b))) {
-          const uint8_t q = plan.scale_step(uint16_t(b), sc.data()).scale.byte;
-          if (rep[q] < 0 || int32_t(b) > rep[q]) rep[q] = int32_t(b);
-        }
-      std::vector<uint16_t> blocks;
-      for (int q = 0; q < 256; ++q) {
-        if (rep[q] < 0) continue;
-        ++codes_total;
-        const uint16_t a = uint16_t(rep[q]);
-        const std::vector<uint16_t> vals = values_up_to(dr, d, a);
-        stage2_values += vals.size();
-        for (size_t j = 0; j < vals.size(); j += size_t(n - 1)) {
-          blocks.push_back(a);
-          for (size_t e = 0; e < size_t(n - 1); ++e) blocks.push_back(j + e < vals.size() ? vals[j + e] : zero);
-        }
-      }
       std::vector<QuantCallSpec> specs;
-      add_block_calls(ctx, dr, sc, blocks, specs);
+      {
+        const PhaseClock inputs("element-step inputs (scale codes, blocks, calls)");
+        plan.scalars_from_tensor_amax(g_rows[gi], sc.data());
+        std::vector<int32_t> rep(256, -1);  // code -> its largest reachable amax pattern
+        for (uint32_t b = 0; b < 0x8000; ++b)
+          if (dr.reach[b] && !ref::is_nan_bits(d, uint16_t(b))) {
+            const uint8_t q = plan.scale_step(uint16_t(b), sc.data()).scale.byte;
+            if (rep[q] < 0 || int32_t(b) > rep[q]) rep[q] = int32_t(b);
+          }
+        std::vector<uint16_t> blocks;
+        for (int q = 0; q < 256; ++q) {
+          if (rep[q] < 0) continue;
+          ++codes_total;
+          const uint16_t a = uint16_t(rep[q]);
+          const std::vector<uint16_t> vals = values_up_to(dr, d, a);
+          stage2_values += vals.size();
+          for (size_t j = 0; j < vals.size(); j += size_t(n - 1)) {
+            blocks.push_back(a);
+            for (size_t e = 0; e < size_t(n - 1); ++e) blocks.push_back(j + e < vals.size() ? vals[j + e] : zero);
+          }
+        }
+        add_block_calls(ctx, dr, sc, blocks, specs);
+      }
       go = run_batches(ctx, t, specs, "element step tensor amax " + hex(g_rows[gi], 4), &dist);
     }
     stage2 = "element step: " + std::to_string(g_rows.size()) + " global scales (" +
@@ -1558,6 +1561,7 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
     std::vector<uint16_t> blocks;
     std::vector<QuantCallSpec> specs;
     for (size_t ai = 0; ai < amaxes.size() && go; ++ai) {
+      std::optional<PhaseClock> inputs(std::in_place, "element-step inputs (blocks, calls)");
       const std::vector<uint16_t> vals = values_up_to(dr, d, amaxes[ai]);
       stage2_values += vals.size();
       for (size_t j = 0; j < vals.size(); j += size_t(n - 1)) {
@@ -1567,6 +1571,7 @@ void quant_stages(const QuantContext& ctx, CheckResult& r) {
       if (blocks.size() >= (size_t(1) << 22) || ai + 1 == amaxes.size()) {
         add_block_calls(ctx, dr, sc, blocks, specs);
         blocks.clear();
+        inputs.reset();
         go = run_batches(ctx, t, specs, "element step", &dist);
         specs.clear();
       }
