@@ -283,6 +283,9 @@ def cuda_source_mode(path, tmp):
 
 def main():
     mode, fuseproof, path, tmp = sys.argv[1:5]
+    # A folder per mode: ctest runs the modes side by side, and each writes files of the same names (the synthetic
+    # table, the script's JSON).
+    tmp = os.path.join(tmp, mode)
     os.makedirs(tmp, exist_ok=True)
     failures = 0
     if mode == "tree":
