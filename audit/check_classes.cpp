@@ -313,7 +313,7 @@ bool device_batches(const CheckContext& ctx) { return ctx.options.device_compare
 /// keeps them (one table per key in a class's runner).
 ExpectedTable op_table(const CheckContext& ctx) {
   return {ctx.model.digest_key + "." + ref::dtype_name(ctx.model.dtype) + ".math" + std::to_string(int(ctx.model.math)),
-          [&ctx](uint16_t in1, uint16_t* out) { ctx.model.plan->row(in1, out); }, {}};
+          [&ctx](uint16_t in1, uint16_t* out) { ctx.model.plan->row(in1, out); }, {}, {}};
 }
 /// acc |= seen, eight flags a step (the union of the expected outputs of the calls compared clean).
 void merge_seen(std::vector<uint8_t>& acc, const std::vector<uint8_t>& seen) {

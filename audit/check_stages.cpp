@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -19,6 +21,7 @@
 #include "common/number_text.h"
 #include "common/parallel_for.h"
 #include "common/sha256.h"
+#include "common/tree_digest.h"
 
 namespace fuseproof::audit {
 
@@ -95,16 +98,19 @@ namespace {
 
 /// One stage made and compared on the device (KernelRunner::calls_compared, kWitness): the host path's calls (the
 /// same layout, b values and sampling of the distinct outputs), two a synchronisation, each output compared there
-/// with the stage's table (OpPlan::stage_row per b value, the rows hashed in order as the table is built).
+/// with the stage's table (OpPlan::stage_row per b value). As the table is built, the reference's rows are hashed:
+/// with `tree`, each row on the worker that made it (the tree digest, golden's "<key>.stage<k>_tree"); else in
+/// canonical order on one thread (the flat SHA-256 of "<key>.stage<k>", which then sets the table's pace: one
+/// thread's SHA-256 rate over up to 8 GiB).
 struct StageOnDevice {
   bool clean = false;            ///< every call accepted, nothing written outside out, inputs intact, no mismatch
   std::string fault;             ///< a CUDA error of the subject's (recorded in the tally)
-  std::string reference_digest;  ///< SHA-256 of the reference's outputs in canonical order, when clean
+  std::string reference_digest;  ///< the reference's outputs' digest (tree or flat, as asked), when clean
   std::string scope;             ///< where the pairs were compared, in words
 };
 
 StageOnDevice stage_on_device(const CheckContext& ctx, Tally& t, const ref::Stage& st, int k,
-                              const std::vector<size_t>& bs, size_t b_per_call) {
+                              const std::vector<size_t>& bs, size_t b_per_call, bool tree) {
   StageOnDevice out;
   const ref::OpSpec& op = *ctx.model.op;
   const ref::OpPlan& plan = *ctx.model.plan;
@@ -119,9 +125,10 @@ StageOnDevice stage_on_device(const CheckContext& ctx, Tally& t, const ref::Stag
   for (size_t ia = 0; ia < na; ++ia) wp.a[ia] = st.inputs(ia, 0);  // b's bits are overwritten by the device
   for (size_t ib = 0; ib < nb; ++ib) wp.b[ib] = st.inputs(0, ib);
   for (size_t j : bs) wp.b_index.push_back(uint32_t(j));
-  // The reference's rows, hashed in canonical order (b ascending, as bs lists them in full) as the table is built.
+  // The reference's rows (b ascending, as bs lists them in full), hashed as the table is built.
   Sha256 digest;
-  uint32_t hashed = 0;
+  std::vector<std::string> row_hex(tree ? nb : 0);
+  std::atomic<uint32_t> hashed{0};
   const RowFn row = [&](uint16_t ib, uint16_t* o) {
     if (ib < nb) plan.stage_row(st, ib, o);
     std::fill(o + (ib < nb ? na : 0), o + 65536, uint16_t(0));
@@ -133,9 +140,18 @@ StageOnDevice stage_on_device(const CheckContext& ctx, Tally& t, const ref::Stag
         ++hashed;
       }
   };
-  const ExpectedTable table{ctx.model.digest_key + "." + ref::dtype_name(ctx.model.dtype) + ".math" +
-                                std::to_string(int(ctx.model.math)) + ".stage" + std::to_string(k),
-                            row, in_order};
+  const SweepConsumer tap = [&](uint32_t first, uint32_t count, const uint16_t* rows) {
+    for (uint32_t i = 0; i < count; ++i)
+      if (first + i < nb) {
+        row_hex[first + i] = Sha256::of(rows + size_t(i) * 65536, na * 2);  // each row its own slot
+        ++hashed;
+      }
+  };
+  ExpectedTable table{ctx.model.digest_key + "." + ref::dtype_name(ctx.model.dtype) + ".math" +
+                          std::to_string(int(ctx.model.math)) + ".stage" + std::to_string(k),
+                      row, nullptr, nullptr};
+  if (tree) table.tap = tap;
+  else table.in_order = in_order;
   constexpr size_t kCallsPerSync = 2;
   const std::string name = "stage " + std::to_string(k) + " " + st.text;
   // The host path's distinct-output guard samples every 61st pair of a call above 2^22 pairs, every pair of a
@@ -186,7 +202,7 @@ StageOnDevice stage_on_device(const CheckContext& ctx, Tally& t, const ref::Stag
   for (uint32_t e = 0; e < 65536; ++e)
     if (seen[e]) t.seen(uint16_t(e));
   out.clean = true;
-  out.reference_digest = digest.hex();
+  out.reference_digest = tree ? tree_of_row_digests(row_hex) : digest.hex();
   out.scope = std::to_string(calls) + " calls made on the device (inputs written there from the witnesses) and " +
               "compared there with the stage's table (OpPlan::stage_row)";
   return out;
@@ -226,8 +242,14 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
     // A whole stage of a CUDA subject is made and compared on the device (stage_on_device); a stage found not clean
     // there, or one the runner cannot take, runs below on the host path, which gives the exact counts and records.
     std::string device_digest, device_scope;  // the reference's digest, when the device pass was clean
+    const std::string key = golden_stage_digest_key(ctx.model.digest_key, int(k));
+    // The device pass hashes the reference's rows for a tree digest where golden has the stage's tree (or where no
+    // golden digest is compared), on every core; else the flat SHA-256 golden has, on one thread.
+    const std::optional<std::string> golden_tree =
+        compare_golden ? golden.digest(key + "_tree", d) : std::optional<std::string>();
+    const bool device_tree = !compare_golden || golden_tree.has_value();
     if (ctx.options.device_compare && ctx.info.cuda() && full && st.pairs() > kAlwaysFullPairs) {
-      const StageOnDevice dev = stage_on_device(ctx, t, st, int(k), bs, b_per_call);
+      const StageOnDevice dev = stage_on_device(ctx, t, st, int(k), bs, b_per_call, device_tree);
       if (!dev.fault.empty()) {
         stopped = true;
         scopes.push_back(name + " (stopped by a CUDA error)");
@@ -344,19 +366,20 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
       note += ": no digest (a subset of " + st.b.text + ")";
     } else {
       // On the device path the subject equalled the reference at every pair, so its digest is the reference's.
+      const bool as_tree = !device_digest.empty() && device_tree;
       const std::string sd = device_digest.empty() ? subject_digest.hex() : device_digest;
       const std::string rd = device_digest.empty() ? reference_digest.hex() : device_digest;
-      note += ": SHA-256 of its " + grouped(pairs) + " outputs " + sd +
+      note += std::string(as_tree ? ": tree digest (a SHA-256 per row of b) of its " : ": SHA-256 of its ") +
+              grouped(pairs) + " outputs " + sd +
               (!device_digest.empty() ? " (equal to the reference's at every pair, compared on the device; the "
                                         "digest is the reference's, hashed as its table was built)"
                : sd == rd             ? " (the reference's the same)"
                                       : " (the reference's " + rd + ")");
-      const std::string key = golden_stage_digest_key(ctx.model.digest_key, int(k));
-      const std::string entry = key + "." + ref::dtype_name(d);
+      const std::string entry = key + (as_tree ? "_tree." : ".") + ref::dtype_name(d);
       if (!compare_golden) {
         note += "; golden digest not compared (" +
                 std::string(ctx.options.arch.empty() ? "no golden architecture" : "the math model differs from the device's") + ")";
-      } else if (const auto want_digest = golden.digest(key, d)) {
+      } else if (const auto want_digest = as_tree ? golden_tree : golden.digest(key, d)) {
         const bool ok = sd == *want_digest;
         note += (ok ? " equals " : " DIFFERS from ") + golden.label() + "/digests.json " + entry;
         if (!ok)

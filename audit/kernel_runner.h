@@ -117,12 +117,14 @@ struct Sampling {
 
 /// The expected outputs a device comparison reads: table[in1 * 65536 + in0] = row(in1)[in0] (kWitness: the b index
 /// and the a index), built once per key and kept for the next calls. `in_order`, when set, is handed the rows in
-/// order as they are built (the stages class hashes the reference's outputs there); it is not called when the table
-/// was kept from an earlier call of the same key.
+/// order as they are built, on one thread (a flat SHA-256 of the reference's outputs); else `tap`, when set, each
+/// block where it is made, on the workers, concurrently and in any order (the row digests of a tree digest). Neither
+/// is called when the table was kept from an earlier call of the same key.
 struct ExpectedTable {
   std::string key;
   RowFn row;
   SweepConsumer in_order;
+  SweepConsumer tap;
 };
 
 /// When one call of a concurrent or captured set ran, in microseconds from a common origin.

@@ -26,6 +26,12 @@ modulate) have no 2^32 domain; two more amendments capture what their audit comp
   --add-stages    digests.json "<key>.stage<k>" per dtype: SHA-256 of eager PyTorch's outputs (little-endian uint16) over
                   every pair of rounding boundary k, in canonical order (b's values outer, a's inner); the pairs are
                   `fuseproof stages --op OP --dtype D --out DIR`'s (stage<k>.json, stage<k>_a.bin, stage<k>_b.bin)
+                  and "<key>.stage<k>_tree": the tree digest of the same outputs, a SHA-256 per b row (what the
+                  audit's stages class compares on a GPU, hashing rows on every core)
+  --derive-stage-trees
+                  the "<key>.stage<k>_tree" entries a capture lacks, from the reference's rows (`fuseproof stages
+                  --digests`), taken only where the reference's flat SHA-256 equals the captured "<key>.stage<k>":
+                  the same bytes as eager's. No GPU; the amendment says so
   --add-formats FILE [FILE ...]
                   digests.json "format.<cast>_tree": the device's tree digests of the narrow-format casts of every
                   binary32 pattern, from scripts/capture_formats.py's JSON (its layout, captured on a GPU of this
@@ -498,10 +504,12 @@ def load_stage(folder, k, n_inputs):
 
 
 def stage_digest(fn, meta, a, b, dtype, dev, max_pairs=None, block_pairs=1 << 26):
-    """SHA-256 of fn's outputs over the stage's pairs (b outer, a inner; uint16 little-endian), and the pair count.
-    Pair (ia, ib)'s inputs: a's record ia with the inputs in b_depends taken from b's record ib. Computed in blocks of
-    whole b rows: input i is a [1, Na] row (from a) or a [B, 1] column (from b), broadcast by the eager ops. The
-    hashing of a block overlaps the next block's computation."""
+    """(SHA-256, tree digest, pair count) of fn's outputs over the stage's pairs (b outer, a inner; uint16
+    little-endian). The tree (common/tree_digest.h, tree_of_row_digests) is the SHA-256 of each b row's Na outputs'
+    hex SHA-256 in b order; None for a dry run's partial stage (max_pairs). Pair (ia, ib)'s inputs: a's record ia with
+    the inputs in b_depends taken from b's record ib. Computed in blocks of whole b rows: input i is a [1, Na] row
+    (from a) or a [B, 1] column (from b), broadcast by the eager ops. The hashing of a block overlaps the next block's
+    computation."""
     n = a.shape[1]
     na, nb = a.shape[0], b.shape[0]
     total = na * nb if max_pairs is None else min(na * nb, max_pairs)
@@ -510,6 +518,16 @@ def stage_digest(fn, meta, a, b, dtype, dev, max_pairs=None, block_pairs=1 << 26
     bdep = meta["b_depends"] if isinstance(meta["b_depends"], int) else int(str(meta["b_depends"]), 0)
     rows = max(1, min(block_pairs // max(1, na), -(-total // max(1, na))))
     h = hashlib.sha256()
+    row_hex = []
+    whole = max_pairs is None  # a dry run's first pairs have no tree, even where they are the whole stage
+
+    def hash_block(host):
+        view = memoryview(host).cast("B")
+        h.update(view)
+        if whole:
+            row_hex.extend(hashlib.sha256(view[r * na * 2:(r + 1) * na * 2]).hexdigest()
+                           for r in range(host.size // na))
+
     done = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         pending = None
@@ -523,10 +541,11 @@ def stage_digest(fn, meta, a, b, dtype, dev, max_pairs=None, block_pairs=1 << 26
             done += host.size
             if pending:
                 pending.result()
-            pending = pool.submit(h.update, memoryview(host).cast("B"))
+            pending = pool.submit(hash_block, host)
         if pending:
             pending.result()
-    return h.hexdigest(), done
+    tree = hashlib.sha256("".join(row_hex).encode()).hexdigest() if whole else None
+    return h.hexdigest(), tree, done
 
 
 def run_stages(fuseproof, op_name, dtype_name, folder):
@@ -559,7 +578,8 @@ def add_stages(outdir, spec, dev, fuseproof, stages_dir, max_pairs, jobs):
                     if st is None:
                         break
                     key = "%s.stage%d" % (c["digest_key"], k) + ("" if max_pairs is None else ".first%d" % max_pairs)
-                    if name not in digests.get(key, {}):
+                    if name not in digests.get(key, {}) or (max_pairs is None and
+                                                            name not in digests.get(key + "_tree", {})):
                         work.append((key, name, c, st))
                     k += 1
                 if k == 0:
@@ -574,12 +594,13 @@ def add_stages(outdir, spec, dev, fuseproof, stages_dir, max_pairs, jobs):
     def one(job):
         key, name, c, (meta, a, b) = job
         t = time.time()
-        digest, pairs = stage_digest(composition_fn(c), meta, a, b, DTYPES[name], dev, max_pairs)
+        digest, tree, pairs = stage_digest(composition_fn(c), meta, a, b, DTYPES[name], dev, max_pairs)
         if max_pairs is None and "pairs" in meta and int(meta["pairs"]) != pairs:
             raise ValueError(f"{key} {name}: stage{key} json says {meta['pairs']} pairs, the files give {pairs}")
         timings[f"{key}.{name}_s"] = round(time.time() - t, 3)
-        print(f"{key} {name}: {pairs} pairs, sha256 {digest} ({timings[f'{key}.{name}_s']} s)", flush=True)
-        return key, name, digest, pairs
+        print(f"{key} {name}: {pairs} pairs, sha256 {digest}" + (f", tree {tree}" if tree else "") +
+              f" ({timings[f'{key}.{name}_s']} s)", flush=True)
+        return key, name, digest, tree, pairs
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(one, work))
@@ -588,8 +609,16 @@ def add_stages(outdir, spec, dev, fuseproof, stages_dir, max_pairs, jobs):
     if not results:
         print("capture_golden: nothing to add: digests.json has every stage of the spec's multi-input ops")
         return 0
-    for key, name, digest, pairs in results:
+    for key, name, digest, tree, pairs in results:
+        # A digest already there is evidence: another capture that disagrees is refused, never overwritten.
+        for k, v in ((key, digest), (key + "_tree", tree)):
+            if v is not None and digests.get(k, {}).get(name, v) != v:
+                print(f"capture_golden: {k} {name}: this device gives {v}, digests.json holds {digests[k][name]}: "
+                      "two captures disagree; nothing written", file=sys.stderr)
+                return 1
         digests.setdefault(key, {})[name] = digest
+        if tree is not None:
+            digests.setdefault(key + "_tree", {})[name] = tree
         digests.setdefault("stage_pairs", {})[f"{key}.{name}"] = pairs
     digests.setdefault("stage_order", "per stage: b's values outer, a's inner (fuseproof stages' stage<k>_b.bin, "
                                       "stage<k>_a.bin); pair (ia, ib): a's record with b_depends' inputs from b's; "
@@ -598,7 +627,66 @@ def add_stages(outdir, spec, dev, fuseproof, stages_dir, max_pairs, jobs):
     write_atomically(os.path.join(outdir, "digests.json"), text)
     prov["files"]["digests.json"] = sha_of(text.encode())
     record_amendment(os.path.join(outdir, "provenance.json"), prov, dev, "--add-stages: digests.json keys " +
-                     ", ".join(sorted(f"{k}.{n} ({p} pairs)" for k, n, _, p in results)), timings)
+                     ", ".join(sorted(f"{k}.{n} ({p} pairs)" for k, n, _, _, p in results)) +
+                     " (each with its _tree)", timings)
+    return 0
+
+
+def derive_stage_trees(outdir, spec, fuseproof):
+    """--derive-stage-trees: digests.json "<key>.stage<k>_tree" per dtype where only the flat "<key>.stage<k>" is
+    there, from the reference's rows: `fuseproof stages --digests` gives both digests of OpPlan::stage_row over
+    every pair; the tree is taken only when the reference's flat SHA-256 equals the captured one, so that it digests
+    the same bytes as eager on the device. Needs no GPU; recorded in provenance.json as derived."""
+    loaded = load_capture(outdir, "--derive-stage-trees")
+    if loaded is None:
+        return 2
+    digests, prov = loaded
+    added, timings = [], {}
+    with tempfile.TemporaryDirectory(prefix="fuseproof_stage_trees_") as root:
+        for op, c in multi_input_ops(spec):
+            for name in DTYPES:
+                keys = ["%s.stage%d" % (c["digest_key"], k) for k in range(64)]
+                if not any(name in digests.get(k, {}) and name not in digests.get(k + "_tree", {}) for k in keys):
+                    continue
+                folder = os.path.join(root, op["name"], name)
+                t = time.time()
+                try:
+                    subprocess.run([fuseproof, "stages", "--op", op["name"], "--dtype", name, "--out", folder,
+                                    "--digests"], check=True, capture_output=True, text=True)
+                except (OSError, subprocess.CalledProcessError) as e:
+                    tail = (getattr(e, "stderr", "") or str(e)).strip().splitlines()[-1:]
+                    print(f"capture_golden: `{fuseproof} stages --op {op['name']} --dtype {name} --digests` failed: "
+                          f"{tail}", file=sys.stderr)
+                    return 2
+                timings[f"{op['name']}.{name}_s"] = round(time.time() - t, 3)
+                for k, key in enumerate(keys):
+                    jpath = os.path.join(folder, "stage%d.json" % k)
+                    if not os.path.exists(jpath):
+                        break
+                    with open(jpath) as f:
+                        ref = json.load(f)["reference_digests"]
+                    flat = digests.get(key, {}).get(name)
+                    if flat is None or name in digests.get(key + "_tree", {}):
+                        continue
+                    if ref["sha256"] != flat:
+                        print(f"capture_golden: {key} {name}: the reference's SHA-256 {ref['sha256']} differs from the "
+                              f"captured {flat}: no tree derived (the reference disagrees with eager here)",
+                              file=sys.stderr)
+                        return 1
+                    digests.setdefault(key + "_tree", {})[name] = ref["tree"]
+                    added.append(f"{key}_tree.{name}")
+                    print(f"{key} {name}: sha256 {flat} (the captured one), tree {ref['tree']}", flush=True)
+    if not added:
+        print("capture_golden: nothing to derive: every stage digest has its tree")
+        return 0
+    text = json.dumps(digests, indent=2)
+    write_atomically(os.path.join(outdir, "digests.json"), text)
+    prov["files"]["digests.json"] = sha_of(text.encode())
+    host = {"derived_on": platform.platform(), "gpu": None,
+            "source": "the reference (fuseproof stages --digests: OpPlan::stage_row over every pair), whose flat "
+                      "SHA-256 equals each captured <key>.stage<k>: the tree digests the same bytes as eager"}
+    record_amendment(os.path.join(outdir, "provenance.json"), prov, None, "--derive-stage-trees: digests.json keys " +
+                     ", ".join(sorted(added)), timings, device=host)
     return 0
 
 
@@ -725,6 +813,9 @@ def main():
                     help="add records.tar.xz: the multi-input ops' records and eager outputs (fuseproof eval's format)")
     ap.add_argument("--add-stages", action="store_true",
                     help="add the multi-input ops' stage digests to digests.json (pairs from `fuseproof stages`)")
+    ap.add_argument("--derive-stage-trees", action="store_true",
+                    help="add each stage's tree digest (<key>.stage<k>_tree) from the reference, where its flat SHA-256 "
+                         "equals the captured one (no GPU; --fuseproof with --digests in its stages command)")
     ap.add_argument("--add-formats", nargs="+", metavar="FILE",
                     help="add the device's narrow-format digests from scripts/capture_formats.py's JSON files")
     ap.add_argument("--records", type=int, default=65536, help="random records per op and dtype (--add-records)")
@@ -748,6 +839,16 @@ def main():
             print("capture_golden: --add-formats runs alone", file=sys.stderr)
             return 2
         return add_formats(os.path.join(args.out, args.arch), args.add_formats)
+    if args.derive_stage_trees:
+        if args.add_ops or args.add_records or args.add_stages:
+            print("capture_golden: --derive-stage-trees runs alone", file=sys.stderr)
+            return 2
+        try:
+            spec = load_spec(args)
+        except (OSError, subprocess.CalledProcessError, json.JSONDecodeError) as e:
+            print(f"capture_golden: cannot read the op spec ({e}); build fuseproof or give --spec", file=sys.stderr)
+            return 2
+        return derive_stage_trees(os.path.join(args.out, args.arch), spec, args.fuseproof)
     if args.device == "cpu":
         golden = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
         if not (args.add_records or args.add_stages) or args.add_ops:

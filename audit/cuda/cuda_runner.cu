@@ -119,7 +119,7 @@ class CudaRunner final : public ImageRunner {
     const CallSpec view = s.view();
     if (view.inputs.size() != 2 || view.inputs[0].grouped || view.inputs[1].grouped) return std::nullopt;
     for (auto& slot : slots_) slot.release();  // the table and the large call want the memory
-    if (!ensure_table(ExpectedTable{key, row, {}})) return std::nullopt;
+    if (!ensure_table(ExpectedTable{key, row, {}, {}})) return std::nullopt;
     LargeOutcome o;
     o.fault = large(s, nullptr, cmp, &o);
     return o;
@@ -427,7 +427,7 @@ class CudaRunner final : public ImageRunner {
     std::mutex mu;
     std::string error;
     SweepOptions so;
-    so.in_order = bool(t.in_order);  // the rows in order for the tap, else each block copied up where it is made
+    so.in_order = bool(t.in_order);  // the rows in order for a flat digest, else each block copied up where it is made
     sweep_domain(row, [&](uint32_t first, uint32_t count, const uint16_t* out) {
       const cudaError_t e = cudaMemcpy(table_.base + size_t(first) * 65536 * 2, out, size_t(count) * 65536 * 2,
                                        cudaMemcpyHostToDevice);
@@ -436,6 +436,7 @@ class CudaRunner final : public ImageRunner {
         if (error.empty()) error = cudaGetErrorString(e);
       }
       if (t.in_order) t.in_order(first, count, out);
+      else if (t.tap) t.tap(first, count, out);
     }, so);
     if (!error.empty() || cudaDeviceSynchronize() != cudaSuccess) {
       cudaGetLastError();

@@ -87,8 +87,10 @@ class HostAsDevice : public KernelRunner {
   std::optional<std::vector<LargeOutcome>> calls_compared(const std::vector<LargeSpec>& specs, const ExpectedTable& table,
                                                           const Sampling& sampling,
                                                           std::vector<DeviceComparison>* cmps) override {
-    if (table.in_order && table.key != built_) {  // the table's rows in order, as the CUDA runner builds it
-      sweep_domain(table.row, table.in_order);
+    if ((table.in_order || table.tap) && table.key != built_) {  // as the CUDA runner builds its table
+      SweepOptions so;
+      so.in_order = bool(table.in_order);  // the rows in order for a flat digest, else each block where it is made
+      sweep_domain(table.row, table.in_order ? table.in_order : table.tap, so);
       built_ = table.key;
     }
     std::vector<LargeOutcome> outs(specs.size());
@@ -266,8 +268,9 @@ TEST(Audit_DeviceCompare, DomainGridCoversEveryPairOnce) {
 }
 
 // The stages class's device path on gated_residual (bf16): the calls cover every pair of each stage once, in the
-// host path's layout, and the reference's rows, hashed in order as the table is built, give golden's stage digests
-// (captured on an H100): the ordering the CUDA runner's table build hands them in is the canonical one.
+// host path's layout, and the reference's rows, hashed on the workers as the table is built, give golden's stage
+// tree digests (golden's "<key>.stage<k>_tree": each row's digest lands in its b value's slot, whatever order the
+// blocks are made in).
 TEST(Audit_DeviceCompare, StagesOnTheDeviceHashTheReferenceAsGoldenHasIt) {
   DeviceRig rig("gated_residual", "sm_90");
   HostAsDevice& fake = rig.fake;
@@ -283,6 +286,7 @@ TEST(Audit_DeviceCompare, StagesOnTheDeviceHashTheReferenceAsGoldenHasIt) {
   EXPECT_EQ(r.failed_checks, 0u) << r.note;
   EXPECT_NE(r.note.find("stage 0"), std::string::npos) << r.note;
   EXPECT_NE(r.note.find("equals golden"), std::string::npos) << r.note;
+  EXPECT_NE(r.note.find("gated_residual.stage1_tree.bf16"), std::string::npos) << r.note;
   EXPECT_EQ(r.note.find("DIFFERS"), std::string::npos) << r.note;
   EXPECT_NE(r.scope.find("calls made on the device"), std::string::npos) << r.scope;
   // Every pair once: per stage, the calls' pairs follow one another over b and sum to the stage's pairs.

@@ -283,6 +283,75 @@ TEST(Reference_DomainSweep_both, DomainDigestsEqualTheFlatAndTreeDigests) {
   EXPECT_NE(tree2, tree);
 }
 
+// Rows of fewer outputs (a rounding stage's: as many pairs as its first operand has values): each row's first
+// row_elems outputs count, in the flat stream and in the row digests; what lies past them does not (negative control:
+// a change inside them changes both digests).
+TEST(Reference_DomainSweep_both, DomainDigestsOfShortRowsHashOnlyTheirElements) {
+  constexpr size_t kElems = 1000;
+  SweepOptions part;
+  part.bias_count = 37;
+  part.biases_per_block = 5;
+  const auto digests = [&](const RowFn& row) {
+    DomainDigests d(true, true, kElems);
+    sweep_domain(row, [&](uint32_t, uint32_t n, const uint16_t* out) { d.update(out, n); }, part);
+    return std::pair(d.flat_hex(), d.tree_hex());
+  };
+  const RowFn row = [](uint16_t b, uint16_t* out) {
+    for (size_t i = 0; i < 65536; ++i) out[i] = uint16_t(b * 977u + i * 31u);
+  };
+  Sha256 flat;
+  std::vector<std::string> rows;
+  std::vector<uint16_t> buf(65536);
+  for (uint16_t b = 0; b < part.bias_count; ++b) {
+    row(b, buf.data());
+    flat.update(buf.data(), kElems * 2);
+    rows.push_back(Sha256::of(buf.data(), kElems * 2));
+  }
+  const auto [f, t] = digests(row);
+  EXPECT_EQ(f, flat.hex());
+  EXPECT_EQ(t, tree_of_row_digests(rows));
+  const auto past = digests([&](uint16_t b, uint16_t* out) {
+    row(b, out);
+    out[kElems] ^= 1;  // past each row's elements
+  });
+  EXPECT_EQ(past, std::pair(f, t));
+  const auto inside = digests([&](uint16_t b, uint16_t* out) {
+    row(b, out);
+    if (b == 20) out[kElems - 1] ^= 1;
+  });
+  EXPECT_NE(inside.first, f);
+  EXPECT_NE(inside.second, t);
+}
+
+// golden's stage trees ("<key>.stage<k>_tree", derived from the reference where its flat SHA-256 equals the captured
+// one: scripts/capture_golden.py --derive-stage-trees) are what the stages class computes on a GPU: a row per b value,
+// its a.values outputs. Checked on modulate's stage 0 (65,536 pairs) in both dtypes, with the flat digest beside it;
+// the negative control: one output changed changes the tree.
+TEST(Reference_DomainSweep_both, GoldenStageTreeIsTheReferencesRowDigests) {
+  for (const Dtype d : {Dtype::kBf16, Dtype::kFp16}) {
+    const OpPlan& p = plan("modulate", Contract::kEager, d);
+    ASSERT_FALSE(p.stages().empty());
+    const Stage& st = p.stages()[0];
+    ASSERT_EQ(st.pairs(), 65536u) << dtype_name(d);
+    const size_t na = st.a.values.size();
+    SweepOptions so;
+    so.bias_count = uint32_t(st.b.values.size());
+    const auto digests = [&](bool spoil) {
+      DomainDigests dg(true, true, na);
+      sweep_domain([&](uint16_t ib, uint16_t* o) {
+        p.stage_row(st, ib, o);
+        if (spoil && ib == 7) o[0] ^= 1;
+      }, [&](uint32_t, uint32_t n, const uint16_t* rows) { dg.update(rows, n); }, so);
+      return std::pair(dg.flat_hex(), dg.tree_hex());
+    };
+    const auto [flat, tree] = digests(false);
+    const std::string key = golden_stage_digest_key("modulate", 0);
+    EXPECT_EQ(flat, test::golden().require_digest(key, d)) << dtype_name(d);
+    EXPECT_EQ(tree, test::golden().require_digest(key + "_tree", d)) << dtype_name(d);
+    EXPECT_NE(digests(true).second, tree) << dtype_name(d);
+  }
+}
+
 RC_GTEST_PROP(Reference_DomainSweep_both, AddRowEqualsAddRoundThenTable, ()) {
   static const auto tables = [] {
     return std::pair(activation_table(Activation::kGeluTanh, Dtype::kBf16, cuda_cfg()),

@@ -98,8 +98,9 @@ def synthetic_stages(root, rng):
         write_stage(m, 2, [(x, 0, 0) for x in v(17)], [(0, 0, s) for s in v(43)], 0b100, 0b001)
 
 
-def pairwise_digest(op, d, folder, k, max_pairs=None):
-    """The stage's digest with every pair's inputs built one by one (b outer, a inner)."""
+def pairwise_digest(op, d, folder, k, max_pairs=None, tree=False):
+    """The stage's digest with every pair's inputs built one by one (b outer, a inner); with `tree`, its tree digest
+    instead (a hex SHA-256 per b row of len(a) outputs, then the SHA-256 of those in b order)."""
     meta = json.loads((folder / ("stage%d.json" % k)).read_text())
     a = np.fromfile(folder / ("stage%d_a.bin" % k), dtype="<u2").reshape(-1, 3)
     b = np.fromfile(folder / ("stage%d_b.bin" % k), dtype="<u2").reshape(-1, 3)
@@ -114,7 +115,12 @@ def pairwise_digest(op, d, folder, k, max_pairs=None):
     rows = rows[:max_pairs] if max_pairs else rows
     t = torch.tensor(np.array(rows, dtype=np.uint16).astype(np.int16)).view(DTYPES[d])
     out = composition_fn(find_contract(find_op(SPEC, op), "eager"))(t[:, 0], t[:, 1], t[:, 2])
-    return hashlib.sha256(out.view(torch.int16).numpy().astype("<u2").tobytes()).hexdigest(), len(rows)
+    raw = out.view(torch.int16).numpy().astype("<u2").tobytes()
+    if tree:
+        row = 2 * len(a)
+        rows_hex = "".join(hashlib.sha256(raw[i:i + row]).hexdigest() for i in range(0, len(raw), row))
+        return hashlib.sha256(rows_hex.encode()).hexdigest(), len(rows)
+    return hashlib.sha256(raw).hexdigest(), len(rows)
 
 
 @pytest.mark.parametrize("max_pairs", [None, 100])
@@ -134,6 +140,11 @@ def test_stage_digests_hash_the_pairs_in_canonical_order(capture, tmp_path, max_
                 key = "%s.stage%d%s" % (op, k, suffix)
                 assert digests[key][d] == want, (key, d)
                 assert digests["stage_pairs"]["%s.%s" % (key, d)] == pairs
+                if max_pairs is None:  # a whole stage has its tree too; a dry run's first pairs do not
+                    assert digests[key + "_tree"][d] == pairwise_digest(op, d, stages / op / d, k, tree=True)[0]
+                    assert digests[key + "_tree"][d] != want
+                else:
+                    assert key + "_tree" not in digests
                 n += 1
     assert n == 10
     # The negative control: the a-outer order gives another digest (gated_residual stage 1, bf16).
@@ -237,12 +248,77 @@ def test_add_stages_keeps_the_golden_stage_digests(tmp_path):
     r = run(tmp_path, "--add-stages", "--stages-dir", str(stages), "--jobs", "2")
     assert r.returncode == 0 and "nothing to add" in r.stdout, r.stderr
     assert (d / "digests.json").read_bytes() == before
-    # The negative control: without one of them, the dry run adds it, and its digest is not the H200's.
+    # A flat digest missing beside its tree: the dry run's tree disagrees with golden's, which is refused, nothing
+    # written.
     digests = json.loads(before)
     golden = digests.pop("gated_residual.stage0")
+    (d / "digests.json").write_text(json.dumps(digests))
+    r = run(tmp_path, "--add-stages", "--stages-dir", str(stages), "--jobs", "2")
+    assert r.returncode == 1 and "two captures disagree" in r.stderr, r.stderr
+    assert "gated_residual.stage0" not in json.loads((d / "digests.json").read_text())
+    # The negative control: without both, the dry run adds them, and its digest is not the H200's.
+    digests.pop("gated_residual.stage0_tree")
     (d / "digests.json").write_text(json.dumps(digests))
     r = run(tmp_path, "--add-stages", "--stages-dir", str(stages), "--jobs", "2")
     assert r.returncode == 0, r.stderr
     added = json.loads((d / "digests.json").read_text())["gated_residual.stage0"]
     assert added != golden and added["bf16"] == pairwise_digest("gated_residual", "bf16",
                                                                 stages / "gated_residual" / "bf16", 0)[0]
+
+
+FAKE_STAGES = """#!{python}
+# A stand-in for `fuseproof stages --digests`: stage<k>.json with reference_digests from {table}.
+import json, os, sys
+args = dict(zip(sys.argv[2::2], sys.argv[3::2]))
+table = json.load(open({table!r}))
+os.makedirs(args["--out"], exist_ok=True)
+for k, (flat, tree) in enumerate(table[args["--op"]][args["--dtype"]]):
+    with open(os.path.join(args["--out"], "stage%d.json" % k), "w") as f:
+        json.dump({{"reference_digests": {{"sha256": flat, "tree": tree}}}}, f)
+"""
+
+
+def test_derive_stage_trees_only_where_the_reference_equals_the_capture(tmp_path):
+    """--derive-stage-trees takes the reference's tree of a stage only where its flat SHA-256 is the captured one, and
+    records the amendment as derived, with no GPU; one flat digest that differs refuses the whole amendment."""
+    d = tmp_path / "sm_90"
+    d.mkdir()
+    for f in ("digests.json", "provenance.json"):
+        shutil.copy(os.path.join(ROOT, "golden", "sm_90", f), d / f)
+    (tmp_path / "ops.json").write_text(json.dumps(SPEC))
+    digests = json.loads((d / "digests.json").read_text())
+    trees = {k: digests.pop(k) for k in list(digests) if ".stage" in k and k.endswith("_tree")}
+    assert sorted(trees) == ["gated_residual.stage0_tree", "gated_residual.stage1_tree", "modulate.stage0_tree",
+                             "modulate.stage1_tree", "modulate.stage2_tree"]
+    (d / "digests.json").write_text(json.dumps(digests))
+    table = {op: {dt: [[digests["%s.stage%d" % (op, k)][dt], trees["%s.stage%d_tree" % (op, k)][dt]]
+                       for k in range(n)] for dt in DTYPES} for op, n in (("gated_residual", 2), ("modulate", 3))}
+    table_path = tmp_path / "table.json"
+    fake = tmp_path / "fake_fuseproof"
+    fake.write_text(FAKE_STAGES.format(python=sys.executable, table=str(table_path)))
+    fake.chmod(0o755)
+
+    def derive():
+        return subprocess.run([sys.executable, CAPTURE, "--out", str(tmp_path), "--spec", str(tmp_path / "ops.json"),
+                               "--derive-stage-trees", "--fuseproof", str(fake)], capture_output=True, text=True)
+
+    # The negative control first: the reference's flat digest of one stage is not the captured one.
+    bad = json.loads(json.dumps(table))
+    bad["modulate"]["fp16"][2][0] = "0" * 64
+    table_path.write_text(json.dumps(bad))
+    before = (d / "digests.json").read_bytes()
+    r = derive()
+    assert r.returncode == 1 and "modulate.stage2 fp16" in r.stderr and "differs from the captured" in r.stderr
+    assert (d / "digests.json").read_bytes() == before
+    table_path.write_text(json.dumps(table))
+    r = derive()
+    assert r.returncode == 0, r.stderr
+    got = json.loads((d / "digests.json").read_text())
+    for k, v in trees.items():
+        assert got[k] == v
+    prov = json.loads((d / "provenance.json").read_text())
+    assert prov["files"]["digests.json"] == hashlib.sha256((d / "digests.json").read_bytes()).hexdigest()
+    last = prov["amendments"][-1]
+    assert last["what"].startswith("--derive-stage-trees: digests.json keys gated_residual.stage0_tree.bf16")
+    assert last["gpu"] is None and "whose flat SHA-256 equals" in last["source"]
+    assert "nothing to derive" in derive().stdout
