@@ -322,3 +322,30 @@ def test_derive_stage_trees_only_where_the_reference_equals_the_capture(tmp_path
     assert last["what"].startswith("--derive-stage-trees: digests.json keys gated_residual.stage0_tree.bf16")
     assert last["gpu"] is None and "whose flat SHA-256 equals" in last["source"]
     assert "nothing to derive" in derive().stdout
+
+
+def test_stage_trees_strip_and_compare(tmp_path):
+    """scripts/stage_trees.py: strip leaves a golden copy the audit accepts (provenance updated) without the stage
+    trees, and compare finds them missing there (exit 1: the negative control) and equal in golden itself."""
+    tool = os.path.join(ROOT, "scripts", "stage_trees.py")
+    src = os.path.join(ROOT, "golden", "sm_90")
+    dst = tmp_path / "g" / "sm_90"
+    r = subprocess.run([sys.executable, tool, "strip", src, str(dst)], capture_output=True, text=True)
+    assert r.returncode == 0 and "5 stage tree entries left out" in r.stdout, r.stderr
+    digests = json.loads((dst / "digests.json").read_text())
+    assert not [k for k in digests if ".stage" in k and k.endswith("_tree")] and "gated_residual.stage0" in digests
+    prov = json.loads((dst / "provenance.json").read_text())
+    assert prov["files"]["digests.json"] == hashlib.sha256((dst / "digests.json").read_bytes()).hexdigest()
+    r = subprocess.run([sys.executable, tool, "compare", src, str(dst)], capture_output=True, text=True)
+    assert r.returncode == 1 and "gated_residual.stage0_tree bf16" in r.stderr
+    r = subprocess.run([sys.executable, tool, "compare", src, src], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.count("in both") == 10
+    r = subprocess.run([sys.executable, tool, "compare", str(dst), src], capture_output=True, text=True)
+    assert r.returncode == 1 and "no stage tree entries" in r.stderr
+    exe = fuseproof_with_stages()
+    if exe is not None:  # the copy is golden data the audit reads (its provenance verifies)
+        audit = os.path.join(os.path.dirname(exe), "fuseproof-audit")
+        r = subprocess.run([audit, "audit", "--op", "modulate", "--dtype", "fp16", "--only", "stages", "--backend",
+                            "emulated", "--no-reference", "--golden-dir", str(tmp_path / "g")],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr
