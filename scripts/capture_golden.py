@@ -77,6 +77,15 @@ def load_spec(args):
     return json.loads(out)
 
 
+def spec_or_none(args):
+    """load_spec, or None after one line on stderr."""
+    try:
+        return load_spec(args)
+    except (OSError, subprocess.CalledProcessError, json.JSONDecodeError) as e:
+        print(f"capture_golden: cannot read the op spec ({e}); build fuseproof or give --spec", file=sys.stderr)
+        return None
+
+
 def all_patterns(dtype, device):
     return torch.arange(65536, dtype=torch.int32, device=device).to(torch.int16).view(dtype)
 
@@ -843,12 +852,8 @@ def main():
         if args.add_ops or args.add_records or args.add_stages:
             print("capture_golden: --derive-stage-trees runs alone", file=sys.stderr)
             return 2
-        try:
-            spec = load_spec(args)
-        except (OSError, subprocess.CalledProcessError, json.JSONDecodeError) as e:
-            print(f"capture_golden: cannot read the op spec ({e}); build fuseproof or give --spec", file=sys.stderr)
-            return 2
-        return derive_stage_trees(os.path.join(args.out, args.arch), spec, args.fuseproof)
+        spec = spec_or_none(args)
+        return 2 if spec is None else derive_stage_trees(os.path.join(args.out, args.arch), spec, args.fuseproof)
     if args.device == "cpu":
         golden = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
         if not (args.add_records or args.add_stages) or args.add_ops:
@@ -861,10 +866,8 @@ def main():
     elif not torch.cuda.is_available():
         print("capture_golden: no CUDA device visible to torch", file=sys.stderr)
         return 2
-    try:
-        spec = load_spec(args)
-    except (OSError, subprocess.CalledProcessError, json.JSONDecodeError) as e:
-        print(f"capture_golden: cannot read the op spec ({e}); build fuseproof or give --spec", file=sys.stderr)
+    spec = spec_or_none(args)
+    if spec is None:
         return 2
     dev = torch.device(args.device)
     if args.device == "cpu":
