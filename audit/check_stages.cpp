@@ -243,12 +243,13 @@ void check_stage_list(const CheckContext& ctx, const std::vector<ref::Stage>& st
     // there, or one the runner cannot take, runs below on the host path, which gives the exact counts and records.
     std::string device_digest, device_scope;  // the reference's digest, when the device pass was clean
     const std::string key = golden_stage_digest_key(ctx.model.digest_key, int(k));
+    const bool on_device = ctx.options.device_compare && ctx.info.cuda() && full && st.pairs() > kAlwaysFullPairs;
     // The device pass hashes the reference's rows for a tree digest where golden has the stage's tree (or where no
     // golden digest is compared), on every core; else the flat SHA-256 golden has, on one thread.
     const std::optional<std::string> golden_tree =
-        compare_golden ? golden.digest(key + "_tree", d) : std::optional<std::string>();
+        on_device && compare_golden ? golden.digest(key + "_tree", d) : std::optional<std::string>();
     const bool device_tree = !compare_golden || golden_tree.has_value();
-    if (ctx.options.device_compare && ctx.info.cuda() && full && st.pairs() > kAlwaysFullPairs) {
+    if (on_device) {
       const StageOnDevice dev = stage_on_device(ctx, t, st, int(k), bs, b_per_call, device_tree);
       if (!dev.fault.empty()) {
         stopped = true;

@@ -43,7 +43,8 @@ struct CounterRng {
 /// run of patterns compiles without a branch on the dtype). Every case's exponent is computed and the pick selects by
 /// masks, without a branch: the pick is a random draw, so branches on it mispredicted about half the time, and this
 /// form regenerates a run about 2x faster on the host (the shapes class's reference values); the same patterns
-/// (property_tests/audit/counter_patterns_test.cpp checks them against the branching definition).
+/// (Audit_Inputs_both.CounterPatternsEqualTheirBranchingDefinition, property_tests/audit/audit_inputs_test.cpp,
+/// checks them against the branching definition).
 template <bool kBf16>
 FUSEPROOF_HD inline uint16_t counter_pattern_of(uint64_t seed, uint64_t i) {
   const uint64_t h = counter_hash(seed, i);
