@@ -12,7 +12,7 @@
 #include "audit/cuda/device_info.h"
 #include "audit/cuda/device_kernels.cuh"
 #include "audit/cuda/device_slot.h"
-#include "audit/cuda/graph_capture.h"
+#include "audit/cuda/lane_calls.h"
 #include "audit/quant_images.h"
 #include "audit/quant_runner.h"
 #include "common/phase_clock.h"
@@ -202,107 +202,25 @@ class CudaQuantRunner final : public QuantRunner {
     return "";
   }
 
-  /// Copies images[i] into dev[i] (allocated on its first use), asynchronously on the first lane's stream.
-  std::string upload_all(std::vector<QuantImages>& images, std::vector<QuantDeviceImages>& dev) {
-    for (size_t i = 0; i < images.size(); ++i)
-      if (auto e = dev[i].upload(images[i], streams_[0]); !e.empty()) return e;
-    return "";
-  }
-
-  /// Every call on device images of its own, call i on stream i % lanes, all enqueued from this thread after one
-  /// event that every stream waits on (behind a gate kernel); events around each call time it.
+  /// The streams class (audit/cuda/lane_calls.h), gated on the first lane's stream.
   std::string concurrent(const std::vector<QuantCallSpec>& specs, int lanes, QuantConcurrentOutcome& co) {
-    const size_t n = specs.size();
-    lanes = std::max(1, std::min(lanes, int(n)));
-    co.lanes = std::to_string(lanes) + " CUDA streams (non-blocking, one per lane)";
     std::vector<QuantImages> images = quant_images_of(specs);
-    std::vector<QuantDeviceImages> dev(n);
-    if (auto e = upload_all(images, dev); !e.empty()) return e;
-    StreamSet set;
-    if (auto e = set.make(lanes, 2 * n + 1); !e.empty()) return e;
-    cudaStream_t origin_stream = streams_[0];
-    FP_CUDA_TRY(cudaStreamSynchronize(origin_stream));
-    cudaEvent_t origin = set.events[2 * n];
-    constexpr uint64_t kGateNs = 10'000'000;  // 10 ms: far longer than enqueuing 32 calls
-    spin_ns<<<1, 1, 0, origin_stream>>>(kGateNs);
-    FP_CUDA_TRY(cudaGetLastError());
-    FP_CUDA_TRY(cudaEventRecord(origin, origin_stream));
-    for (cudaStream_t ls : set.streams) FP_CUDA_TRY(cudaStreamWaitEvent(ls, origin, 0));
-    co.calls.resize(n);
-    co.spans.resize(n);
-    watch_begin(std::to_string(n) + " calls on " + co.lanes);
-    co.subject_fault = true;
-    const auto e0 = std::chrono::steady_clock::now();
-    for (size_t i = 0; i < n; ++i) {
-      cudaStream_t ls = set.streams[i % size_t(lanes)];
-      FP_CUDA_TRY(cudaEventRecord(set.events[2 * i], ls));
-      const fuseproof_call_t c = abi_quant_call(specs[i], dev[i].data, dev[i].codes, dev[i].scales, ls);
-      co.calls[i].rc = plugin_.call(c, &co.calls[i].message);
-      FP_CUDA_TRY(cudaEventRecord(set.events[2 * i + 1], ls));
-    }
-    const double enqueue_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - e0).count();
-    const bool gate_open = cudaEventQuery(origin) == cudaSuccess;  // the gate ended before the last enqueue
-    char gate[160];
-    std::snprintf(gate, sizeof gate, ", held behind a %.0f ms gate kernel on the origin stream; all enqueued in %.2f ms%s",
-                  double(kGateNs) / 1e6, enqueue_ms, gate_open ? " (after the gate had opened)" : " (before it opened)");
-    co.lanes += gate;
-    FP_CUDA_TRY(cudaDeviceSynchronize());
-    FP_CUDA_TRY(cudaGetLastError());
-    watch_end();
-    for (size_t i = 0; i < n; ++i) {
-      if (auto e = dev[i].download(images[i]); !e.empty()) return e;
-      float t0 = 0, t1 = 0;
-      FP_CUDA_TRY(cudaEventElapsedTime(&t0, origin, set.events[2 * i]));
-      FP_CUDA_TRY(cudaEventElapsedTime(&t1, origin, set.events[2 * i + 1]));
-      co.spans[i] = {double(t0) * 1000.0, double(t1) * 1000.0};
-    }
-    co.subject_fault = false;
-    for (size_t i = 0; i < n; ++i) images[i].finish(specs[i], co.calls[i]);
-    return "";
+    std::vector<QuantDeviceImages> dev;
+    const auto issue = [&](size_t i, QuantDeviceImages& d, cudaStream_t s, std::string* message) {
+      return plugin_.call(abi_quant_call(specs[i], d.data, d.codes, d.scales, s), message);
+    };
+    return concurrent_on_streams(streams_[0], specs, lanes, images, dev, issue, co);
   }
 
-  /// Warm-up calls, one capture of sets[0]'s calls on device images of their own, replays with each set's images.
+  /// The graph class (audit/cuda/lane_calls.h) on the first lane's stream.
   std::string graph(const std::vector<std::vector<QuantCallSpec>>& sets, QuantGraphOutcome& g) {
-    if (sets.empty()) return "";
-    const std::vector<QuantCallSpec>& first = sets[0];
-    const size_t n = first.size();
-    for (const auto& s : first) {
-      g.warmup.push_back(call(s));
-      if (!g.warmup.back().fault.empty()) {
-        g.subject_fault = g.warmup.back().subject_fault;
-        return "in a warm-up call: " + g.warmup.back().fault;
-      }
-    }
-    cudaStream_t stream = streams_[0];
-    std::vector<QuantImages> images = quant_images_of(first);
-    std::vector<QuantDeviceImages> dev(n);
-    if (auto e = upload_all(images, dev); !e.empty()) return e;
-    FP_CUDA_TRY(cudaStreamSynchronize(stream));
-    CapturedGraph owned;
-    const auto issue = [&](size_t i, cudaStream_t cs, std::string* message) {
-      return plugin_.call(abi_quant_call(first[i], dev[i].data, dev[i].codes, dev[i].scales, cs), message);
+    std::vector<QuantDeviceImages> dev;
+    const auto issue = [&](size_t i, QuantDeviceImages& d, cudaStream_t s, std::string* message) {
+      return plugin_.call(abi_quant_call(sets[0][i], d.data, d.codes, d.scales, s), message);
     };
-    const auto describe = [&](size_t i) { return describe_quant_call(first[i]); };
-    // A capture error leaves nothing to replay: the class reports it, not a fault.
-    if (auto e = owned.capture(n, issue, describe, &g.capture_error, &g.graph); !e.empty() || !g.capture_error.empty())
-      return e;
-    for (size_t k = 0; k < sets.size(); ++k) {
-      std::vector<QuantImages> im = quant_images_of(sets[k]);
-      if (auto e = upload_all(im, dev); !e.empty()) return e;
-      watch_begin("graph replay " + std::to_string(k));
-      g.subject_fault = true;
-      FP_CUDA_TRY(cudaGraphLaunch(owned.x, stream));
-      FP_CUDA_TRY(cudaStreamSynchronize(stream));
-      FP_CUDA_TRY(cudaGetLastError());
-      watch_end();
-      g.replays.emplace_back(n);
-      for (size_t i = 0; i < n; ++i) {
-        if (auto e = dev[i].download(im[i]); !e.empty()) return e;
-        im[i].finish(sets[k][i], g.replays.back()[i]);
-      }
-      g.subject_fault = false;
-    }
-    return "";
+    const auto warm = [&](const QuantCallSpec& s) { return call(s); };
+    return graph_replays(streams_[0], sets, [](const std::vector<QuantCallSpec>& v) { return quant_images_of(v); },
+                         warm, issue, [](const QuantCallSpec& s) { return describe_quant_call(s); }, dev, g);
   }
 
   /// The inputs generated on the device, codes and scales poisoned there; the call; inputs and guards checked where
