@@ -24,63 +24,41 @@ constexpr const char* contract_name(Contract c) {
 
 /// What an op computes and reads. Packed ops read x[r, c] (gate) and x[r, width + c] (up) of one [rows, 2 * width]
 /// tensor, vLLM's layout; bias ops read x[r, c] and bias[c]; the 3-input ops read x[r, c] and, for every input whose
-/// bit is set in kGroupMask, row r / group_rows of a [rows / group_rows, width] tensor (a DiT's [batch, 1, d]).
-template <FamilyOp Op>
-struct FamilyTraits;
+/// bit is set in group_mask, row r / group_rows of a [rows / group_rows, width] tensor (a DiT's [batch, 1, d]).
+/// These facts restate the op spec (reference/op_registry.cpp) for the device, where the spec cannot go:
+/// `Kernels_FamilyFacts.EqualTheOpSpec` holds them to it.
+struct FamilyFacts {
+  const char* name;
+  bool packed;
+  int inputs;
+  unsigned group_mask;
+  Contract other;  ///< the contract besides eager it ships (kEager: none)
+  Act act;         ///< the activation of the 2-input ops (unused by the 3-input ops)
+};
 
-template <>
-struct FamilyTraits<FamilyOp::kBiasGeluErf> {
-  static constexpr const char* kName = "bias_gelu_erf";
-  static constexpr bool kPacked = false;
-  static constexpr int kInputs = 2;
-  static constexpr unsigned kGroupMask = 0;
-  static constexpr Contract kOther = Contract::kEager;  ///< the contract besides eager it ships (kEager: none)
-  static constexpr Act kAct = Act::kGeluErf;
+/// One row per FamilyOp, in its order. gated_residual: out = x + gate * y, inputs (x, gate, y), gate group-broadcast;
+/// modulate: out = x * (1 + scale) + shift, inputs (x, scale, shift), scale and shift group-broadcast.
+inline constexpr FamilyFacts kFamilyFacts[] = {
+    {"bias_gelu_erf", false, 2, 0b000, Contract::kEager, Act::kGeluErf},
+    {"silu_and_mul", true, 2, 0b000, Contract::kFp32, Act::kSilu},
+    {"gelu_tanh_and_mul", true, 2, 0b000, Contract::kFp32, Act::kGeluTanh},
+    {"gelu_and_mul", true, 2, 0b000, Contract::kFp32, Act::kGeluErf},
+    {"gated_residual", false, 3, 0b010, Contract::kFma, Act::kGeluErf},
+    {"modulate", false, 3, 0b110, Contract::kFma, Act::kGeluErf},
 };
-template <>
-struct FamilyTraits<FamilyOp::kSiluAndMul> {
-  static constexpr const char* kName = "silu_and_mul";
-  static constexpr bool kPacked = true;
-  static constexpr int kInputs = 2;
-  static constexpr unsigned kGroupMask = 0;
-  static constexpr Contract kOther = Contract::kFp32;
-  static constexpr Act kAct = Act::kSilu;
-};
-template <>
-struct FamilyTraits<FamilyOp::kGeluTanhAndMul> {
-  static constexpr const char* kName = "gelu_tanh_and_mul";
-  static constexpr bool kPacked = true;
-  static constexpr int kInputs = 2;
-  static constexpr unsigned kGroupMask = 0;
-  static constexpr Contract kOther = Contract::kFp32;
-  static constexpr Act kAct = Act::kGeluTanh;
-};
-template <>
-struct FamilyTraits<FamilyOp::kGeluAndMul> {
-  static constexpr const char* kName = "gelu_and_mul";
-  static constexpr bool kPacked = true;
-  static constexpr int kInputs = 2;
-  static constexpr unsigned kGroupMask = 0;
-  static constexpr Contract kOther = Contract::kFp32;
-  static constexpr Act kAct = Act::kGeluErf;
-};
-/// out = x + gate * y; inputs (x, gate, y), gate group-broadcast.
-template <>
-struct FamilyTraits<FamilyOp::kGatedResidual> {
-  static constexpr const char* kName = "gated_residual";
-  static constexpr bool kPacked = false;
-  static constexpr int kInputs = 3;
-  static constexpr unsigned kGroupMask = 0b010;
-  static constexpr Contract kOther = Contract::kFma;
-};
-/// out = x * (1 + scale) + shift; inputs (x, scale, shift), scale and shift group-broadcast.
-template <>
-struct FamilyTraits<FamilyOp::kModulate> {
-  static constexpr const char* kName = "modulate";
-  static constexpr bool kPacked = false;
-  static constexpr int kInputs = 3;
-  static constexpr unsigned kGroupMask = 0b110;
-  static constexpr Contract kOther = Contract::kFma;
+inline constexpr int kFamilyOps = int(sizeof kFamilyFacts / sizeof kFamilyFacts[0]);
+static_assert(kFamilyOps == int(FamilyOp::kModulate) + 1, "kFamilyFacts has one row per FamilyOp");
+
+/// kFamilyFacts[Op] as compile-time constants.
+template <FamilyOp Op>
+struct FamilyTraits {
+  static constexpr FamilyFacts kFacts = kFamilyFacts[int(Op)];
+  static constexpr const char* kName = kFacts.name;
+  static constexpr bool kPacked = kFacts.packed;
+  static constexpr int kInputs = kFacts.inputs;
+  static constexpr unsigned kGroupMask = kFacts.group_mask;
+  static constexpr Contract kOther = kFacts.other;
+  static constexpr Act kAct = kFacts.act;
 };
 
 /// Whether op Op ships contract C (eager always; fp32 for the packed ops; fma for the 3-input ops).
