@@ -60,45 +60,36 @@ enum class QuantFault : int {
   kZeroBlockInfScale,  ///< vllm-ref's where(p == 0, 0, 1 / p) left out: a zero block scales by +Inf, its codes NaN
 };
 
-template <QuantOp Op>
-struct QuantTraits;
+/// What a quantization op reads and writes: its block (elements per scale), whether its codes are E2M1 (else E4M3),
+/// where its inputs sit. These facts restate the quantization registry (reference/quant_registry.cpp) for the device:
+/// `Kernels_FamilyFacts.QuantFactsEqualTheQuantSpec` holds them to it.
+struct QuantFacts {
+  const char* name;
+  int block;
+  bool e2m1;
+  QuantInputs inputs;
+};
 
-template <>
-struct QuantTraits<QuantOp::kFp8GroupQuant> {
-  static constexpr const char* kName = "fp8_group_quant";
-  static constexpr int kBlock = 128;
-  static constexpr bool kE2m1 = false;
-  static constexpr QuantInputs kInputs = QuantInputs::kX;
+/// One row per QuantOp, in its order: the quantizers alone, silu_and_mul (eager, the family's element function) then
+/// fp8_group or nvfp4, bias_gelu_tanh (eager: gelu_tanh(round_T(x + bias))) then nvfp4.
+inline constexpr QuantFacts kQuantFacts[] = {
+    {"fp8_group_quant", 128, false, QuantInputs::kX},
+    {"nvfp4_quant", 16, true, QuantInputs::kX},
+    {"silu_and_mul_fp8_group_quant", 128, false, QuantInputs::kPackedGateUp},
+    {"silu_and_mul_nvfp4_quant", 16, true, QuantInputs::kPackedGateUp},
+    {"bias_gelu_tanh_nvfp4_quant", 16, true, QuantInputs::kXBias},
 };
-template <>
-struct QuantTraits<QuantOp::kNvfp4Quant> {
-  static constexpr const char* kName = "nvfp4_quant";
-  static constexpr int kBlock = 16;
-  static constexpr bool kE2m1 = true;
-  static constexpr QuantInputs kInputs = QuantInputs::kX;
-};
-/// silu_and_mul (eager, the family's element function) then fp8_group.
-template <>
-struct QuantTraits<QuantOp::kSiluAndMulFp8GroupQuant> {
-  static constexpr const char* kName = "silu_and_mul_fp8_group_quant";
-  static constexpr int kBlock = 128;
-  static constexpr bool kE2m1 = false;
-  static constexpr QuantInputs kInputs = QuantInputs::kPackedGateUp;
-};
-template <>
-struct QuantTraits<QuantOp::kSiluAndMulNvfp4Quant> {
-  static constexpr const char* kName = "silu_and_mul_nvfp4_quant";
-  static constexpr int kBlock = 16;
-  static constexpr bool kE2m1 = true;
-  static constexpr QuantInputs kInputs = QuantInputs::kPackedGateUp;
-};
-/// bias_gelu_tanh (eager: gelu_tanh(round_T(x + bias))) then nvfp4.
-template <>
-struct QuantTraits<QuantOp::kBiasGeluTanhNvfp4Quant> {
-  static constexpr const char* kName = "bias_gelu_tanh_nvfp4_quant";
-  static constexpr int kBlock = 16;
-  static constexpr bool kE2m1 = true;
-  static constexpr QuantInputs kInputs = QuantInputs::kXBias;
+inline constexpr int kQuantOps = int(sizeof kQuantFacts / sizeof kQuantFacts[0]);
+static_assert(kQuantOps == int(QuantOp::kBiasGeluTanhNvfp4Quant) + 1, "kQuantFacts has one row per QuantOp");
+
+/// kQuantFacts[Op] as compile-time constants.
+template <QuantOp Op>
+struct QuantTraits {
+  static constexpr QuantFacts kFacts = kQuantFacts[int(Op)];
+  static constexpr const char* kName = kFacts.name;
+  static constexpr int kBlock = kFacts.block;
+  static constexpr bool kE2m1 = kFacts.e2m1;
+  static constexpr QuantInputs kInputs = kFacts.inputs;
 };
 
 /// Whether op Op ships contract c: the NVFP4 ops vllm-ref (first), rcp-approx, te, flashinfer-exact; the FP8 group

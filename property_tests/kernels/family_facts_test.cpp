@@ -1,12 +1,16 @@
-// family_facts_test.cpp: the built-in kernels' compile-time op facts (kernels/family_ops.h kFamilyFacts) against the
-// op spec (reference/op_registry.cpp), the one place op facts are written: name, inputs, packing, group-broadcast
-// inputs, contracts and activation; every op of the registry but the seed has exactly one row.
+// family_facts_test.cpp: the built-in kernels' compile-time op facts against the specs, the one place op facts are
+// written: kernels/family_ops.h kFamilyFacts against the op spec (reference/op_registry.cpp: name, inputs, packing,
+// group-broadcast inputs, contracts, activation; a row for every op but the seed), kernels/quant_ops.h kQuantFacts
+// against the quantization registry (reference/quant_registry.cpp: name, block, element format, inputs, contracts;
+// a row for every quantization op).
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
 #include "kernels/family_ops.h"
+#include "kernels/quant_ops.h"
+#include "reference/quant_spec.h"
 #include "reference/op_spec.h"
 
 namespace fuseproof::test {
@@ -82,6 +86,62 @@ TEST(Kernels_FamilyFacts, ASpoiledRowDiffers) {
     }
     g = f, g.name = "softmax";
     EXPECT_NE(differences(g), "") << f.name;
+  }
+}
+
+/// "" when `f` says what the quantization spec says; else each difference, named.
+std::string quant_differences(const kernel::QuantFacts& f) {
+  const ref::QuantOpSpec* op = ref::find_quant_op(f.name);
+  if (!op) return std::string(f.name) + ": not in the quantization registry";
+  std::string d;
+  const auto differ = [&](const std::string& what, const std::string& facts, const std::string& spec) {
+    if (facts != spec) d += std::string(f.name) + ": " + what + " " + facts + " in kQuantFacts, " + spec + " in the spec; ";
+  };
+  differ("block", std::to_string(f.block), std::to_string(op->block_size));
+  differ("e2m1", std::to_string(f.e2m1), std::to_string(op->element_format == ref::ElementFormat::kE2m1));
+  std::string layouts;
+  for (const ref::InputSpec& in : op->inputs) layouts += std::string(ref::layout_name(in.layout)) + " ";
+  differ("inputs", f.inputs == kernel::QuantInputs::kX ? "elementwise "
+                   : f.inputs == kernel::QuantInputs::kPackedGateUp ? "packed-first packed-second "
+                                                                     : "elementwise row-broadcast ",
+         layouts);
+  // The contracts the kernel ships for this op (quant_has_contract), by name, against the spec's.
+  std::set<std::string> shipped, spec;
+  for (int c = 0; c <= int(kernel::QuantContract::kFp8GroupUe8m0); ++c)
+    if (kernel::quant_contract_is_nvfp4(kernel::QuantContract(c)) == f.e2m1)
+      shipped.insert(kernel::quant_contract_name(kernel::QuantContract(c)));
+  for (const ref::QuantContractSpec& c : op->contracts) spec.insert(ref::quant_contract_name(c.contract));
+  const auto joined = [](const std::set<std::string>& v) {
+    std::string j;
+    for (const auto& x : v) j += x + " ";
+    return j;
+  };
+  differ("contracts", joined(shipped), joined(spec));
+  return d;
+}
+
+TEST(Kernels_FamilyFacts, QuantFactsEqualTheQuantSpec) {
+  std::set<std::string> rows;
+  for (const kernel::QuantFacts& f : kernel::kQuantFacts) {
+    EXPECT_EQ(quant_differences(f), "");
+    EXPECT_TRUE(rows.insert(f.name).second) << f.name << " has two rows";
+  }
+  for (const ref::QuantOpSpec& op : ref::quant_op_registry())
+    EXPECT_EQ(rows.count(op.name), 1u) << op.name << " has no row in kQuantFacts";
+}
+
+// The control: each spoiled fact of each row is caught.
+TEST(Kernels_FamilyFacts, ASpoiledQuantRowDiffers) {
+  for (const kernel::QuantFacts& f : kernel::kQuantFacts) {
+    kernel::QuantFacts g = f;
+    g.block *= 2;
+    EXPECT_NE(quant_differences(g), "") << f.name;
+    g = f, g.e2m1 = !g.e2m1;
+    EXPECT_NE(quant_differences(g), "") << f.name;
+    g = f, g.inputs = f.inputs == kernel::QuantInputs::kX ? kernel::QuantInputs::kXBias : kernel::QuantInputs::kX;
+    EXPECT_NE(quant_differences(g), "") << f.name;
+    g = f, g.name = "int4_quant";
+    EXPECT_NE(quant_differences(g), "") << f.name;
   }
 }
 
