@@ -405,50 +405,21 @@ class CudaRunner final : public ImageRunner {
     const bool bf16 = s.dtype == FUSEPROOF_DTYPE_BF16;
     const size_t n = size_t(s.rows) * size_t(s.width);
     const int nb = int(s.op->buffers().size());
-    std::vector<DeviceGuarded> bufs(static_cast<size_t>(nb));
-    std::vector<uint8_t*> data;
-    for (int k = 0; k < nb; ++k) {
-      if (auto e = bufs[size_t(k)].alloc(s.buffer_elems(k), input_guard_fill(k), stream_); !e.empty()) return e;
-      fill_counter<<<4096, 256, 0, stream_>>>(bufs[size_t(k)].data(), s.buffer_elems(k), bf16, s.buffer_seed(k));
-      FP_CUDA_TRY(cudaGetLastError());
-      data.push_back(reinterpret_cast<uint8_t*>(bufs[size_t(k)].data()));
-    }
+    std::vector<size_t> elems;
+    std::vector<uint64_t> seeds;
+    for (int k = 0; k < nb; ++k) elems.push_back(s.buffer_elems(k)), seeds.push_back(s.buffer_seed(k));
+    DeviceInputs in;
     DeviceGuarded ob;
     if (auto e = ob.alloc(n, kPoison, stream_); !e.empty()) return e;
-    unsigned long long* changed = nullptr;
-    FP_CUDA_TRY(cudaMalloc(&changed, sizeof *changed));
-    struct Free {
-      unsigned long long* p;
-      ~Free() { cudaFree(p); }
-    } free_changed{changed};
-    FP_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof *changed, stream_));
-    FP_CUDA_TRY(cudaStreamSynchronize(stream_));
-    FP_CUDA_TRY(cudaGetLastError());
+    if (auto e = in.make(elems, seeds, bf16, stream_); !e.empty()) return e;
+    const std::vector<uint8_t*>& data = in.data;
     const CallSpec view = s.view();
     const fuseproof_call_t c = abi_call(view, data, reinterpret_cast<uint8_t*>(ob.data()), stream_);
-    {
-      const PhaseClock kernel("kernel");
-      watch_begin(describe_call(view));
-      o->rc = plugin_.call(c, &o->message);
-      o->subject_fault = true;
-      FP_CUDA_TRY(cudaStreamSynchronize(stream_));
-      FP_CUDA_TRY(cudaGetLastError());
-      watch_end();
-    }
-    o->subject_fault = false;
+    if (auto e = watched_call(plugin_, c, describe_call(view), stream_, &o->rc, &o->message, &o->subject_fault);
+        !e.empty())
+      return e;
     // Inputs and guards, checked where they live.
-    for (int k = 0; k < nb; ++k)
-      count_changed<<<4096, 256, 0, stream_>>>(bufs[size_t(k)].data(), s.buffer_elems(k), bf16, s.buffer_seed(k),
-                                               changed);
-    unsigned long long ch = 0;
-    FP_CUDA_TRY(cudaMemcpyAsync(&ch, changed, sizeof ch, cudaMemcpyDeviceToHost, stream_));
-    FP_CUDA_TRY(cudaStreamSynchronize(stream_));
-    o->inputs_changed = ch;
-    for (int k = 0; k < nb; ++k) {
-      uint64_t g = 0;
-      if (auto e = bufs[size_t(k)].guard_changes(s.buffer_elems(k), input_guard_fill(k), &g); !e.empty()) return e;
-      o->inputs_changed += (g + 1) / 2;
-    }
+    if (auto e = in.changes(stream_, &o->inputs_changed); !e.empty()) return e;
     if (auto e = ob.guard_changes(n, kPoison, &o->guard_writes); !e.empty()) return e;
     on_device.reset();
     if (o->rc != 0) return "";

@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "audit/call_watch.h"
 #include "audit/counter_patterns.h"
 #include "audit/cuda/device_slot.h"
 #include "audit/guarded_image.h"
+#include "common/phase_clock.h"
 
 namespace fuseproof::audit {
 
@@ -211,6 +213,74 @@ struct DeviceGuarded {
     if (base) cudaFree(base);
   }
 };
+
+/// A large call's inputs made on the device: buffer k of elems[k] elements between guards of input_guard_fill(k),
+/// its data the counter pattern of seeds[k] (fill_counter), and a counter of the elements a call changed.
+struct DeviceInputs {
+  std::vector<DeviceGuarded> bufs;
+  std::vector<uint8_t*> data;  ///< each buffer's data start
+  std::vector<size_t> elems;
+  std::vector<uint64_t> seeds;
+  bool bf16 = false;
+  unsigned long long* changed = nullptr;
+
+  DeviceInputs() = default;
+  DeviceInputs(const DeviceInputs&) = delete;
+  DeviceInputs& operator=(const DeviceInputs&) = delete;
+  ~DeviceInputs() {
+    if (changed) cudaFree(changed);
+  }
+  /// Allocates and fills every buffer and the counter on `s`, then waits for them.
+  std::string make(std::vector<size_t> n, std::vector<uint64_t> seed, bool is_bf16, cudaStream_t s) {
+    elems = std::move(n), seeds = std::move(seed), bf16 = is_bf16;
+    bufs = std::vector<DeviceGuarded>(elems.size());
+    for (size_t k = 0; k < elems.size(); ++k) {
+      if (auto e = bufs[k].alloc(elems[k], input_guard_fill(int(k)), s); !e.empty()) return e;
+      fill_counter<<<4096, 256, 0, s>>>(bufs[k].data(), elems[k], bf16, seeds[k]);
+      FP_CUDA_TRY(cudaGetLastError());
+      data.push_back(reinterpret_cast<uint8_t*>(bufs[k].data()));
+    }
+    FP_CUDA_TRY(cudaMalloc(&changed, sizeof *changed));
+    FP_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof *changed, s));
+    FP_CUDA_TRY(cudaStreamSynchronize(s));
+    FP_CUDA_TRY(cudaGetLastError());
+    return "";
+  }
+  /// What a call changed, checked where the inputs live: elements that are no longer their pattern, plus guard
+  /// elements no longer their fill ((bytes + 1) / 2 per buffer).
+  std::string changes(cudaStream_t s, uint64_t* count) const {
+    for (size_t k = 0; k < elems.size(); ++k)
+      count_changed<<<4096, 256, 0, s>>>(bufs[k].data(), elems[k], bf16, seeds[k], changed);
+    FP_CUDA_TRY(cudaGetLastError());
+    unsigned long long ch = 0;
+    FP_CUDA_TRY(cudaMemcpyAsync(&ch, changed, sizeof ch, cudaMemcpyDeviceToHost, s));
+    FP_CUDA_TRY(cudaStreamSynchronize(s));
+    *count = ch;
+    for (size_t k = 0; k < elems.size(); ++k) {
+      uint64_t g = 0;
+      if (auto e = bufs[k].guard_changes(elems[k], input_guard_fill(int(k)), &g); !e.empty()) return e;
+      *count += (g + 1) / 2;
+    }
+    return "";
+  }
+};
+
+/// The subject's call `c` on `s` inside watch_begin(what)/watch_end and the phase "kernel", waited for: *rc and
+/// *message are its answer. *subject_fault is true from the call on while a CUDA error would be the subject's; it
+/// stays true when one is returned, and is false again after a clean wait.
+template <class Plugin>
+std::string watched_call(const Plugin& p, const fuseproof_call_t& c, const std::string& what, cudaStream_t s, int* rc,
+                         std::string* message, bool* subject_fault) {
+  const PhaseClock kernel("kernel");
+  watch_begin(what);
+  *rc = p.call(c, message);
+  *subject_fault = true;
+  FP_CUDA_TRY(cudaStreamSynchronize(s));
+  FP_CUDA_TRY(cudaGetLastError());
+  watch_end();
+  *subject_fault = false;
+  return "";
+}
 
 /// Streams and events made for one class, destroyed with it.
 struct StreamSet {

@@ -232,52 +232,20 @@ class CudaQuantRunner final : public QuantRunner {
     const QuantCallSpec& v = s.view;
     std::optional<PhaseClock> on_device(std::in_place, "device inputs, guards and checks");
     const bool bf16 = s.bf16();
-    const size_t nb = s.buffer_elems.size();
-    std::vector<DeviceGuarded> bufs(nb);
-    std::vector<uint8_t*> data;
-    for (size_t k = 0; k < nb; ++k) {
-      if (auto e = bufs[k].alloc(s.buffer_elems[k], input_guard_fill(int(k)), stream); !e.empty()) return e;
-      fill_counter<<<4096, 256, 0, stream>>>(bufs[k].data(), s.buffer_elems[k], bf16, s.buffer_seed(int(k)));
-      FP_CUDA_TRY(cudaGetLastError());
-      data.push_back(reinterpret_cast<uint8_t*>(bufs[k].data()));
-    }
+    std::vector<uint64_t> seeds;
+    for (size_t k = 0; k < s.buffer_elems.size(); ++k) seeds.push_back(s.buffer_seed(int(k)));
+    DeviceInputs in;
     DeviceGuarded codes, scales;
     if (auto e = codes.alloc((v.codes_bytes + 1) / 2, kPoison, stream); !e.empty()) return e;
     if (auto e = scales.alloc((v.scale_bytes + 1) / 2, kPoison, stream); !e.empty()) return e;
-    unsigned long long* changed = nullptr;
-    FP_CUDA_TRY(cudaMalloc(&changed, sizeof *changed));
-    struct Free {
-      unsigned long long* p;
-      ~Free() { cudaFree(p); }
-    } free_changed{changed};
-    FP_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof *changed, stream));
-    FP_CUDA_TRY(cudaStreamSynchronize(stream));
-    FP_CUDA_TRY(cudaGetLastError());
+    if (auto e = in.make(s.buffer_elems, seeds, bf16, stream); !e.empty()) return e;
     uint8_t* codes_data = reinterpret_cast<uint8_t*>(codes.data());
     uint8_t* scales_data = reinterpret_cast<uint8_t*>(scales.data());
-    const fuseproof_call_t c = abi_quant_call(v, data, codes_data, scales_data, stream);
-    {
-      const PhaseClock kernel("kernel");
-      watch_begin(describe_quant_call(v));
-      o->rc = plugin_.call(c, &o->message);
-      o->subject_fault = true;
-      FP_CUDA_TRY(cudaStreamSynchronize(stream));
-      FP_CUDA_TRY(cudaGetLastError());
-      watch_end();
-    }
-    o->subject_fault = false;
-    for (size_t k = 0; k < nb; ++k)
-      count_changed<<<4096, 256, 0, stream>>>(bufs[k].data(), s.buffer_elems[k], bf16, s.buffer_seed(int(k)), changed);
-    FP_CUDA_TRY(cudaGetLastError());
-    unsigned long long ch = 0;
-    FP_CUDA_TRY(cudaMemcpyAsync(&ch, changed, sizeof ch, cudaMemcpyDeviceToHost, stream));
-    FP_CUDA_TRY(cudaStreamSynchronize(stream));
-    o->inputs_changed = ch;
-    for (size_t k = 0; k < nb; ++k) {
-      uint64_t g = 0;
-      if (auto e = bufs[k].guard_changes(s.buffer_elems[k], input_guard_fill(int(k)), &g); !e.empty()) return e;
-      o->inputs_changed += (g + 1) / 2;
-    }
+    const fuseproof_call_t c = abi_quant_call(v, in.data, codes_data, scales_data, stream);
+    if (auto e = watched_call(plugin_, c, describe_quant_call(v), stream, &o->rc, &o->message, &o->subject_fault);
+        !e.empty())
+      return e;
+    if (auto e = in.changes(stream, &o->inputs_changed); !e.empty()) return e;
     if (auto e = tensor_guard_changes(codes, v.codes_bytes, &o->guard_writes); !e.empty()) return e;
     if (auto e = tensor_guard_changes(scales, v.scale_bytes, &o->guard_writes); !e.empty()) return e;
     on_device.reset();
