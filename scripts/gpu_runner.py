@@ -8,7 +8,9 @@ starts only while the budget leaves it its `min_seconds`, and every job runs und
 budget; a job that would get less than 30 s is not started (the step INCOMPLETE, never a pass). --match REGEX runs
 only the jobs whose name it finds (re.search), so that a long step can be split over device calls. The op lists come from `fuseproof ops --json`: the plan names contracts and scopes, never ops. Everything a
 run writes is under OUT/runner/<step>/ (one log and status per job, runner.log, steps.json), packed into
-OUT/runner.tar.gz at the end and removed (a device call brings back few files; --keep keeps it).
+OUT/runner.tar.gz at the end and removed (a device call brings back few files; --keep keeps it). An archive larger
+than --part-mib is split into OUT/runner.tar.gz.part-aa, -ab, ... (a device call brings back files of 16 MiB at
+most): `cat runner.tar.gz.part-* | tar xz` reads them back.
 
 --dry-run prints each job's command line and environment instead of running it (the ops still come from
 `fuseproof ops --json`, of --fuseproof or the build tree); CI runs it over the whole plan.
@@ -239,11 +241,30 @@ class Runner:
                       indent=1)
         self.log.close()
         if not self.args.dry_run:
-            with tarfile.open(os.path.join(self.args.out, "runner.tar.gz"), "w:gz") as t:
+            archive = os.path.join(self.args.out, "runner.tar.gz")
+            with tarfile.open(archive, "w:gz") as t:
                 t.add(self.root, arcname="runner")
             if not self.args.keep:  # a device call brings back at most 8 files: the archive, not the folder
                 shutil.rmtree(self.root, ignore_errors=True)
-            print("gpu_runner: packed %s/runner.tar.gz, exit %d" % (self.args.out, code), flush=True)
+            parts = split_archive(archive, int(self.args.part_mib * 2**20))
+            print("gpu_runner: packed %s, exit %d" % (", ".join(parts), code), flush=True)
+
+
+def split_archive(path, part_bytes):
+    """Leaves `path` whole when it is at most part_bytes, else splits it into path.part-aa, -ab, ... (split(1)'s
+    names, so that `cat path.part-* | tar xz` reads them back) and removes it. Returns the files' paths."""
+    size = os.path.getsize(path)
+    if size <= part_bytes:
+        return [path]
+    parts = []
+    with open(path, "rb") as f:
+        for i in range((size + part_bytes - 1) // part_bytes):
+            name = "%s.part-%s%s" % (path, chr(ord("a") + i // 26), chr(ord("a") + i % 26))
+            with open(name, "wb") as out:
+                out.write(f.read(part_bytes))
+            parts.append(name)
+    os.remove(path)
+    return parts
 
 
 def main(argv):
@@ -262,6 +283,8 @@ def main(argv):
     p.add_argument("--dry-run", action="store_true", help="print each job's command instead of running it")
     p.add_argument("--list", action="store_true", help="list the plan's steps and exit")
     p.add_argument("--keep", action="store_true", help="keep OUT/runner/ beside its archive")
+    p.add_argument("--part-mib", type=float, default=15.0,
+                   help="split an archive larger than this many MiB into parts (default 15)")
     args = p.parse_args(argv)
     # Paths given are the caller's; the plan's (and --build's) are the repository root's.
     args.plan = os.path.abspath(args.plan)

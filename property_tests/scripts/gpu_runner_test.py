@@ -99,7 +99,32 @@ def main():
     q = run("build")  # no --out and not a dry run
     if q.returncode != 2 or "--out" not in q.stderr:
         fail("no --out: exit %d, %r" % (q.returncode, q.stderr))
+    check_split_archive()
     print("gpu_runner_test: %d steps, %d commands, %d ops from the spec: ok" % (len(steps), len(lines), len(ops)))
+
+
+def check_split_archive():
+    """The archive's parts: split(1)'s names, in order, their bytes the archive's; a small archive left whole."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpu_runner", RUNNER)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with tempfile.TemporaryDirectory() as d:
+        data = os.urandom(1000 * 27 + 5)  # 28 parts of 1,000 bytes: past "az" into "ba"
+        path = os.path.join(d, "runner.tar.gz")
+        open(path, "wb").write(data)
+        parts = mod.split_archive(path, 1000)
+        names = [os.path.basename(p) for p in parts]
+        if len(parts) != 28 or names[0] != "runner.tar.gz.part-aa" or names[26] != "runner.tar.gz.part-ba":
+            fail("split_archive: parts %s" % names)
+        if sorted(names) != names or os.path.exists(path):
+            fail("split_archive: parts out of order, or the whole archive left beside them")
+        if b"".join(open(p, "rb").read() for p in sorted(parts)) != data:
+            fail("split_archive: the parts do not join back into the archive")
+        small = os.path.join(d, "small.tar.gz")
+        open(small, "wb").write(data[:1000])
+        if mod.split_archive(small, 1000) != [small] or open(small, "rb").read() != data[:1000]:
+            fail("split_archive: an archive of one part's size was split or changed")
 
 
 if __name__ == "__main__":
