@@ -12,6 +12,7 @@
 #include "kernels/cuda_device.h"
 #include "property_tests/kernels/bias_gelu_tanh_testbed.h"
 #include "property_tests/kernels/cuda_test_kernels.h"
+#include "common/parallel_for.h"
 
 namespace fuseproof::test {
 namespace {
@@ -62,9 +63,7 @@ void thread_body(ScalarType t, int id, std::string* error) {
 void launches_from_many_threads(ScalarType t) {
   FUSEPROOF_REQUIRE_CUDA();
   std::vector<std::string> errors(kThreads);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kThreads; ++i) threads.emplace_back(thread_body, t, i, &errors[i]);
-  for (std::thread& th : threads) th.join();
+  run_workers(unsigned(kThreads), [&](unsigned i) { thread_body(t, int(i), &errors[i]); });
   for (const std::string& e : errors) EXPECT_EQ(e, "");
   EXPECT_EQ(pending_cuda_error(), "cudaSuccess");
 }

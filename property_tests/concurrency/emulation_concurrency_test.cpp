@@ -15,6 +15,7 @@
 #include "common/domain_sweep.h"
 #include "reference/sweep_row.h"
 #include "reference/activation_table.h"
+#include "common/parallel_for.h"
 
 namespace fuseproof::test {
 namespace {
@@ -78,9 +79,7 @@ std::vector<Job> make_jobs(ScalarType t) {
 /// every output equals the oracle and equals the same launch run alone afterwards.
 void concurrent_launches(ScalarType t) {
   std::vector<Job> jobs = make_jobs(t);
-  std::vector<std::thread> threads;
-  for (Job& j : jobs) threads.emplace_back([&j] { j.run(3); });
-  for (std::thread& th : threads) th.join();
+  run_workers(unsigned(jobs.size()), [&](unsigned k) { jobs[k].run(3); });  // a thread a job
   for (Job& j : jobs) {
     ASSERT_EQ(j.error, "") << gelu_math_name(j.math) << " " << j.rows << "x" << j.width;
     EXPECT_EQ(j.checked, uint64_t(3 * j.rows * j.width));
@@ -119,10 +118,8 @@ TEST(Reference_Sweep_bf16, ConcurrentSweepsEqualSingleThread) {
   const std::vector<uint16_t> table = ref::activation_table(ref::Activation::kGeluTanh, d, libm_config());
   constexpr uint32_t kRows = 24;
   std::vector<std::string> concurrent(kThreads);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kThreads; ++i)
-    threads.emplace_back([&, i] { concurrent[i] = sweep_digest(d, table, 0x3F00u + kRows * i, kRows, 2); });
-  for (std::thread& th : threads) th.join();
+  run_workers(unsigned(kThreads),
+              [&](unsigned i) { concurrent[i] = sweep_digest(d, table, 0x3F00u + kRows * i, kRows, 2); });
   for (int i = 0; i < kThreads; ++i) {
     EXPECT_EQ(concurrent[i], sweep_digest(d, table, 0x3F00u + kRows * i, kRows, 1)) << "range " << i;
     if (i) EXPECT_NE(concurrent[i], concurrent[i - 1]) << "two ranges hash alike: the digest does not see the rows";

@@ -17,6 +17,7 @@
 #include "property_tests/kernels/cuda_test_kernels.h"
 #include "property_tests/support/golden_paths.h"
 #include "reference/sweep_row.h"
+#include "common/parallel_for.h"
 
 namespace fuseproof::test {
 namespace {
@@ -67,25 +68,22 @@ void every_valid_width(ScalarType t, VectorPolicy v, GeluMath m) {
   std::vector<uint16_t> out(static_cast<size_t>(total + 4096));
   dout.download(out.data(), out.size() * 2);
   const BiasGeluOracle& oracle = BiasGeluOracle::cuda(d);
-  const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned workers = worker_count();
   std::vector<MismatchLog> logs(workers, MismatchLog("bias_gelu_tanh", d));
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w)
-    pool.emplace_back([&, w] {
-      for (size_t k = w; k < regions.size(); k += workers) {
-        const Region& g = regions[k];
-        MismatchLog& log = logs[w];
-        for (int64_t r = 0; r < g.rows; ++r)
-          for (int64_t c = 0; c < g.width; ++c) {
-            const uint16_t xv = x[size_t(r * g.width + c)], got = out[size_t(g.offset + r * g.width + c)];
-            const uint16_t expected = oracle(xv, bias[size_t(c)]);
-            if (got != expected)
-              log.record("w=" + std::to_string(g.width) + ",r=" + std::to_string(r) + ",c=" + std::to_string(c), xv,
-                         bias[size_t(c)], got, expected);
-          }
-      }
-    });
-  for (auto& th : pool) th.join();
+  run_workers(workers, [&](unsigned w) {
+    for (size_t k = w; k < regions.size(); k += workers) {
+      const Region& g = regions[k];
+      MismatchLog& log = logs[w];
+      for (int64_t r = 0; r < g.rows; ++r)
+        for (int64_t c = 0; c < g.width; ++c) {
+          const uint16_t xv = x[size_t(r * g.width + c)], got = out[size_t(g.offset + r * g.width + c)];
+          const uint16_t expected = oracle(xv, bias[size_t(c)]);
+          if (got != expected)
+            log.record("w=" + std::to_string(g.width) + ",r=" + std::to_string(r) + ",c=" + std::to_string(c), xv,
+                       bias[size_t(c)], got, expected);
+        }
+    }
+  });
   MismatchLog log("bias_gelu_tanh", d);
   for (const auto& l : logs) log.merge(l);
   EXPECT_TRUE(std::all_of(out.begin() + total, out.end(), [](uint16_t h) { return h == 0xA5A5; }))
@@ -184,19 +182,16 @@ void all_pairs_vs_golden(ScalarType t) {
       const uint16_t* rows = host[s];
       auto hashed = std::async(std::launch::async, [&] { sha.update(rows, size_t(kChunk) * 65536 * 2); });
       std::vector<MismatchLog> logs(workers, MismatchLog("bias_gelu_tanh", d));
-      std::vector<std::thread> pool;
-      for (unsigned w = 0; w < workers; ++w)
-        pool.emplace_back([&, w] {
-          std::vector<uint16_t> expected(65536);
-          for (uint32_t j = w; j < kChunk; j += workers) {
-            const uint16_t b = uint16_t(chunk * kChunk + j);
-            ref::sweep_row(d, table.data(), ref::NanPolicy::kCudaCvtRn, b, expected.data());
-            const uint16_t* got = rows + size_t(j) * 65536;
-            for (uint32_t xb = 0; xb < 65536; ++xb)
-              if (got[xb] != expected[xb]) logs[w].record("", uint16_t(xb), b, got[xb], expected[xb]);
-          }
-        });
-      for (auto& th : pool) th.join();
+      run_workers(workers, [&](unsigned w) {
+        std::vector<uint16_t> expected(65536);
+        for (uint32_t j = w; j < kChunk; j += workers) {
+          const uint16_t b = uint16_t(chunk * kChunk + j);
+          ref::sweep_row(d, table.data(), ref::NanPolicy::kCudaCvtRn, b, expected.data());
+          const uint16_t* got = rows + size_t(j) * 65536;
+          for (uint32_t xb = 0; xb < 65536; ++xb)
+            if (got[xb] != expected[xb]) logs[w].record("", uint16_t(xb), b, got[xb], expected[xb]);
+        }
+      });
       hashed.get();
       for (const auto& l : logs) log.merge(l);
     }

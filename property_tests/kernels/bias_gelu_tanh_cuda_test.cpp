@@ -14,6 +14,7 @@
 #include "kernels/cuda_device.h"
 #include "property_tests/kernels/bias_gelu_tanh_testbed.h"
 #include "property_tests/kernels/cuda_test_kernels.h"
+#include "common/parallel_for.h"
 
 namespace fuseproof::test {
 namespace {
@@ -200,22 +201,18 @@ void more_than_2_31_elements(ScalarType t) {
   std::vector<uint16_t> out(static_cast<size_t>(n));
   d16.download(out.data(), out.size() * 2);
   const BiasGeluOracle& oracle = BiasGeluOracle::cuda(d);
-  const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned workers = worker_count();
   std::vector<MismatchLog> logs(workers, MismatchLog("bias_gelu_tanh", d));
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w) {
-    pool.emplace_back([&, w] {
-      for (int64_t r = w; r < rows; r += workers)
-        for (int64_t c = 0; c < width; ++c) {
-          const int64_t i = r * width + c;
-          const uint16_t x = pattern_bits(seed, uint64_t(i)), expected = oracle(x, bias[size_t(c)]);
-          if (out[size_t(i)] != expected)
-            logs[w].record("r=" + std::to_string(r) + ",c=" + std::to_string(c), x, bias[size_t(c)], out[size_t(i)],
-                           expected);
-        }
-    });
-  }
-  for (auto& th : pool) th.join();
+  run_workers(workers, [&](unsigned w) {
+    for (int64_t r = w; r < rows; r += workers)
+      for (int64_t c = 0; c < width; ++c) {
+        const int64_t i = r * width + c;
+        const uint16_t x = pattern_bits(seed, uint64_t(i)), expected = oracle(x, bias[size_t(c)]);
+        if (out[size_t(i)] != expected)
+          logs[w].record("r=" + std::to_string(r) + ",c=" + std::to_string(c), x, bias[size_t(c)], out[size_t(i)],
+                         expected);
+      }
+  });
   MismatchLog log("bias_gelu_tanh", d);
   for (const auto& l : logs) log.merge(l);
   FUSEPROOF_EXPECT_CLEAN(log, uint64_t(n));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "reference/dtype.h"
+#include "common/parallel_for.h"
 
 namespace fuseproof::test {
 
@@ -176,11 +177,7 @@ uint64_t sweep_against_model(const BoundaryModel& model, const Cast& cast, CodeL
       }
     }
   };
-  const unsigned n = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  run_workers(worker_count(), [&](unsigned) { work(); });
   return 2 * (end - first);
 }
 

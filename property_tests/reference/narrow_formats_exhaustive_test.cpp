@@ -11,6 +11,7 @@
 #include "reference/e2m1.h"
 #include "reference/f32_to_e4m3.h"
 #include "reference/ue8m0.h"
+#include "common/parallel_for.h"
 
 namespace fuseproof::ref {
 namespace {
@@ -42,10 +43,7 @@ uint64_t parallel_count(uint64_t end, const Body& body) {
   auto work = [&] {
     for (uint64_t lo = next.fetch_add(chunk); lo < end; lo = next.fetch_add(chunk)) bad += body(lo, std::min(end, lo + chunk));
   };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < std::max(1u, std::thread::hardware_concurrency()); ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  run_workers(worker_count(), [&](unsigned) { work(); });
   return bad;
 }
 

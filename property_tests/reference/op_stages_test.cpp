@@ -13,6 +13,7 @@
 #include "property_tests/support/mismatch_log.h"
 #include "reference/half_codec.h"
 #include "reference/op_plan.h"
+#include "common/parallel_for.h"
 
 namespace fuseproof::ref {
 namespace {
@@ -357,9 +358,7 @@ void ComputedOnceAcrossThreads(Dtype d) {
   cfg.math = MathModel::kLibm;
   const OpPlan p(*find_op("modulate"), Contract::kEager, d, cfg);
   std::vector<const std::vector<Stage>*> got(4);
-  std::vector<std::thread> threads;
-  for (size_t k = 0; k < got.size(); ++k) threads.emplace_back([&, k] { got[k] = &p.stages(); });
-  for (auto& t : threads) t.join();
+  run_workers(unsigned(got.size()), [&](unsigned k) { got[k] = &p.stages(); });
   for (const auto* g : got) {
     EXPECT_EQ(g, got[0]);
     EXPECT_EQ(g->size(), 3u);
