@@ -126,25 +126,10 @@ TEST(Cuda_Quant, BitExactVsQuantPlan_AllOpsContractsDtypesLayouts) {
 
 TEST(Cuda_Quant, NegativeControl_MutantsDiffer) {
   FUSEPROOF_REQUIRE_CUDA();
-  struct Mutant {
-    const char* name;
-    const char* op;
-    ref::QuantContract contract;
-    ref::ScaleLayout layout;
-  };
-  const Mutant mutants[] = {
-      {"cuda_nvfp4_quant_scale_unsaturated", "nvfp4_quant", ref::QuantContract::kVllmRef, ref::ScaleLayout::kLinear},
-      {"cuda_nvfp4_quant_amax_short", "nvfp4_quant", ref::QuantContract::kVllmRef, ref::ScaleLayout::kLinear},
-      {"cuda_nvfp4_quant_amax_signed", "nvfp4_quant", ref::QuantContract::kVllmRef, ref::ScaleLayout::kLinear},
-      {"cuda_nvfp4_quant_swizzle_tile_off", "nvfp4_quant", ref::QuantContract::kVllmRef,
-       ref::ScaleLayout::kSwizzled128x4},
-      {"cuda_nvfp4_quant_zero_block_inf_scale", "nvfp4_quant", ref::QuantContract::kVllmRef, ref::ScaleLayout::kLinear},
-      {"cuda_fp8_group_quant_amax_short", "fp8_group_quant", ref::QuantContract::kFp8Group, ref::ScaleLayout::kLinear},
-      {"cuda_fp8_group_quant_amax_signed", "fp8_group_quant", ref::QuantContract::kFp8Group, ref::ScaleLayout::kLinear},
-      {"cuda_fp8_group_quant_negzero_lost", "fp8_group_quant", ref::QuantContract::kFp8Group, ref::ScaleLayout::kLinear},
-  };
-  for (const Mutant& m : mutants) {
-    const ref::QuantOpSpec& op = *ref::find_quant_op(m.op);
+  const std::vector<SeededMutant> mutants = seeded_block_mutants("cuda");
+  ASSERT_EQ(mutants.size(), 8u) << "the catalogue's blocks and layout bugs on the quantizers alone";
+  for (const SeededMutant& m : mutants) {
+    const ref::QuantOpSpec& op = *m.op;
     const auto* plugin = load_quant_plugin(std::string(FUSEPROOF_MUTANT_DIR) + "/../cuda", m.name);
     uint64_t bad = 0;
     for (ref::Dtype d : ref::kAllDtypes) {
@@ -154,7 +139,7 @@ TEST(Cuda_Quant, NegativeControl_MutantsDiffer) {
         bad += run_cuda(plugin, q).empty() ? quant_compare(q, quant_expected(q, plan), lines) : 1;
       });
     }
-    std::printf("%s: %llu mismatching bytes\n", m.name, (unsigned long long)bad);
+    std::printf("%s: %llu mismatching bytes\n", m.name.c_str(), (unsigned long long)bad);
     EXPECT_GT(bad, 0u) << m.name << " matches the reference on every block: the comparison cannot fail";
   }
 }

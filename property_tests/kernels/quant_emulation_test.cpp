@@ -103,25 +103,10 @@ TEST(Emulation_Quant, BitExactVsQuantPlan_AllOpsContractsDtypesLayouts) {
 /// inexact reciprocal on a block built for it: a global scale whose reciprocal it rounds the other way, and elements
 /// on the E2M1 table's ends).
 TEST(Emulation_Quant, NegativeControl_MutantsDiffer) {
-  struct Mutant {
-    const char* name;
-    const char* op;
-    ref::QuantContract contract;
-    ref::ScaleLayout layout;
-  };
-  const Mutant mutants[] = {
-      {"host_nvfp4_quant_scale_unsaturated", "nvfp4_quant", ref::QuantContract::kVllmRef, ref::ScaleLayout::kLinear},
-      {"host_nvfp4_quant_amax_short", "nvfp4_quant", ref::QuantContract::kVllmRef, ref::ScaleLayout::kLinear},
-      {"host_nvfp4_quant_amax_signed", "nvfp4_quant", ref::QuantContract::kVllmRef, ref::ScaleLayout::kLinear},
-      {"host_nvfp4_quant_swizzle_tile_off", "nvfp4_quant", ref::QuantContract::kVllmRef,
-       ref::ScaleLayout::kSwizzled128x4},
-      {"host_nvfp4_quant_zero_block_inf_scale", "nvfp4_quant", ref::QuantContract::kVllmRef, ref::ScaleLayout::kLinear},
-      {"host_fp8_group_quant_amax_short", "fp8_group_quant", ref::QuantContract::kFp8Group, ref::ScaleLayout::kLinear},
-      {"host_fp8_group_quant_amax_signed", "fp8_group_quant", ref::QuantContract::kFp8Group, ref::ScaleLayout::kLinear},
-      {"host_fp8_group_quant_negzero_lost", "fp8_group_quant", ref::QuantContract::kFp8Group, ref::ScaleLayout::kLinear},
-  };
-  for (const Mutant& m : mutants) {
-    const ref::QuantOpSpec& op = *ref::find_quant_op(m.op);
+  const std::vector<SeededMutant> mutants = seeded_block_mutants("host");
+  ASSERT_EQ(mutants.size(), 8u) << "the catalogue's blocks and layout bugs on the quantizers alone";
+  for (const SeededMutant& m : mutants) {
+    const ref::QuantOpSpec& op = *m.op;
     const auto* plugin = load_quant_plugin(FUSEPROOF_MUTANT_DIR, m.name);
     uint64_t bad = 0;
     for (ref::Dtype d : ref::kAllDtypes) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/fuseproof_kernel_abi.h"
+#include "kernels/mutants/quant_bugs.h"
 #include "reference/dtype.h"
 #include "reference/half_codec.h"
 #include "reference/quant_block.h"
@@ -34,6 +35,36 @@ inline const fuseproof_kernel_descriptor_t* load_quant_plugin(const std::string&
 inline std::string quant_plugin_name(const ref::QuantOpSpec& op, ref::QuantContract c, const std::string& backend) {
   const bool first = op.contracts.front().contract == c;
   return op.name + (first ? "" : std::string("_") + ref::quant_contract_name(c)) + "_" + backend;
+}
+
+/// A quantization mutant that the testbed's seeded blocks must catch, with the contract and scale layout it is run
+/// under: lib<memory>_<op>_<bug>.so.
+struct SeededMutant {
+  std::string name;
+  const ref::QuantOpSpec* op;
+  ref::QuantContract contract;
+  ref::ScaleLayout layout;
+};
+
+/// Every bug of the catalogue (kernels/mutants/quant_bugs.h) whose killing class is blocks or layout, on each of the
+/// quantizers alone it applies to (fp8_group_quant, nvfp4_quant: the ops' first bits), for `memory` "host" or
+/// "cuda"; layout bugs under the swizzled layout, the others the linear one.
+inline std::vector<SeededMutant> seeded_block_mutants(const std::string& memory) {
+  std::vector<SeededMutant> out;
+  const std::vector<ref::QuantOpSpec>& ops = ref::quant_op_registry();
+  for (const mutants::QuantBug& b : mutants::kQuantBugs) {
+    const std::string klass = b.klass;
+    if (klass != "blocks" && klass != "layout") continue;
+    for (size_t i = 0; i < ops.size() && i < 2; ++i) {
+      if (!((b.ops >> i) & 1u)) continue;
+      const std::string contract = b.contract;
+      const ref::QuantContract c = contract == "first" ? ops[i].contracts.front().contract
+                                                       : ref::parse_quant_contract(contract).value();
+      out.push_back({memory + "_" + ops[i].name + "_" + b.name, &ops[i], c,
+                     klass == "layout" ? ref::ScaleLayout::kSwizzled128x4 : ref::ScaleLayout::kLinear});
+    }
+  }
+  return out;
 }
 
 /// Bytes of guard around every output buffer; the plugin must leave them as poisoned.
