@@ -203,40 +203,26 @@ void check_streams(const CheckContext& ctx, CheckResult& r) {
   // One plain call first (checked like any other), as a model warms up before it serves: the kernel's module loads
   // (CUDA lazy loading synchronises the context) and its allocator pools fill outside the concurrent calls.
   if (!run_valid(ctx, t, specs[0], "streams warm-up call", std::nullopt, "warmup,")) return;
-  // A loaded host (2 cores, other tests beside it) may run the lanes' calls one after another: the set is run again,
-  // and checked again, until two calls overlap or kAttempts sets have run (then the class says it tested no overlap).
-  constexpr int kAttempts = 6;
-  std::optional<ConcurrentOutcome> co;
-  int checked = 0, attempts = 0, most = 0;
-  uint64_t pairs = 0;
-  while (attempts < kAttempts) {
-    ++attempts;
-    watch_label("streams: " + std::to_string(kCalls) + " calls at once");
-    co = ctx.runner.call_concurrent(specs, kLanes);
-    if (!co) {
-      r.status = CheckStatus::kSkipped;
-      r.note = "this runner has no streams or threads to run calls at once on";
-      return;
-    }
-    if (!co->fault.empty()) {
-      if (!co->subject_fault) throw std::runtime_error("audit: backend failure in the streams calls: " + co->fault);
-      t.fault("CUDA error in the streams calls (" + std::to_string(kCalls) + " calls on " + co->lanes + "): " +
-              co->fault);
-      return;
-    }
-    checked = 0;
-    for (int i = 0; i < kCalls; ++i, ++checked)
+  StreamsAttempts<ConcurrentOutcome> sa;
+  const auto make = [&] { return ctx.runner.call_concurrent(specs, kLanes); };
+  const auto fault = [&](ConcurrentOutcome& co) {
+    if (co.fault.empty()) return false;
+    if (!co.subject_fault) throw std::runtime_error("audit: backend failure in the streams calls: " + co.fault);
+    t.fault("CUDA error in the streams calls (" + std::to_string(kCalls) + " calls on " + co.lanes + "): " + co.fault);
+    return true;
+  };
+  const auto check = [&](ConcurrentOutcome& co, int* checked) {
+    for (int i = 0; i < kCalls; ++i, ++*checked)
       if (!run_valid(ctx, t, specs[size_t(i)],
                      "streams call " + std::to_string(i) + " (lane " + std::to_string(i % kLanes) + ")",
-                     std::move(co->calls[size_t(i)]),
+                     std::move(co.calls[size_t(i)]),
                      "call=" + std::to_string(i) + ",lane=" + std::to_string(i % kLanes) + ","))
-        break;
-    if (checked < kCalls) break;  // a mismatch: the class fails on it
-    std::tie(most, pairs) = overlap_of(co->spans, kLanes);
-    if (most >= 2) break;
-  }
-  if (checked == kCalls) std::tie(most, pairs) = overlap_of(co->spans, kLanes);
-  note_streams_overlap(r, co->spans, kCalls, attempts, kAttempts, most, pairs, cuda);
+        return true;
+    return false;
+  };
+  if (!streams_attempts(r, kCalls, kLanes, cuda, make, fault, check, sa)) return;
+  const int checked = sa.checked;
+  const std::optional<ConcurrentOutcome>& co = sa.co;
   r.scope = "one warm-up call, then " + std::to_string(kCalls) + " calls (" + (checked < kCalls ? std::to_string(checked) + " checked before the "
                                                                       "stop, " : "") +
             "rows " + std::to_string(row_lo) + ".." + std::to_string(row_hi) + ", widths " + std::to_string(w_lo) +

@@ -347,37 +347,24 @@ void quant_streams(const QuantContext& ctx, CheckResult& r) {
   watch_label("streams warm-up call");
   if (!check_one(ctx, t, specs[0], ctx.runner.call(specs[0]), "streams warm-up call")) return;
   std::vector<QuantExpected> want;  // computed once the runner has run the set
-  // A loaded host may run the lanes' calls one after another: the set runs again, checked again, until two calls
-  // overlap or kAttempts sets have run (then the class says it tested no overlap).
-  constexpr int kAttempts = 6;
-  std::optional<QuantConcurrentOutcome> co;
-  int checked = 0, attempts = 0, most = 0;
-  uint64_t pairs = 0;
-  while (attempts < kAttempts) {
-    ++attempts;
-    watch_label("streams: " + std::to_string(kCalls) + " calls at once");
-    co = ctx.runner.call_concurrent(specs, kLanes);
-    if (!co) {
-      r.status = CheckStatus::kSkipped;
-      r.note = "this runner has no streams or threads to run calls at once on";
-      return;
-    }
-    if (take_fault(ctx, r, co->fault, co->subject_fault,
-                   "the streams calls (" + std::to_string(kCalls) + " calls on " + co->lanes + ")"))
-      return;
-    if (co->calls.size() != specs.size()) throw std::runtime_error("audit: the quant runner returned a short set");
+  StreamsAttempts<QuantConcurrentOutcome> sa;
+  const auto make = [&] { return ctx.runner.call_concurrent(specs, kLanes); };
+  const auto fault = [&](QuantConcurrentOutcome& co) {
+    return take_fault(ctx, r, co.fault, co.subject_fault,
+                      "the streams calls (" + std::to_string(kCalls) + " calls on " + co.lanes + ")");
+  };
+  const auto check = [&](QuantConcurrentOutcome& co, int* checked) {
+    if (co.calls.size() != specs.size()) throw std::runtime_error("audit: the quant runner returned a short set");
     if (want.empty()) want = expected_quant_images(ctx, specs);
-    checked = 0;
-    for (int i = 0; i < kCalls; ++i, ++checked)
-      if (!t.compare(specs[size_t(i)], co->calls[size_t(i)], want[size_t(i)],
+    for (int i = 0; i < kCalls; ++i, ++*checked)
+      if (!t.compare(specs[size_t(i)], co.calls[size_t(i)], want[size_t(i)],
                      "streams call " + std::to_string(i) + " (lane " + std::to_string(i % kLanes) + ")"))
-        break;
-    if (checked < kCalls || r.mismatches) break;  // a mismatch: the class fails on it
-    std::tie(most, pairs) = overlap_of(co->spans, kLanes);
-    if (most >= 2) break;
-  }
-  std::tie(most, pairs) = overlap_of(co->spans, kLanes);
-  note_streams_overlap(r, co->spans, kCalls, attempts, kAttempts, most, pairs, cuda);
+        return true;
+    return r.mismatches > 0;
+  };
+  if (!streams_attempts(r, kCalls, kLanes, cuda, make, fault, check, sa)) return;
+  const int checked = sa.checked;
+  const std::optional<QuantConcurrentOutcome>& co = sa.co;
   r.scope = "one warm-up call, then " + std::to_string(kCalls) + " calls (" +
             (checked < kCalls ? std::to_string(checked) + " checked before the stop, " : "") + "rows " +
             std::to_string(row_lo) + ".." + std::to_string(row_hi) + ", widths " + std::to_string(w_lo) + ".." +

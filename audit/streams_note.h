@@ -1,12 +1,16 @@
-// streams_note.h: the streams class's note for both op families: how far the calls it ran at once overlapped in time.
+// streams_note.h: the streams class's attempts and note for both op families: sets of calls made at once until two
+// overlapped, and how far they overlapped in time.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "audit/call_watch.h"
 #include "audit/check_result.h"
 #include "audit/kernel_runner.h"
 
@@ -36,6 +40,45 @@ inline void note_streams_overlap(CheckResult& r, const std::vector<Span>& spans,
     r.incomplete_when_passing = true;
     r.note += "; the calls never overlapped, so concurrency was not tested";
   }
+}
+
+/// What the streams class's attempts left: the last set's outcome, the calls of it checked, the sets run, and its
+/// overlap.
+template <class Outcome>
+struct StreamsAttempts {
+  std::optional<Outcome> co;
+  int checked = 0, attempts = 0, most = 0;
+  uint64_t pairs = 0;
+};
+
+/// The streams class's loop for both op families. A loaded host (2 cores, other tests beside it) may run the lanes'
+/// calls one after another, so the set of `calls` calls is made at once (make(): the runner's call_concurrent, or
+/// nullopt when it has none) and checked again, until two calls overlap or kAttempts sets have run. fault(outcome)
+/// reports a fault and returns true to end the class; check(outcome, &checked) checks the set's calls in order and
+/// returns true when the class should stop (a mismatch). Returns false when the class ended (no lanes: SKIPPED, or a
+/// fault); else r.note has the overlap (note_streams_overlap).
+template <class Outcome, class Make, class Fault, class Check>
+bool streams_attempts(CheckResult& r, int calls, int lanes, bool cuda, const Make& make, const Fault& fault,
+                      const Check& check, StreamsAttempts<Outcome>& s) {
+  constexpr int kAttempts = 6;
+  while (s.attempts < kAttempts) {
+    ++s.attempts;
+    watch_label("streams: " + std::to_string(calls) + " calls at once");
+    s.co = make();
+    if (!s.co) {
+      r.status = CheckStatus::kSkipped;
+      r.note = "this runner has no streams or threads to run calls at once on";
+      return false;
+    }
+    if (fault(*s.co)) return false;
+    s.checked = 0;
+    if (check(*s.co, &s.checked) || s.checked < calls) break;  // a mismatch: the class fails on it
+    std::tie(s.most, s.pairs) = overlap_of(s.co->spans, lanes);
+    if (s.most >= 2) break;
+  }
+  if (s.checked == calls) std::tie(s.most, s.pairs) = overlap_of(s.co->spans, lanes);
+  note_streams_overlap(r, s.co->spans, calls, s.attempts, kAttempts, s.most, s.pairs, cuda);
+  return true;
 }
 
 }  // namespace fuseproof::audit
