@@ -15,10 +15,10 @@ R by_dtype(const fuseproof_call_t& c) {
                                          : Run::template run<Op, kernel::Half::kFp16, C>(c);
 }
 
-/// by_dtype for the op's other contract (FamilyTraits::kOther) when l names it, else for eager.
+/// by_dtype for the op's other contract (kFamily<Op>.other) when l names it, else for eager.
 template <typename Run, typename R, kernel::FamilyOp Op>
 R by_contract(const FamilyLaunch& l, const fuseproof_call_t& c) {
-  constexpr kernel::Contract kOther = kernel::FamilyTraits<Op>::kOther;
+  constexpr kernel::Contract kOther = kernel::kFamily<Op>.other;
   if constexpr (kOther != kernel::Contract::kEager)
     if (l.contract == kOther) return by_dtype<Run, R, Op, kOther>(c);
   return by_dtype<Run, R, Op, kernel::Contract::kEager>(c);

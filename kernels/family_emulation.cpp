@@ -11,10 +11,10 @@ using kernel::Contract;
 
 template <kernel::FamilyOp Op, kernel::Half D, Contract C>
 void emulate(const fuseproof_call_t& c) {
-  constexpr int N = kernel::FamilyTraits<Op>::kInputs;
+  constexpr int N = kernel::kFamily<Op>.inputs;
   const int64_t rows = c.shape[0], w = c.shape[1];
   // group_rows is meaningful only for ops with group-broadcast inputs; family_in reads it for those alone.
-  const int64_t g = kernel::FamilyTraits<Op>::kGroupMask ? c.group_rows : 1;
+  const int64_t g = kernel::kFamily<Op>.group_mask ? c.group_rows : 1;
   const uint16_t* in[3] = {};
   for (int i = 0; i < N; ++i) in[i] = static_cast<const uint16_t*>(c.inputs[i].data);
   auto* out = static_cast<uint16_t*>(c.out);

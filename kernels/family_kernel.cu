@@ -25,7 +25,7 @@ template <kernel::FamilyOp Op, kernel::Half D, Contract C>
 __global__ void __launch_bounds__(256) family_kernel(uint16_t* __restrict__ out, const FamilyInputs in, int64_t rows,
                                                      int64_t w, int64_t group_rows) {
   constexpr int V = kernel::kFamilyVectorElems;
-  constexpr int N = kernel::FamilyTraits<Op>::kInputs;
+  constexpr int N = kernel::kFamily<Op>.inputs;
   const int64_t per_row = w / V, vectors = rows * per_row;
   for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < vectors; v += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = v / per_row, c = (v % per_row) * V;
@@ -51,12 +51,12 @@ std::string launch(const fuseproof_call_t& c) {
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>((vectors + 255) / 256, int64_t(sms) * 8));
   FamilyInputs in{};
-  for (int i = 0; i < kernel::FamilyTraits<Op>::kInputs; ++i) in.p[i] = static_cast<const uint16_t*>(c.inputs[i].data);
-  const int64_t group_rows = kernel::FamilyTraits<Op>::kGroupMask ? c.group_rows : 1;
+  for (int i = 0; i < kernel::kFamily<Op>.inputs; ++i) in.p[i] = static_cast<const uint16_t*>(c.inputs[i].data);
+  const int64_t group_rows = kernel::kFamily<Op>.group_mask ? c.group_rows : 1;
   family_kernel<Op, D, C><<<unsigned(blocks), 256, 0, static_cast<cudaStream_t>(c.stream)>>>(
       static_cast<uint16_t*>(c.out), in, c.shape[0], c.shape[1], group_rows);
   const cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? "" : std::string(kernel::FamilyTraits<Op>::kName) + ": launch failed: " + cudaGetErrorString(e);
+  return e == cudaSuccess ? "" : std::string(kernel::kFamily<Op>.name) + ": launch failed: " + cudaGetErrorString(e);
 }
 
 struct CudaRun {

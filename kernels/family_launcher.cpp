@@ -8,34 +8,12 @@ namespace fuseproof {
 namespace {
 
 using kernel::FamilyOp;
-using kernel::FamilyTraits;
+using kernel::FamilyFacts;
 
-/// What the rules need to know of an op, read from its traits.
-struct OpFacts {
-  const char* name;
-  bool packed;
-  int inputs;
-  unsigned group_mask;
-  kernel::Contract other;     ///< its contract besides eager (kEager: none)
-  const char* input_name[3];  ///< in declared order
-};
-
-template <FamilyOp Op>
-constexpr OpFacts facts_of(const char* in0, const char* in1, const char* in2 = nullptr) {
-  using T = FamilyTraits<Op>;
-  return {T::kName, T::kPacked, T::kInputs, T::kGroupMask, T::kOther, {in0, in1, in2}};
-}
-
-OpFacts facts(FamilyOp op) {
-  switch (op) {
-    case FamilyOp::kBiasGeluErf: return facts_of<FamilyOp::kBiasGeluErf>("x", "bias");
-    case FamilyOp::kSiluAndMul: return facts_of<FamilyOp::kSiluAndMul>("gate", "up");
-    case FamilyOp::kGeluTanhAndMul: return facts_of<FamilyOp::kGeluTanhAndMul>("gate", "up");
-    case FamilyOp::kGeluAndMul: return facts_of<FamilyOp::kGeluAndMul>("gate", "up");
-    case FamilyOp::kGatedResidual: return facts_of<FamilyOp::kGatedResidual>("x", "gate", "y");
-    case FamilyOp::kModulate: return facts_of<FamilyOp::kModulate>("x", "scale", "shift");
-  }
-  return {"?", false, 0, 0, kernel::Contract::kEager, {}};
+/// What the rules need to know of an op: its row of the family's facts (kernels/family_ops.h).
+const FamilyFacts& facts(FamilyOp op) {
+  static constexpr FamilyFacts kUnknown = {"?", false, 0, 0, kernel::Contract::kEager, kernel::Act::kGeluErf, {}};
+  return int(op) >= 0 && int(op) < kernel::kFamilyOps ? kernel::kFamilyFacts[int(op)] : kUnknown;
 }
 
 bool aligned(const void* p, int vector_elems) { return (reinterpret_cast<uintptr_t>(p) & uintptr_t(2 * vector_elems - 1)) == 0; }
@@ -50,7 +28,7 @@ std::string pair(int64_t a, int64_t b) { return "{" + std::to_string(a) + ", " +
 }  // namespace
 
 std::string family_can_implement(const FamilyLaunch& l, const fuseproof_call_t& c) {
-  const OpFacts f = facts(l.op);
+  const FamilyFacts& f = facts(l.op);
   const std::string op = std::string(f.name) + ": ";
   if (c.struct_size != sizeof(fuseproof_call_t))
     return op + "call struct size must be " + std::to_string(sizeof(fuseproof_call_t)) + ", got " +
@@ -77,11 +55,11 @@ std::string family_can_implement(const FamilyLaunch& l, const fuseproof_call_t& 
     return op + "rows * width overflows int64 bytes, got " + std::to_string(rows) + " x " + std::to_string(w);
   if (!c.out) return op + "out must not be null";
   for (int i = 0; i < f.inputs; ++i)
-    if (!c.inputs[i].data) return op + f.input_name[i] + " must not be null";
+    if (!c.inputs[i].data) return op + f.input_names[i] + " must not be null";
   const std::string bytes = std::to_string(2 * l.vector_elems) + " bytes";
   if (!aligned(c.out, l.vector_elems)) return op + "out must be aligned to " + bytes;
   for (int i = 0; i < f.inputs; ++i)
-    if (!aligned(c.inputs[i].data, l.vector_elems)) return op + f.input_name[i] + " must be aligned to " + bytes;
+    if (!aligned(c.inputs[i].data, l.vector_elems)) return op + f.input_names[i] + " must be aligned to " + bytes;
   const fuseproof_input_t &a = c.inputs[0], &b = c.inputs[1];
   // Each input's size in bytes, for the overlap rule.
   int64_t in_bytes[3] = {rows * in_row * 2, f.packed ? 0 : w * 2, 0};
@@ -100,7 +78,7 @@ std::string family_can_implement(const FamilyLaunch& l, const fuseproof_call_t& 
       const fuseproof_input_t& in = c.inputs[i];
       const bool grouped = (f.group_mask >> i) & 1u;
       if (in.stride[0] != w || in.stride[1] != 1)
-        return op + f.input_name[i] +
+        return op + f.input_names[i] +
                (grouped ? " must be [rows / group_rows, width], one row per group of group_rows rows"
                         : " must be contiguous [rows, width]") +
                " (stride {width, 1} = " + pair(w, 1) + "), got " + pair(in.stride[0], in.stride[1]);
@@ -110,7 +88,7 @@ std::string family_can_implement(const FamilyLaunch& l, const fuseproof_call_t& 
   const int64_t out_bytes = rows * w * 2;
   for (int i = 0; i < f.inputs; ++i)
     if (overlap(c.out, out_bytes, c.inputs[i].data, in_bytes[i]))
-      return op + "out must not overlap " + (f.inputs == 2 ? std::string("an input") : f.input_name[i]);
+      return op + "out must not overlap " + (f.inputs == 2 ? std::string("an input") : f.input_names[i]);
   if (l.contract != kernel::Contract::kEager && l.contract != f.other)
     return op + "has no " + kernel::contract_name(l.contract) + " contract";
   return "";

@@ -38,7 +38,7 @@ inline int family_call_status(const fuseproof_call_t& call, const std::string& w
 template <kernel::FamilyOp Op>
 constexpr fuseproof_kernel_descriptor_t family_descriptor(const char* name, kernel::Contract contract, bool cuda,
                                                           int vector_elems, int (*call)(const fuseproof_call_t*)) {
-  return {FUSEPROOF_KERNEL_ABI_VERSION, sizeof(fuseproof_kernel_descriptor_t), name, kernel::FamilyTraits<Op>::kName,
+  return {FUSEPROOF_KERNEL_ABI_VERSION, sizeof(fuseproof_kernel_descriptor_t), name, kernel::kFamily<Op>.name,
           kernel::contract_name(contract), cuda ? FUSEPROOF_MEMORY_CUDA : FUSEPROOF_MEMORY_HOST, 2 * vector_elems, call};
 }
 

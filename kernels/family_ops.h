@@ -34,37 +34,30 @@ struct FamilyFacts {
   unsigned group_mask;
   Contract other;  ///< the contract besides eager it ships (kEager: none)
   Act act;         ///< the activation of the 2-input ops (unused by the 3-input ops)
+  const char* input_names[3];  ///< in declared order (nullptr past `inputs`), as the spec names them
 };
 
 /// One row per FamilyOp, in its order. gated_residual: out = x + gate * y, inputs (x, gate, y), gate group-broadcast;
 /// modulate: out = x * (1 + scale) + shift, inputs (x, scale, shift), scale and shift group-broadcast.
 inline constexpr FamilyFacts kFamilyFacts[] = {
-    {"bias_gelu_erf", false, 2, 0b000, Contract::kEager, Act::kGeluErf},
-    {"silu_and_mul", true, 2, 0b000, Contract::kFp32, Act::kSilu},
-    {"gelu_tanh_and_mul", true, 2, 0b000, Contract::kFp32, Act::kGeluTanh},
-    {"gelu_and_mul", true, 2, 0b000, Contract::kFp32, Act::kGeluErf},
-    {"gated_residual", false, 3, 0b010, Contract::kFma, Act::kGeluErf},
-    {"modulate", false, 3, 0b110, Contract::kFma, Act::kGeluErf},
+    {"bias_gelu_erf", false, 2, 0b000, Contract::kEager, Act::kGeluErf, {"x", "bias", nullptr}},
+    {"silu_and_mul", true, 2, 0b000, Contract::kFp32, Act::kSilu, {"gate", "up", nullptr}},
+    {"gelu_tanh_and_mul", true, 2, 0b000, Contract::kFp32, Act::kGeluTanh, {"gate", "up", nullptr}},
+    {"gelu_and_mul", true, 2, 0b000, Contract::kFp32, Act::kGeluErf, {"gate", "up", nullptr}},
+    {"gated_residual", false, 3, 0b010, Contract::kFma, Act::kGeluErf, {"x", "gate", "y"}},
+    {"modulate", false, 3, 0b110, Contract::kFma, Act::kGeluErf, {"x", "scale", "shift"}},
 };
 inline constexpr int kFamilyOps = int(sizeof kFamilyFacts / sizeof kFamilyFacts[0]);
 static_assert(kFamilyOps == int(FamilyOp::kModulate) + 1, "kFamilyFacts has one row per FamilyOp");
 
-/// kFamilyFacts[Op] as compile-time constants.
+/// kFamilyFacts[Op] as a compile-time constant (`if constexpr (kFamily<Op>.packed)`).
 template <FamilyOp Op>
-struct FamilyTraits {
-  static constexpr FamilyFacts kFacts = kFamilyFacts[int(Op)];
-  static constexpr const char* kName = kFacts.name;
-  static constexpr bool kPacked = kFacts.packed;
-  static constexpr int kInputs = kFacts.inputs;
-  static constexpr unsigned kGroupMask = kFacts.group_mask;
-  static constexpr Contract kOther = kFacts.other;
-  static constexpr Act kAct = kFacts.act;
-};
+inline constexpr FamilyFacts kFamily = kFamilyFacts[int(Op)];
 
 /// Whether op Op ships contract C (eager always; fp32 for the packed ops; fma for the 3-input ops).
 template <FamilyOp Op>
 constexpr bool family_has_contract(Contract c) {
-  return c == Contract::kEager || c == FamilyTraits<Op>::kOther;
+  return c == Contract::kEager || c == kFamily<Op>.other;
 }
 
 /// gated_residual's element. eager: p = round_T(gate * y) (the binary32 product of two halves is exact, so p is
@@ -100,7 +93,7 @@ FUSEPROOF_HD uint16_t modulate_element(uint16_t x, uint16_t scale, uint16_t shif
 /// under fp32: round_T(act(gate) * up) with both in binary32. gated_residual, modulate: the functions above.
 template <FamilyOp Op, Half D, Contract C>
 FUSEPROOF_HD uint16_t family_element(uint16_t a, uint16_t b, uint16_t c = 0) {
-  using T = FamilyTraits<Op>;
+  constexpr FamilyFacts T = kFamily<Op>;
   if constexpr (Op == FamilyOp::kGatedResidual) {
     return gated_residual_element<D, C>(a, b, c);
   } else if constexpr (Op == FamilyOp::kModulate) {
@@ -108,13 +101,13 @@ FUSEPROOF_HD uint16_t family_element(uint16_t a, uint16_t b, uint16_t c = 0) {
   } else {
     (void)c;
     const float fa = half_to_float<D>(a), fb = half_to_float<D>(b);
-    if constexpr (!T::kPacked) {
+    if constexpr (!T.packed) {
       const float sum = half_to_float<D>(float_to_half_rn<D>(add_rn(fa, fb)));
-      return float_to_half_rn<D>(activation<T::kAct>(sum));
+      return float_to_half_rn<D>(activation<T.act>(sum));
     } else if constexpr (C == Contract::kFp32) {
-      return float_to_half_rn<D>(mul_rn(activation<T::kAct>(fa), fb));
+      return float_to_half_rn<D>(mul_rn(activation<T.act>(fa), fb));
     } else {
-      const float act = half_to_float<D>(float_to_half_rn<D>(activation<T::kAct>(fa)));
+      const float act = half_to_float<D>(float_to_half_rn<D>(activation<T.act>(fa)));
       return float_to_half_rn<D>(mul_rn(act, fb));
     }
   }
@@ -127,10 +120,10 @@ inline constexpr int kFamilyVectorElems = 8;
 /// pointer is x + w in the packed layout; a group-broadcast input's row is r / group_rows).
 template <FamilyOp Op>
 FUSEPROOF_HD int64_t family_in(int input, int64_t r, int64_t c, int64_t w, int64_t group_rows) {
-  using T = FamilyTraits<Op>;
-  if constexpr (T::kPacked) return r * 2 * w + c;
-  if (T::kInputs == 2 && input == 1) return c;  // the bias row
-  if ((T::kGroupMask >> input) & 1u) return (r / group_rows) * w + c;
+  constexpr FamilyFacts T = kFamily<Op>;
+  if constexpr (T.packed) return r * 2 * w + c;
+  if (T.inputs == 2 && input == 1) return c;  // the bias row
+  if ((T.group_mask >> input) & 1u) return (r / group_rows) * w + c;
   return r * w + c;
 }
 

@@ -32,7 +32,7 @@ std::string quant_launch_op(const kernel::QuantArgs& a, int32_t dtype, cudaStrea
   else
     quant_kernel<Op, kernel::Half::kFp16, C, F><<<unsigned(blocks), 128, 0, stream>>>(a, cols, cells);
   const cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? "" : std::string(kernel::QuantTraits<Op>::kName) + ": launch failed: " + cudaGetErrorString(e);
+  return e == cudaSuccess ? "" : std::string(kernel::kQuant<Op>.name) + ": launch failed: " + cudaGetErrorString(e);
 }
 
 }  // namespace fuseproof::detail

@@ -10,31 +10,12 @@ namespace {
 using kernel::QuantContract;
 using kernel::QuantInputs;
 using kernel::QuantOp;
-using kernel::QuantTraits;
+using kernel::QuantFacts;
 
-/// What the rules need to know of an op, read from its traits.
-struct QuantFacts {
-  const char* name;
-  int block;
-  bool e2m1;
-  QuantInputs inputs;
-};
-
-template <QuantOp Op>
-constexpr QuantFacts facts_of() {
-  using T = QuantTraits<Op>;
-  return {T::kName, T::kBlock, T::kE2m1, T::kInputs};
-}
-
-QuantFacts facts(QuantOp op) {
-  switch (op) {
-    case QuantOp::kFp8GroupQuant: return facts_of<QuantOp::kFp8GroupQuant>();
-    case QuantOp::kNvfp4Quant: return facts_of<QuantOp::kNvfp4Quant>();
-    case QuantOp::kSiluAndMulFp8GroupQuant: return facts_of<QuantOp::kSiluAndMulFp8GroupQuant>();
-    case QuantOp::kSiluAndMulNvfp4Quant: return facts_of<QuantOp::kSiluAndMulNvfp4Quant>();
-    case QuantOp::kBiasGeluTanhNvfp4Quant: return facts_of<QuantOp::kBiasGeluTanhNvfp4Quant>();
-  }
-  return {"?", 1, false, QuantInputs::kX};
+/// What the rules need to know of an op: its row of the quantization ops' facts (kernels/quant_ops.h).
+const QuantFacts& facts(QuantOp op) {
+  static constexpr QuantFacts kUnknown = {"?", 1, false, QuantInputs::kX};
+  return int(op) >= 0 && int(op) < kernel::kQuantOps ? kernel::kQuantFacts[int(op)] : kUnknown;
 }
 
 bool aligned(const void* p, uintptr_t bytes) { return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0; }

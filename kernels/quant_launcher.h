@@ -46,7 +46,7 @@ inline int quant_call_status(const fuseproof_call_t& call, const std::string& wh
 template <kernel::QuantOp Op>
 constexpr fuseproof_kernel_descriptor_t quant_descriptor(const char* name, kernel::QuantContract contract, bool cuda,
                                                          int (*call)(const fuseproof_call_t*)) {
-  return {FUSEPROOF_KERNEL_ABI_VERSION, sizeof(fuseproof_kernel_descriptor_t), name, kernel::QuantTraits<Op>::kName,
+  return {FUSEPROOF_KERNEL_ABI_VERSION, sizeof(fuseproof_kernel_descriptor_t), name, kernel::kQuant<Op>.name,
           kernel::quant_contract_name(contract), cuda ? FUSEPROOF_MEMORY_CUDA : FUSEPROOF_MEMORY_HOST,
           kernel::kQuantVectorBytes, call};
 }

@@ -82,21 +82,15 @@ inline constexpr QuantFacts kQuantFacts[] = {
 inline constexpr int kQuantOps = int(sizeof kQuantFacts / sizeof kQuantFacts[0]);
 static_assert(kQuantOps == int(QuantOp::kBiasGeluTanhNvfp4Quant) + 1, "kQuantFacts has one row per QuantOp");
 
-/// kQuantFacts[Op] as compile-time constants.
+/// kQuantFacts[Op] as a compile-time constant.
 template <QuantOp Op>
-struct QuantTraits {
-  static constexpr QuantFacts kFacts = kQuantFacts[int(Op)];
-  static constexpr const char* kName = kFacts.name;
-  static constexpr int kBlock = kFacts.block;
-  static constexpr bool kE2m1 = kFacts.e2m1;
-  static constexpr QuantInputs kInputs = kFacts.inputs;
-};
+inline constexpr QuantFacts kQuant = kQuantFacts[int(Op)];
 
 /// Whether op Op ships contract c: the NVFP4 ops vllm-ref (first), rcp-approx, te, flashinfer-exact; the FP8 group
 /// ops fp8-group (first), fp8-group-ue8m0.
 template <QuantOp Op>
 constexpr bool quant_has_contract(QuantContract c) {
-  return quant_contract_is_nvfp4(c) == QuantTraits<Op>::kE2m1;
+  return quant_contract_is_nvfp4(c) == kQuant<Op>.e2m1;
 }
 
 /// Elements per 16-byte vector: inputs and codes are aligned to it and every width is a multiple of it.
@@ -447,7 +441,7 @@ struct QuantArgs {
 /// The op's activation stage: element (r, c) in T.
 template <QuantOp Op, Half D>
 FUSEPROOF_HD uint16_t quant_activation(const QuantArgs& a, int64_t r, int64_t c) {
-  constexpr QuantInputs kIn = QuantTraits<Op>::kInputs;
+  constexpr QuantInputs kIn = kQuant<Op>.inputs;
   if constexpr (kIn == QuantInputs::kX) {
     return a.in0[r * a.width + c];
   } else if constexpr (kIn == QuantInputs::kPackedGateUp) {
@@ -460,8 +454,8 @@ FUSEPROOF_HD uint16_t quant_activation(const QuantArgs& a, int64_t r, int64_t c)
 
 template <QuantOp Op, Half D, QuantContract C, QuantFault F = QuantFault::kNone>
 FUSEPROOF_HD void quant_cell(const QuantArgs& a, int64_t r, int64_t k) {
-  using T = QuantTraits<Op>;
-  constexpr int B = T::kBlock;
+  constexpr QuantFacts T = kQuant<Op>;
+  constexpr int B = T.block;
   const int64_t off = quant_scale_offset<F>(a.layout, r, k, a.blocks);
   if (r >= a.rows || k >= a.blocks) {  // a padding cell of the swizzled layout (E4M3 scales: one byte)
     a.scales[off] = 0;
@@ -470,7 +464,7 @@ FUSEPROOF_HD void quant_cell(const QuantArgs& a, int64_t r, int64_t k) {
   uint16_t v[B];
   for (int e = 0; e < B; ++e) v[e] = quant_activation<Op, D>(a, r, k * B + e);
   const QuantBlockScale s = quant_scale<C, F>(block_amax<D, C, F>(v, B), a.global_scale, fp8_group_eps<D>());
-  if constexpr (T::kE2m1) {
+  if constexpr (T.e2m1) {
     uint8_t packed[B / 2];
     for (int j = 0; j < B / 2; ++j) {
       const float y0 = nvfp4_scaled<C, F>(half_to_float<D>(v[2 * j]), s);

@@ -18,7 +18,7 @@ struct MutantInputs {
 template <Half D>
 __global__ void mutant_kernel(uint16_t* out, const MutantInputs in, int64_t rows, int64_t w, int64_t group_rows,
                               int64_t done) {
-  constexpr int N = FamilyTraits<kOp>::kInputs;
+  constexpr int N = kFamily<kOp>.inputs;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * w; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = i / w, col = i % w;
     if (col >= done) continue;  // the first-call bug's unwritten tail
@@ -63,8 +63,8 @@ int call(const fuseproof_call_t* c) {
     const unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 132 * 16));
     auto* out = static_cast<uint16_t*>(c->out);
     MutantInputs in{};
-    for (int k = 0; k < FamilyTraits<kOp>::kInputs; ++k) in.p[k] = static_cast<const uint16_t*>(c->inputs[k].data);
-    const int64_t g = FamilyTraits<kOp>::kGroupMask ? c->group_rows : 1;
+    for (int k = 0; k < kFamily<kOp>.inputs; ++k) in.p[k] = static_cast<const uint16_t*>(c->inputs[k].data);
+    const int64_t g = kFamily<kOp>.group_mask ? c->group_rows : 1;
     auto s = static_cast<cudaStream_t>(c->stream);
     const int64_t step = mutant_step<kBug>(c->shape[1]);
     const int64_t done = step ? c->shape[1] / step * step : c->shape[1];

@@ -28,9 +28,9 @@ uint16_t* static_workspace(size_t n) {
 
 template <Half D>
 void run(const fuseproof_call_t& c, uint16_t* out) {
-  constexpr int N = FamilyTraits<kOp>::kInputs;
+  constexpr int N = kFamily<kOp>.inputs;
   const int64_t rows = c.shape[0], w = c.shape[1];
-  const int64_t g = FamilyTraits<kOp>::kGroupMask ? c.group_rows : 1;
+  const int64_t g = kFamily<kOp>.group_mask ? c.group_rows : 1;
   const uint16_t* in[3] = {};
   for (int i = 0; i < N; ++i) in[i] = static_cast<const uint16_t*>(c.inputs[i].data);
   const int64_t step = mutant_step<kBug>(w);

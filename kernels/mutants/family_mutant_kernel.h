@@ -14,7 +14,7 @@ namespace fuseproof::mutants {
 using kernel::Act;
 using kernel::Contract;
 using kernel::FamilyOp;
-using kernel::FamilyTraits;
+using kernel::kFamily;
 using kernel::Half;
 
 /// The fast-math versions the bugs put in: __expf / tanh.approx on the device; on the host a 2^x form (exp2f of
@@ -43,9 +43,9 @@ FUSEPROOF_HD float fast_gelu_tanh(float x) {
 
 template <FamilyOp Op, FamilyBug B>
 FUSEPROOF_HD float mutant_act(float x) {
-  if constexpr (B == FamilyBug::kFastExpf && FamilyTraits<Op>::kAct == Act::kSilu) return fast_silu(x);
-  else if constexpr (B == FamilyBug::kFastTanh && FamilyTraits<Op>::kAct == Act::kGeluTanh) return fast_gelu_tanh(x);
-  else return kernel::activation<FamilyTraits<Op>::kAct>(x);
+  if constexpr (B == FamilyBug::kFastExpf && kFamily<Op>.act == Act::kSilu) return fast_silu(x);
+  else if constexpr (B == FamilyBug::kFastTanh && kFamily<Op>.act == Act::kGeluTanh) return fast_gelu_tanh(x);
+  else return kernel::activation<kFamily<Op>.act>(x);
 }
 
 /// One element of a 3-input op (gated_residual, modulate) with the bug; the arithmetic otherwise that of contract C.
@@ -79,7 +79,7 @@ template <FamilyOp Op, Half D, FamilyBug B, Contract C>
 FUSEPROOF_HD uint16_t mutant_element(uint16_t a, uint16_t b, uint16_t c = 0) {
   using kernel::float_to_half_rn;
   using kernel::half_to_float;
-  if constexpr (FamilyTraits<Op>::kInputs == 3) {
+  if constexpr (kFamily<Op>.inputs == 3) {
     return mutant_element3<Op, D, B, C>(a, b, c);
   } else {
     if constexpr (B == FamilyBug::kGateUpSwapped) {
@@ -89,7 +89,7 @@ FUSEPROOF_HD uint16_t mutant_element(uint16_t a, uint16_t b, uint16_t c = 0) {
     }
     const float fa = half_to_float<D>(a), fb = half_to_float<D>(b);
     uint16_t y;
-    if constexpr (!FamilyTraits<Op>::kPacked) {
+    if constexpr (!kFamily<Op>.packed) {
       const float sum = kernel::add_rn(fa, fb);
       const float s = B == FamilyBug::kSumUnrounded ? sum : half_to_float<D>(float_to_half_rn<D>(sum));
       y = float_to_half_rn<D>(mutant_act<Op, B>(s));
@@ -148,12 +148,12 @@ inline int64_t mutant_step(int64_t w) {
 /// reads a group-broadcast input's row r % groups instead of r / group_rows.
 template <FamilyOp Op, FamilyBug B>
 FUSEPROOF_HD int64_t mutant_in(int input, int64_t r, int64_t c, int64_t w, int64_t group_rows, int64_t rows) {
-  if constexpr (B == FamilyBug::kWrongHalfTail && FamilyTraits<Op>::kPacked) {
+  if constexpr (B == FamilyBug::kWrongHalfTail && kFamily<Op>.packed) {
     const int64_t padded = (w + 7) / 8 * 8;
     if (input == 1 && c >= w / 8 * 8) return r * 2 * w + (padded - w) + c;  // relative to up's pointer (x + w)
   }
   if constexpr (B == FamilyBug::kWrongGroupRow) {
-    if ((FamilyTraits<Op>::kGroupMask >> input) & 1u) return (r % (rows / group_rows)) * w + c;
+    if ((kFamily<Op>.group_mask >> input) & 1u) return (r % (rows / group_rows)) * w + c;
   }
   (void)rows;
   return kernel::family_in<Op>(input, r, c, w, group_rows);

@@ -1,6 +1,6 @@
 // family_facts_test.cpp: the built-in kernels' compile-time op facts against the specs, the one place op facts are
-// written: kernels/family_ops.h kFamilyFacts against the op spec (reference/op_registry.cpp: name, inputs, packing,
-// group-broadcast inputs, contracts, activation; a row for every op but the seed), kernels/quant_ops.h kQuantFacts
+// written: kernels/family_ops.h kFamilyFacts against the op spec (reference/op_registry.cpp: name, inputs and their
+// names, packing, group-broadcast inputs, contracts, activation; a row for every op but the seed), kernels/quant_ops.h kQuantFacts
 // against the quantization registry (reference/quant_registry.cpp: name, block, element format, inputs, contracts;
 // a row for every quantization op).
 #include <gtest/gtest.h>
@@ -37,6 +37,11 @@ std::string differences(const FamilyFacts& f) {
   };
   differ("inputs", f.inputs, (long long)op->inputs.size());
   differ("packed", f.packed, op->inputs[0].layout == ref::Layout::kPackedFirst);
+  std::string names, spec_names;
+  for (int i = 0; i < 3; ++i) names += std::string(f.input_names[i] ? f.input_names[i] : "-") + " ";
+  for (size_t i = 0; i < 3; ++i) spec_names += (i < op->inputs.size() ? op->inputs[i].name : std::string("-")) + " ";
+  if (names != spec_names)
+    d += std::string(f.name) + ": input names " + names + "in kFamilyFacts, " + spec_names + "in the spec; ";
   unsigned mask = 0;
   for (size_t i = 0; i < op->inputs.size(); ++i)
     if (op->inputs[i].layout == ref::Layout::kGroupBroadcast) mask |= 1u << i;
@@ -84,6 +89,8 @@ TEST(Kernels_FamilyFacts, ASpoiledRowDiffers) {
       g = f, g.act = f.act == kernel::Act::kSilu ? kernel::Act::kGeluErf : kernel::Act::kSilu;
       EXPECT_NE(differences(g), "") << f.name;
     }
+    g = f, g.input_names[1] = "w";
+    EXPECT_NE(differences(g), "") << f.name;
     g = f, g.name = "softmax";
     EXPECT_NE(differences(g), "") << f.name;
   }
