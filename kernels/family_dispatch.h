@@ -1,6 +1,8 @@
 // family_dispatch.h: a validated launch's run-time op, contract and dtype to the compile-time triple a family kernel
-// is built for (one switch, shared by the CUDA kernel and the emulation).
+// is built for (one dispatch over the facts table, shared by the CUDA kernel and the emulation).
 #pragma once
+
+#include <utility>
 
 #include "family_launcher.h"
 
@@ -26,21 +28,20 @@ R by_contract(const FamilyLaunch& l, const fuseproof_call_t& c) {
 
 }  // namespace family_dispatch_steps
 
-/// Calls Run::template run<Op, D, C>(c) for l's op, c's dtype (bf16, else fp16) and the contract: the op's other
-/// contract when l names it, else eager. Returns what run returns (`unknown` for an op outside the enum).
+/// Calls Run::template run<Op, D, C>(c) for l's op (any row of kFamilyFacts: no op list here to keep in step), c's
+/// dtype (bf16, else fp16) and the contract: the op's other contract when l names it, else eager. Returns what run
+/// returns (`unknown` for an op outside the table).
+template <typename Run, typename R, int... I>
+R family_dispatch_index(const FamilyLaunch& l, const fuseproof_call_t& c, R unknown, std::integer_sequence<int, I...>) {
+  R r = unknown;
+  (void)((int(l.op) == I ? (r = family_dispatch_steps::by_contract<Run, R, kernel::FamilyOp(I)>(l, c), true) : false) ||
+         ...);
+  return r;
+}
+
 template <typename Run, typename R>
 R family_dispatch(const FamilyLaunch& l, const fuseproof_call_t& c, R unknown) {
-  using kernel::FamilyOp;
-  using family_dispatch_steps::by_contract;
-  switch (l.op) {
-    case FamilyOp::kBiasGeluErf: return by_contract<Run, R, FamilyOp::kBiasGeluErf>(l, c);
-    case FamilyOp::kSiluAndMul: return by_contract<Run, R, FamilyOp::kSiluAndMul>(l, c);
-    case FamilyOp::kGeluTanhAndMul: return by_contract<Run, R, FamilyOp::kGeluTanhAndMul>(l, c);
-    case FamilyOp::kGeluAndMul: return by_contract<Run, R, FamilyOp::kGeluAndMul>(l, c);
-    case FamilyOp::kGatedResidual: return by_contract<Run, R, FamilyOp::kGatedResidual>(l, c);
-    case FamilyOp::kModulate: return by_contract<Run, R, FamilyOp::kModulate>(l, c);
-  }
-  return unknown;
+  return family_dispatch_index<Run, R>(l, c, unknown, std::make_integer_sequence<int, kernel::kFamilyOps>{});
 }
 
 }  // namespace fuseproof::detail
