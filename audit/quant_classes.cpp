@@ -184,7 +184,7 @@ std::vector<uint16_t> call_values(const QuantPlan& plan, const QuantCallSpec& s)
 /// Rows [lo, hi) of call s's expected image under `plan` into img (already sized): QuantPlan::quantize through the
 /// worker's memo (the blocks of a call share few scales, so each (value, scale) code is computed once).
 void image_rows(const QuantPlan& plan, const QuantCallSpec& s, const uint16_t* tv, Image& img, int64_t lo, int64_t hi,
-                ref::QuantCodeMemo& memo) {
+                ref::QuantCodeMemo& memo, uint8_t* raw = nullptr) {
   const int n = plan.block_size();
   const int64_t blocks = s.blocks_per_row();
   const int cell = scale_cell_bytes(plan);
@@ -196,6 +196,7 @@ void image_rows(const QuantPlan& plan, const QuantCallSpec& s, const uint16_t* t
       const uint16_t* values = tv + base;
       const ref::QuantScale sc = memo.block(plan.block_amax(values, n)).scale;
       for (int e = 0; e < n; ++e) codes[e] = memo.code(values[e]);
+      if (raw) std::memcpy(raw + base, codes, size_t(n));
       for (int e = 0; e < n; ++e) {
         if (e2m1) {
           uint8_t& b = img.codes[size_t((base + e) / 2)];
@@ -215,15 +216,21 @@ void image_rows(const QuantPlan& plan, const QuantCallSpec& s, const uint16_t* t
 }
 
 /// The expected images of a batch under `plan` from its T values, row ranges on every core. `memos`: one code memo
-/// a worker, kept across batches of the same scalars (the chunks of a large call), or null.
+/// a worker, kept across batches of the same scalars (the chunks of a large call), or null. `raw`: where given,
+/// (*raw)[c] gets call c's codes before packing, one byte an element (element_step's, kQuantNoCode included).
 std::vector<Image> expected_images(const QuantPlan& plan, const std::vector<QuantCallSpec>& specs,
                                    const std::vector<std::vector<uint16_t>>& values,
-                                   ref::QuantCodeMemos* memos = nullptr) {
+                                   ref::QuantCodeMemos* memos = nullptr,
+                                   std::vector<std::vector<uint8_t>>* raw = nullptr) {
   std::vector<Image> out(specs.size());
   for (size_t c = 0; c < specs.size(); ++c) {
     // Rows own whole bytes (a width is a whole number of blocks, and a block an even number of E2M1 codes).
     out[c].codes.assign(specs[c].codes_bytes, 0);
     out[c].scales.assign(specs[c].scale_bytes, 0);
+  }
+  if (raw) {
+    raw->resize(specs.size());
+    for (size_t c = 0; c < specs.size(); ++c) (*raw)[c].assign(size_t(specs[c].rows * specs[c].width), 0);
   }
   ref::QuantCodeMemos own;
   if (!memos) memos = &own;
@@ -232,7 +239,8 @@ std::vector<Image> expected_images(const QuantPlan& plan, const std::vector<Quan
   parallel_items(items.size(), [&](unsigned w, size_t it) {
     const RowRange& g = items[it];
     const QuantCallSpec& s = specs[g.call];
-    image_rows(plan, s, values[g.call].data(), out[g.call], g.lo, g.hi, memos->memo(w, plan, s.scalars.data()));
+    image_rows(plan, s, values[g.call].data(), out[g.call], g.lo, g.hi, memos->memo(w, plan, s.scalars.data()),
+               raw ? (*raw)[g.call].data() : nullptr);
   });
   return out;
 }
@@ -656,6 +664,7 @@ class QuantTally {
   struct DistancePart {
     uint64_t blocks = 0, cases = 0, scales_differ = 0, codes_differ = 0, nan_inf_differ = 0, sign_of_zero_differ = 0;
     std::vector<std::pair<int, uint64_t>> scale_steps, code_steps;
+    uint64_t code_steps_small[256] = {};  ///< code steps below 256 (every E2M1 and E4M3 step), counted here first
     std::vector<DistanceEvent> events;
     uint64_t counted_only = 0;
   };
@@ -809,7 +818,8 @@ class QuantTally {
             }
             if (!ce.special) {
               if (ce.sign_of_zero) ++p.sign_of_zero_differ;
-              add_step(p.code_steps, ce.steps);
+              if (ce.steps >= 0 && ce.steps < 256) ++p.code_steps_small[ce.steps];
+              else add_step(p.code_steps, ce.steps);
             } else {
               ++p.nan_inf_differ;
             }
@@ -833,6 +843,8 @@ class QuantTally {
       d.sign_of_zero_differ += p.sign_of_zero_differ;
       for (const auto& [st, c] : p.scale_steps) add_steps(d.scale_steps, st, c);
       for (const auto& [st, c] : p.code_steps) add_steps(d.code_steps, st, c);
+      for (int st = 0; st < 256; ++st)
+        if (p.code_steps_small[st]) add_steps(d.code_steps, st, p.code_steps_small[st]);
       d.pairs_total += p.counted_only;
       std::vector<uint32_t> scalar_bits;
       for (float x : s.scalars) scalar_bits.push_back(ref::f32_bits(x));
@@ -914,10 +926,14 @@ bool run_batches(const QuantContext& ctx, QuantTally& t, std::vector<QuantCallSp
                                     std::make_move_iterator(specs.begin() + long(k1)));
     std::vector<Image> want;
     std::vector<std::vector<uint16_t>> values;
+    // With distances, each contract's codes before packing, one byte an element: distance_batch then reads a differing
+    // element's codes there instead of computing them again.
+    std::vector<std::vector<uint8_t>> own_raw;
+    const bool raw = distances && !ctx.generic_paths;
     {
       const PhaseClock reference("reference values");
       values = batch_values(*ctx.model.plan, part);
-      want = expected_images(*ctx.model.plan, part, values);
+      want = expected_images(*ctx.model.plan, part, values, nullptr, raw ? &own_raw : nullptr);
     }
     watch_label(label + " (calls " + std::to_string(k0) + ".." + std::to_string(k1 - 1) + ")");
     std::vector<QuantOutcome> got;
@@ -934,14 +950,19 @@ bool run_batches(const QuantContext& ctx, QuantTally& t, std::vector<QuantCallSp
     if (distances) {
       const PhaseClock other("other contracts");
       for (size_t m = 0; m < ctx.model.others.size(); ++m) {
-        const std::vector<Image> theirs = expected_images(*ctx.model.others[m], part, values);
+        std::vector<std::vector<uint8_t>> their_raw;
+        const std::vector<Image> theirs =
+            expected_images(*ctx.model.others[m], part, values, nullptr, raw ? &their_raw : nullptr);
         if (ctx.generic_paths) {  // the reference of distance_batch's test
           for (size_t j = 0; j < part.size(); ++j)
             t.distance((*distances)[m], *ctx.model.others[m], part[j], got[j], theirs[j], values[j]);
           continue;
         }
         std::vector<QuantTally::DistanceInputs> in(part.size());
-        for (size_t j = 0; j < part.size(); ++j) in[j].theirs = &theirs[j], in[j].tv = values[j].data();
+        for (size_t j = 0; j < part.size(); ++j) {
+          in[j].theirs = &theirs[j], in[j].tv = values[j].data();
+          in[j].theirs_raw = &their_raw[j], in[j].own_raw = &own_raw[j];
+        }
         t.distance_batch((*distances)[m], *ctx.model.others[m], part, got, in);
       }
     }
