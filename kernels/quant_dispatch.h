@@ -24,7 +24,6 @@ template <typename Run, typename R, typename... Args>
 R quant_dispatch(const QuantLaunch& l, Args&&... args) {
   using kernel::QuantContract;
   using kernel::QuantOp;
-  constexpr int kContracts = int(QuantContract::kFp8GroupUe8m0) + 1;
   auto by_contract = [&](auto op_tag) -> R {
     constexpr QuantOp Op = decltype(op_tag)::value;
     auto one = [&](auto c_tag) -> R {
@@ -34,7 +33,7 @@ R quant_dispatch(const QuantLaunch& l, Args&&... args) {
       else
         return R{};
     };
-    return quant_dispatch_index<R>(l.contract, one, std::make_integer_sequence<int, kContracts>{});
+    return quant_dispatch_index<R>(l.contract, one, std::make_integer_sequence<int, kernel::kQuantContracts>{});
   };
   return quant_dispatch_index<R>(l.op, by_contract, std::make_integer_sequence<int, kernel::kQuantOps>{});
 }

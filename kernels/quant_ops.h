@@ -24,6 +24,7 @@ enum class QuantOp : int {
 
 /// The contracts, named as `fuseproof ops` names them (docs/OPS.md, Quantization ops and contracts).
 enum class QuantContract : int { kVllmRef, kRcpApprox, kTe, kFlashinferExact, kFp8Group, kFp8GroupUe8m0 };
+inline constexpr int kQuantContracts = int(QuantContract::kFp8GroupUe8m0) + 1;
 
 constexpr const char* quant_contract_name(QuantContract c) {
   switch (c) {

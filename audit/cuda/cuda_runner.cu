@@ -411,7 +411,7 @@ class CudaRunner final : public ImageRunner {
     DeviceInputs in;
     DeviceGuarded ob;
     if (auto e = ob.alloc(n, kPoison, stream_); !e.empty()) return e;
-    if (auto e = in.make(elems, seeds, bf16, stream_); !e.empty()) return e;
+    if (auto e = in.make(std::move(elems), std::move(seeds), bf16, stream_); !e.empty()) return e;
     const std::vector<uint8_t*>& data = in.data;
     const CallSpec view = s.view();
     const fuseproof_call_t c = abi_call(view, data, reinterpret_cast<uint8_t*>(ob.data()), stream_);

@@ -238,7 +238,7 @@ class CudaQuantRunner final : public QuantRunner {
     DeviceGuarded codes, scales;
     if (auto e = codes.alloc((v.codes_bytes + 1) / 2, kPoison, stream); !e.empty()) return e;
     if (auto e = scales.alloc((v.scale_bytes + 1) / 2, kPoison, stream); !e.empty()) return e;
-    if (auto e = in.make(s.buffer_elems, seeds, bf16, stream); !e.empty()) return e;
+    if (auto e = in.make(s.buffer_elems, std::move(seeds), bf16, stream); !e.empty()) return e;
     uint8_t* codes_data = reinterpret_cast<uint8_t*>(codes.data());
     uint8_t* scales_data = reinterpret_cast<uint8_t*>(scales.data());
     const fuseproof_call_t c = abi_quant_call(v, in.data, codes_data, scales_data, stream);

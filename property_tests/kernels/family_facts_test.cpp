@@ -46,11 +46,9 @@ std::string differences(const FamilyFacts& f) {
   for (size_t i = 0; i < op->inputs.size(); ++i)
     if (op->inputs[i].layout == ref::Layout::kGroupBroadcast) mask |= 1u << i;
   differ("group mask", f.group_mask, mask);
-  std::set<int> contracts;
-  for (const ref::ContractSpec& c : op->contracts) contracts.insert(int(c.contract));
-  std::set<int> claimed = {int(kernel::Contract::kEager), int(f.other)};
-  differ("contracts (as a bit set)", [&] { long long b = 0; for (int c : claimed) b |= 1ll << c; return b; }(),
-         [&] { long long b = 0; for (int c : contracts) b |= 1ll << c; return b; }());
+  long long spec_contracts = 0;
+  for (const ref::ContractSpec& c : op->contracts) spec_contracts |= 1ll << int(c.contract);
+  differ("contracts (as a bit set)", (1ll << int(kernel::Contract::kEager)) | (1ll << int(f.other)), spec_contracts);
   const int act = activation_of(op->contracts[0]);
   if (act >= 0) {
     // kernel::Act and ref::Activation share the names of the activations the family uses.
@@ -114,7 +112,7 @@ std::string quant_differences(const kernel::QuantFacts& f) {
          layouts);
   // The contracts the kernel ships for this op (quant_has_contract), by name, against the spec's.
   std::set<std::string> shipped, spec;
-  for (int c = 0; c <= int(kernel::QuantContract::kFp8GroupUe8m0); ++c)
+  for (int c = 0; c < kernel::kQuantContracts; ++c)
     if (kernel::quant_contract_is_nvfp4(kernel::QuantContract(c)) == f.e2m1)
       shipped.insert(kernel::quant_contract_name(kernel::QuantContract(c)));
   for (const ref::QuantContractSpec& c : op->contracts) spec.insert(ref::quant_contract_name(c.contract));

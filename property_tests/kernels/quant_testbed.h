@@ -47,16 +47,16 @@ struct SeededMutant {
 };
 
 /// Every bug of the catalogue (kernels/mutants/quant_bugs.h) whose killing class is blocks or layout, on each of the
-/// quantizers alone it applies to (fp8_group_quant, nvfp4_quant: the ops' first bits), for `memory` "host" or
-/// "cuda"; layout bugs under the swizzled layout, the others the linear one.
+/// quantizers alone it applies to (the ops with no activation stage; bit i of the mask is the registry's op i), for
+/// `memory` "host" or "cuda"; layout bugs under the swizzled layout, the others the linear one.
 inline std::vector<SeededMutant> seeded_block_mutants(const std::string& memory) {
   std::vector<SeededMutant> out;
   const std::vector<ref::QuantOpSpec>& ops = ref::quant_op_registry();
   for (const mutants::QuantBug& b : mutants::kQuantBugs) {
     const std::string klass = b.klass;
     if (klass != "blocks" && klass != "layout") continue;
-    for (size_t i = 0; i < ops.size() && i < 2; ++i) {
-      if (!((b.ops >> i) & 1u)) continue;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (!((b.ops >> i) & 1u) || !ops[i].activation.family_op.empty()) continue;
       const std::string contract = b.contract;
       const ref::QuantContract c = contract == "first" ? ops[i].contracts.front().contract
                                                        : ref::parse_quant_contract(contract).value();
